@@ -1,0 +1,80 @@
+import Crypto
+import Foundation
+import GatewayAdapterSDK
+import Synchronization
+
+/// The mock gateway: a provider that keeps its payments in memory and behaves,
+/// on request, like every failure a real one has. The scenario is chosen per
+/// payment by `instrument.scenario` (see ``MockScenario``, and the README).
+final class MockAdapter: PaymentAdapter {
+    static let id = "mock"
+    static let version = "1.0.0"
+
+    let host: AdapterHost
+    let ledger = Mutex(MockLedger())
+    /// The code the `otp` scenario expects (config `otp`, default 123456).
+    let expectedOTP: String
+    /// Milliseconds the `pending_then_success` payment stays pending before a
+    /// verify sees it settle (config `settle_after_ms`, default 0: the first verify).
+    let settleAfterMilliseconds: Int
+
+    init(host: AdapterHost, configuration: AdapterConfiguration) throws {
+        self.host = host
+        expectedOTP = try configuration.string("otp", default: "123456")
+        guard expectedOTP.count >= 4, expectedOTP.allSatisfy(\.isNumber) else {
+            throw AdapterError.invalidConfiguration("config.otp must be 4 or more digits")
+        }
+        settleAfterMilliseconds = try configuration.integer("settle_after_ms", default: 0)
+    }
+
+    var description: AdapterDescription {
+        AdapterDescription(
+            id: Self.id, version: Self.version, methods: KnownMethod.allCases.map(\.rawValue),
+            operations: PaymentOperation.allCases)
+    }
+
+    /// Everything but the scenarios that must not answer at once is answered
+    /// inline: the mock's state is in memory.
+    func handleImmediately(_ call: AdapterCall) throws -> AdapterReply? {
+        if case .authorize(let request) = call {
+            let scenario = try MockScenario(request)
+            if scenario == .timeout || scenario == .networkDrop || request.instrument?["delay_ms"] != nil { return nil }
+        }
+        return try reply(to: call)
+    }
+
+    func handle(_ call: AdapterCall) async throws -> AdapterReply {
+        if case .authorize(let request) = call {
+            if case .number(let delay)? = request.instrument?["delay_ms"], delay > 0 {
+                try await Task.sleep(for: .milliseconds(Int(delay)))
+            }
+            switch try MockScenario(request) {
+            case .timeout:
+                // The provider charges, and never answers: only the host's
+                // deadline (and its cancel) ends this call.
+                _ = try authorize(request, scenario: .success)
+                try await Task.sleep(for: .seconds(86_400))
+                throw AdapterError.outcomeUnknown("unreachable")
+            case .networkDrop:
+                // The provider charges; the connection drops before the answer.
+                _ = try authorize(request, scenario: .success)
+                throw AdapterError.outcomeUnknown("connection reset after the request was sent")
+            default:
+                break
+            }
+        }
+        return try reply(to: call)
+    }
+
+    private func reply(to call: AdapterCall) throws -> AdapterReply {
+        switch call {
+        case .authorize(let request): .payment(try authorize(request, scenario: MockScenario(request)))
+        case .continue(let request): .payment(proceed(request))
+        case .verify(let request): .payment(verify(request))
+        case .capture(let request): .payment(capture(request))
+        case .refund(let request): .payment(refund(request))
+        case .void(let request): .payment(void(request))
+        case .webhook(let request): .webhook(webhook(request))
+        }
+    }
+}

@@ -1,0 +1,262 @@
+import Crypto
+import Foundation
+import GatewayAdapterSDK
+
+/// The mock gateway's operations, over its ledger.
+extension MockAdapter {
+    func authorize(_ request: AuthorizeRequest, scenario: MockScenario) throws -> AdapterResult {
+        guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
+        guard request.amount.currency.count == 3 else { throw AdapterError.invalidRequest("amount.currency must be an ISO 4217 code") }
+        return ledger.withLock { ledger in
+            let key = "authorize:" + request.idempotencyKey
+            if let answer = ledger.answers[key] { return answer }
+            let reference = "mock_" + host.randomBytes(8).map { String(format: "%02x", $0) }.joined()
+            let settled: PaymentStatus = request.capture == .manual ? .authorized : .succeeded
+            var payment = MockPayment(
+                paymentId: request.paymentId, reference: reference, scenario: scenario, status: settled,
+                approved: request.amount, createdAtNanoseconds: host.monotonicNanoseconds)
+            switch scenario {
+            case .success, .networkDrop, .timeout:
+                break
+            case .pendingThenSuccess:
+                payment.status = .pending
+            case .threeDS:
+                payment.status = .pending
+                var url = "https://mock.gateway.invalid/3ds/\(reference)"
+                if let back = request.returnUrl?.addingPercentEncoding(withAllowedCharacters: .alphanumerics) { url += "?return=\(back)" }
+                payment.action = PaymentAction(type: .threeDS, url: url, method: "GET")
+            case .otp:
+                payment.status = .pending
+                payment.action = PaymentAction(type: .otp, otpLength: expectedOTP.count, sandboxOtp: expectedOTP)
+            case .insufficientFunds:
+                payment.status = .failed
+                payment.problem = AdapterProblem(code: "insufficient_funds", message: "the issuer reports insufficient funds", retryable: false, providerCode: "51")
+            case .cardDeclined:
+                payment.status = .failed
+                payment.problem = AdapterProblem(code: "card_declined", message: "the issuer declined the card (do not honour)", retryable: false, providerCode: "05")
+            case .partialPayment:
+                payment.approved.value = max(1, request.amount.value / 2)
+            case .userCancelled:
+                payment.status = .cancelled
+                payment.problem = AdapterProblem(code: "user_cancelled", message: "the payer cancelled on the provider's page", retryable: true)
+            case .providerError:
+                payment.status = .failed
+                payment.problem = AdapterProblem(
+                    code: "provider_error", message: "the provider failed before processing the payment", retryable: true,
+                    safeToRetryElsewhere: true, providerCode: "96")
+            }
+            if payment.status == .succeeded { payment.captured = payment.approved.value }
+            ledger.payments[reference] = payment
+            let answer = Self.result(payment, providerStatus: scenario == .partialPayment ? "PARTIALLY_APPROVED" : nil)
+            ledger.answers[key] = answer
+            return answer
+        }
+    }
+
+    func proceed(_ request: ContinueRequest) -> AdapterResult {
+        ledger.withLock { ledger in
+            let key = "continue:" + request.idempotencyKey
+            if let answer = ledger.answers[key] { return answer }
+            guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
+            guard payment.status == .pending, let action = payment.action else { return Self.result(payment) }
+            var problem: AdapterProblem?
+            switch action.type {
+            case .otp:
+                if request.otp == expectedOTP {
+                    payment.status = .succeeded
+                    payment.captured = payment.approved.value
+                    payment.action = nil
+                } else {
+                    payment.otpMisses += 1
+                    if payment.otpMisses >= 3 {
+                        payment.status = .failed
+                        payment.action = nil
+                        payment.problem = AdapterProblem(code: "otp_attempts_exceeded", message: "three wrong one-time passwords", retryable: false)
+                    } else {
+                        problem = AdapterProblem(code: "otp_invalid", message: "wrong one-time password; \(3 - payment.otpMisses) attempts left", retryable: true)
+                    }
+                }
+            default:
+                switch request.returnParams?["outcome"] ?? request.returnParams?["sandbox_outcome"] ?? "approve" {
+                case "approve":
+                    payment.status = .succeeded
+                    payment.captured = payment.approved.value
+                    payment.action = nil
+                case "decline":
+                    payment.status = .failed
+                    payment.action = nil
+                    payment.problem = AdapterProblem(code: "authentication_failed", message: "3-D Secure authentication failed", retryable: false, providerCode: "N")
+                case "cancel":
+                    payment.status = .cancelled
+                    payment.action = nil
+                    payment.problem = AdapterProblem(code: "user_cancelled", message: "the payer cancelled 3-D Secure", retryable: true)
+                default:
+                    break // the payer came back without finishing: still pending, same action
+                }
+            }
+            ledger.payments[payment.reference] = payment
+            var answer = Self.result(payment)
+            if let problem { answer.problem = problem }
+            ledger.answers[key] = answer
+            return answer
+        }
+    }
+
+    func verify(_ request: VerifyRequest) -> AdapterResult {
+        ledger.withLock { ledger in
+            let found = request.providerReference.flatMap { ledger.payments[$0] }
+                ?? ledger.payments.values.first { $0.paymentId == request.paymentId }
+            guard var payment = found else { return Self.unknown(request.providerReference ?? request.paymentId) }
+            let age = host.monotonicNanoseconds &- payment.createdAtNanoseconds
+            if payment.scenario == .pendingThenSuccess, payment.status == .pending, age >= UInt64(settleAfterMilliseconds) * 1_000_000 {
+                payment.status = .succeeded
+                payment.captured = payment.approved.value
+                ledger.payments[payment.reference] = payment
+            }
+            return Self.result(payment)
+        }
+    }
+
+    func capture(_ request: AmountRequest) -> AdapterResult {
+        move(request, operation: "capture") { payment in
+            guard payment.status == .authorized else {
+                return AdapterProblem(code: "invalid_state", message: "only an authorized payment can be captured (it is \(payment.status.rawValue))", retryable: false)
+            }
+            guard request.amount.value <= payment.approved.value - payment.captured else {
+                return AdapterProblem(code: "amount_exceeds_authorized", message: "capture of \(request.amount.value) exceeds the \(payment.approved.value - payment.captured) left", retryable: false)
+            }
+            payment.captured += request.amount.value
+            if payment.captured == payment.approved.value { payment.status = .succeeded }
+            return nil
+        }
+    }
+
+    func refund(_ request: AmountRequest) -> AdapterResult {
+        move(request, operation: "refund") { payment in
+            guard payment.captured > 0 else {
+                return AdapterProblem(code: "invalid_state", message: "nothing has been captured", retryable: false)
+            }
+            guard request.amount.value <= payment.captured - payment.refunded else {
+                return AdapterProblem(code: "amount_exceeds_captured", message: "refund of \(request.amount.value) exceeds the \(payment.captured - payment.refunded) left", retryable: false)
+            }
+            payment.refunded += request.amount.value
+            return nil
+        }
+    }
+
+    func void(_ request: VoidRequest) -> AdapterResult {
+        ledger.withLock { ledger in
+            let key = "void:" + request.idempotencyKey
+            if let answer = ledger.answers[key] { return answer }
+            guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
+            let answer: AdapterResult
+            if payment.status == .authorized, payment.captured == 0 {
+                payment.status = .cancelled
+                ledger.payments[payment.reference] = payment
+                answer = AdapterResult(status: .succeeded, providerReference: payment.reference, amount: payment.approved, providerStatus: "VOIDED")
+            } else {
+                answer = AdapterResult(
+                    status: .failed, providerReference: payment.reference,
+                    problem: AdapterProblem(code: "invalid_state", message: "only an uncaptured authorization can be voided (it is \(payment.status.rawValue))", retryable: false))
+            }
+            ledger.answers[key] = answer
+            return answer
+        }
+    }
+
+    /// Verifies `x-mock-signature: hex(HMAC-SHA256(secret webhook_secret, body))`
+    /// over a body `{"eventId": ..., "providerReference": ..., "status": ...}`.
+    func webhook(_ request: WebhookRequest) -> WebhookResult {
+        func refused(_ message: String) -> WebhookResult {
+            WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: message, retryable: false))
+        }
+        guard let body = Data(base64Encoded: request.body) else { return refused("the body is not base64") }
+        guard var secret = host.secret("webhook_secret") else {
+            return refused("no webhook_secret is configured, so no notification can be verified")
+        }
+        defer { for i in secret.indices { secret[i] = 0 } }
+        guard let signature = request.headers["x-mock-signature"], let given = Data(hexString: signature) else {
+            return refused("missing or malformed x-mock-signature header")
+        }
+        guard HMAC<SHA256>.isValidAuthenticationCode(given, authenticating: body, using: SymmetricKey(data: secret)) else {
+            return refused("the signature does not match")
+        }
+        struct Notification: Decodable {
+            var eventId: String
+            var providerReference: String
+        }
+        guard let notification = try? JSONDecoder().decode(Notification.self, from: body) else {
+            return refused("the body is not a mock notification")
+        }
+        return ledger.withLock { ledger in
+            guard let payment = ledger.payments[notification.providerReference] else {
+                return WebhookResult(verified: true, eventId: notification.eventId, providerReference: notification.providerReference,
+                                     problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false))
+            }
+            ledger.seenWebhookEvents.insert(notification.eventId)
+            // The notification only says "look again": the state comes from the ledger, as a verify would.
+            return WebhookResult(verified: true, eventId: notification.eventId, paymentId: payment.paymentId,
+                                 providerReference: payment.reference, status: payment.status, amount: payment.approved)
+        }
+    }
+
+    // MARK: Helpers
+
+    private func move(_ request: AmountRequest, operation: String, apply: (inout MockPayment) -> AdapterProblem?) -> AdapterResult {
+        ledger.withLock { ledger in
+            let key = "\(operation):" + request.idempotencyKey
+            if let answer = ledger.answers[key] { return answer }
+            guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
+            let answer: AdapterResult
+            if request.amount.currency != payment.approved.currency {
+                answer = AdapterResult(status: .failed, providerReference: payment.reference,
+                                       problem: AdapterProblem(code: "currency_mismatch", message: "the payment is in \(payment.approved.currency)", retryable: false))
+            } else if request.amount.value <= 0 {
+                answer = AdapterResult(status: .failed, providerReference: payment.reference,
+                                       problem: AdapterProblem(code: "invalid_amount", message: "amount must be positive", retryable: false))
+            } else if let problem = apply(&payment) {
+                answer = AdapterResult(status: .failed, providerReference: payment.reference, problem: problem)
+            } else {
+                ledger.payments[payment.reference] = payment
+                answer = AdapterResult(status: .succeeded, providerReference: payment.reference + "_" + operation + "_" + host.randomID(prefix: ""),
+                                       amount: request.amount, providerStatus: operation.uppercased() + "D")
+            }
+            ledger.answers[key] = answer
+            return answer
+        }
+    }
+
+    static func result(_ payment: MockPayment, providerStatus: String? = nil) -> AdapterResult {
+        AdapterResult(
+            status: payment.status, providerReference: payment.reference,
+            amount: payment.status == .failed || payment.status == .cancelled ? nil : payment.approved,
+            action: payment.status == .pending ? payment.action : nil, problem: payment.problem,
+            providerStatus: providerStatus ?? payment.status.rawValue.uppercased())
+    }
+
+    static func unknown(_ reference: String) -> AdapterResult {
+        AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "the mock gateway has no payment \(reference.prefix(64))", retryable: false))
+    }
+}
+
+extension Data {
+    /// Bytes from an even-length hex string.
+    init?(hexString: String) {
+        var bytes: [UInt8] = []
+        var iterator = hexString.utf8.makeIterator()
+        while let high = iterator.next() {
+            guard let low = iterator.next(), let h = Self.nibble(high), let l = Self.nibble(low) else { return nil }
+            bytes.append(h << 4 | l)
+        }
+        self.init(bytes)
+    }
+
+    private static func nibble(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 48...57: c - 48
+        case 97...102: c - 87
+        case 65...70: c - 55
+        default: nil
+        }
+    }
+}

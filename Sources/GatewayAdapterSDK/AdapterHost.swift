@@ -1,0 +1,137 @@
+import CGatewayABI
+import Foundation
+
+/// The host's services, as the adapter sees them: logging, HTTP egress,
+/// secrets, clocks and randomness. Safe to use from any thread.
+public struct AdapterHost: @unchecked Sendable {
+    let table: UnsafePointer<gw_host_api>
+
+    init(table: UnsafePointer<gw_host_api>) {
+        self.table = table
+    }
+
+    public enum LogLevel: Int32, Sendable {
+        case trace = 0, debug, info, warning, error
+    }
+
+    /// Writes a log line attributed to this adapter. Never log card data or secrets.
+    public func log(_ level: LogLevel, _ message: String) {
+        var message = message
+        message.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { table.pointee.log?(level.rawValue, $0.baseAddress, $0.count) }
+        }
+    }
+
+    /// The value of the manifest-declared secret `name`, or nil.
+    public func secret(_ name: String) -> [UInt8]? {
+        guard let get = table.pointee.secret_get else { return nil }
+        var name = name
+        return name.withUTF8 { nameBytes -> [UInt8]? in
+            nameBytes.withMemoryRebound(to: CChar.self) { namePointer -> [UInt8]? in
+                var length = 0
+                var status = get(namePointer.baseAddress, namePointer.count, nil, 0, &length)
+                guard status == GW_E_BUFFER_TOO_SMALL || status == GW_OK else { return nil }
+                var buffer = [UInt8](repeating: 0, count: length)
+                status = buffer.withUnsafeMutableBufferPointer { get(namePointer.baseAddress, namePointer.count, $0.baseAddress, length, &length) }
+                return status == GW_OK ? Array(buffer.prefix(length)) : nil
+            }
+        }
+    }
+
+    /// Wall-clock time.
+    public var now: Date {
+        let ns = table.pointee.clock_unix_ns?() ?? 0
+        return Date(timeIntervalSince1970: Double(ns) / 1e9)
+    }
+
+    /// Monotonic nanoseconds, for durations.
+    public var monotonicNanoseconds: UInt64 { table.pointee.clock_monotonic_ns?() ?? 0 }
+
+    /// `count` cryptographically secure random bytes.
+    public func randomBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let status = bytes.withUnsafeMutableBufferPointer { table.pointee.random_bytes?($0.baseAddress, count) ?? GW_E_UNSUPPORTED }
+        if status != GW_OK {
+            var generator = SystemRandomNumberGenerator()
+            for i in bytes.indices { bytes[i] = generator.next() }
+        }
+        return bytes
+    }
+
+    /// A random identifier: `prefix` and 16 hex digits.
+    public func randomID(prefix: String) -> String {
+        prefix + randomBytes(8).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Sends an HTTP request through the host (allowlist, TLS and timeouts are
+    /// the host's). Marks the current call as having reached the network.
+    public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
+        guard let send = table.pointee.http_send else { throw AdapterError.unsupported("the host offers no HTTP egress") }
+        CallScope.current?.markSent()
+        let document = try JSONEncoder().encode(request)
+        return try await withCheckedThrowingContinuation { continuation in
+            let box = Unmanaged.passRetained(HTTPContinuation(continuation)).toOpaque()
+            document.withUnsafeBytes { bytes in
+                send(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, httpCallbackThunk, box)
+            }
+        }
+    }
+
+    /// Completes `callID` (exactly once; the SDK guarantees it).
+    func complete(_ callID: UInt64, status: Int32, document: Data) {
+        document.withUnsafeBytes { bytes in
+            table.pointee.complete?(callID, status, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
+        }
+    }
+}
+
+/// An HTTP request as `http_send` takes it.
+public struct HTTPRequest: Encodable, Sendable {
+    public var method: String
+    public var url: String
+    public var headers: [String: String]
+    /// Base64 of the body.
+    public var body: String?
+    public var timeout_ms: Int
+
+    public init(method: String, url: String, headers: [String: String] = [:], body: Data? = nil, timeoutMilliseconds: Int = 10_000) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body?.base64EncodedString()
+        self.timeout_ms = timeoutMilliseconds
+    }
+}
+
+/// An HTTP response as `http_send` delivers it.
+public struct HTTPResponse: Decodable, Sendable {
+    public var status: Int
+    public var headers: [String: String]
+    /// Base64 of the body.
+    public var body: String
+
+    public var bodyData: Data { Data(base64Encoded: body) ?? Data() }
+}
+
+/// Why `send` produced no response.
+public struct HTTPEgressError: Error, Sendable {
+    /// The `gw_status` the host reported.
+    public var status: Int32
+    public var message: String
+}
+
+private final class HTTPContinuation: @unchecked Sendable {
+    let continuation: CheckedContinuation<HTTPResponse, Error>
+    init(_ continuation: CheckedContinuation<HTTPResponse, Error>) { self.continuation = continuation }
+}
+
+private let httpCallbackThunk: gw_http_callback = { userData, status, bytes, length in
+    let box = Unmanaged<HTTPContinuation>.fromOpaque(userData!).takeRetainedValue()
+    let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
+    if status == GW_OK, let response = try? JSONDecoder().decode(HTTPResponse.self, from: data) {
+        box.continuation.resume(returning: response)
+    } else {
+        let message = (try? JSONDecoder().decode(ErrorDocument.self, from: data))?.message ?? "egress failed"
+        box.continuation.resume(throwing: HTTPEgressError(status: status == GW_OK ? GW_E_OUTCOME_UNKNOWN : status, message: message))
+    }
+}

@@ -1,0 +1,151 @@
+import Dispatch
+import Foundation
+import GatewayPayloads
+
+/// The adapter functions of one loaded library, each with its prepared cif.
+struct AdapterFunctions: Sendable {
+    var create: ForeignFunction
+    var describe: ForeignFunction
+    var invoke: ForeignFunction
+    var cancel: ForeignFunction?
+    var destroy: ForeignFunction
+    var free: ForeignFunction
+}
+
+/// One live adapter instance: the host's handle for invoking operations on it.
+///
+/// Every call goes through the libffi bridge; each resolves exactly once, by the
+/// adapter's completion, by refusal, by its deadline, or by the caller's
+/// cancellation (the adapter is then told to `cancel`).
+public final class AdapterInstance: Sendable {
+    public let manifest: Manifest
+    /// What the adapter says it implements (a superset of the manifest's claims).
+    public let adapterDescription: AdapterDescription
+    /// The negotiated ABI version.
+    public let abiMajor: UInt32
+    public let abiMinor: UInt32
+    /// The library file actually mapped (the content-addressed copy) and its digest.
+    public let libraryPath: String
+    public let librarySHA256: String
+
+    let functions: AdapterFunctions
+    let instance: SendablePointer
+    let context: HostContext
+    let hostTable: HostServiceTable
+
+    init(manifest: Manifest, description: AdapterDescription, abiMajor: UInt32, abiMinor: UInt32,
+         libraryPath: String, librarySHA256: String, functions: AdapterFunctions,
+         instance: UnsafeMutableRawPointer, context: HostContext, hostTable: HostServiceTable) {
+        self.manifest = manifest
+        self.adapterDescription = description
+        self.abiMajor = abiMajor
+        self.abiMinor = abiMinor
+        self.libraryPath = libraryPath
+        self.librarySHA256 = librarySHA256
+        self.functions = functions
+        self.instance = SendablePointer(instance)
+        self.context = context
+        self.hostTable = hostTable
+    }
+
+    /// Invokes `operation` with a request document and waits for its outcome.
+    ///
+    /// - Parameter timeout: the deadline; the manifest's `timeout_ms` when nil.
+    public func invoke(_ operation: PaymentOperation, payload: Data, timeout: Duration? = nil) async -> CallOutcome {
+        let calls = context.calls
+        let callID = calls.makeCallID()
+        let limit = timeout ?? .milliseconds(manifest.timeoutMilliseconds)
+        return await withTaskCancellationHandler {
+            await withUnsafeContinuation { (continuation: UnsafeContinuation<CallOutcome, Never>) in
+                let deadline = DispatchWorkItem { [self] in
+                    if calls.resolve(callID, with: .timedOut) { cancelInAdapter(callID) }
+                }
+                calls.register(callID, continuation: continuation, deadline: deadline)
+                if Task.isCancelled {
+                    calls.resolve(callID, with: .refused(status: ABIStatus.cancelled.rawValue))
+                    return
+                }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.nanoseconds)), execute: deadline)
+                let status = payload.withUnsafeBytes { bytes in
+                    functions.invoke.callInvoke(instance.pointer, callID, operation.code, bytes.baseAddress, bytes.count)
+                }
+                if status != 0 { calls.resolve(callID, with: .refused(status: status)) }
+            }
+        } onCancel: {
+            if calls.resolve(callID, with: .cancelled) { self.cancelInAdapter(callID) }
+        }
+    }
+
+    /// Invokes `operation` with `request` and decodes its result document as `Result`.
+    public func call<Request: Encodable, Result: Decodable>(
+        _ operation: PaymentOperation, _ request: Request, as result: Result.Type, timeout: Duration? = nil
+    ) async throws(AdapterCallError) -> Result {
+        let payload: Data
+        do { payload = try JSONEncoder().encode(request) }
+        catch { throw .refused(.invalidRequest, message: "the request cannot be encoded: \(error)") }
+        switch await invoke(operation, payload: payload, timeout: timeout) {
+        case .completed(let status, let document) where status == 0:
+            do { return try JSONDecoder().decode(Result.self, from: document) }
+            catch { throw .malformedResult("\(operation.rawValue) result does not match its schema: \(Self.decodingSummary(error))") }
+        case .completed(let status, let document):
+            throw .failed(ABIStatus(rawValue: status), message: Self.message(in: document))
+        case .refused(let status):
+            throw .refused(ABIStatus(rawValue: status), message: "invoke refused the call; nothing was sent")
+        case .timedOut:
+            throw .timedOut
+        case .cancelled:
+            throw .cancelled
+        }
+    }
+
+    /// Invokes a payment operation and returns its result document.
+    public func call<Request: Encodable>(_ operation: PaymentOperation, _ request: Request, timeout: Duration? = nil) async throws(AdapterCallError) -> AdapterResult {
+        try await call(operation, request, as: AdapterResult.self, timeout: timeout)
+    }
+
+    /// Completions the adapter sent that it should not have (second completions,
+    /// completions of ids never issued).
+    public var protocolViolations: (count: Int, first: [ProtocolViolation]) { context.calls.violations }
+
+    /// Calls the adapter still owes a completion for.
+    public var outstandingCalls: Int { context.calls.outstanding }
+
+    /// Waits (up to `grace`) for outstanding calls, then destroys the instance.
+    /// The library stays mapped; the host table stays valid.
+    public func shutdown(grace: Duration = .seconds(5)) async {
+        let clock = ContinuousClock()
+        let end = clock.now + grace
+        while context.calls.outstanding > 0, clock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        functions.destroy.callVoid(instance.pointer)
+    }
+
+    private func cancelInAdapter(_ callID: UInt64) {
+        functions.cancel?.callVoid(instance.pointer, callID)
+    }
+
+    static func message(in document: Data) -> String {
+        if let error = try? JSONDecoder().decode(ErrorDocument.self, from: document) { return error.message }
+        return document.isEmpty ? "(no message)" : String(decoding: document.prefix(300), as: UTF8.self)
+    }
+
+    static func decodingSummary(_ error: Error) -> String {
+        guard let error = error as? DecodingError else { return "\(error)" }
+        func path(_ c: DecodingError.Context) -> String {
+            "$" + c.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
+        }
+        switch error {
+        case .keyNotFound(let key, let c): return "\(path(c)).\(key.stringValue) is missing"
+        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): return "\(path(c)): \(c.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+}
+
+extension Duration {
+    var nanoseconds: Int64 {
+        let (seconds, attoseconds) = components
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

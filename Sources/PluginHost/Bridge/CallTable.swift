@@ -1,0 +1,114 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// How one invoke ended, as seen by the host.
+public enum CallOutcome: Sendable, Equatable {
+    /// The adapter completed the call: `status` is its `gw_status`, `payload`
+    /// its result document (on `GW_OK`) or error document.
+    case completed(status: Int32, payload: Data)
+    /// `invoke` returned `status` without accepting the call: nothing was sent.
+    case refused(status: Int32)
+    /// No completion before the deadline; the adapter was told to cancel. The
+    /// provider may or may not have acted: the outcome is unknown.
+    case timedOut
+    /// The caller stopped waiting; the adapter was told to cancel. Unknown outcome.
+    case cancelled
+}
+
+/// A completion the adapter should not have sent.
+public struct ProtocolViolation: Sendable, Hashable, CustomStringConvertible {
+    public var callID: UInt64
+    public var detail: String
+    public var description: String { "call \(callID): \(detail)" }
+}
+
+/// The calls in flight on one adapter instance, and the guarantee that each
+/// resolves exactly once: whichever of completion, refusal, timeout or cancel
+/// removes a call from the table first resolves it; every later arrival finds
+/// it gone. A completion for a call the host gave up on (timeout, cancel) is
+/// expected and dropped; any other stray completion is a protocol violation.
+final class CallTable: Sendable {
+    /// DispatchWorkItem is thread-safe but not marked Sendable.
+    private struct Pending: @unchecked Sendable {
+        var continuation: UnsafeContinuation<CallOutcome, Never>
+        var deadline: DispatchWorkItem?
+    }
+
+    private struct State {
+        var pending: [UInt64: Pending] = [:]
+        /// Calls the host stopped waiting for whose completion has not come yet.
+        var abandoned: Set<UInt64> = []
+        var violations: [ProtocolViolation] = []
+        var violationCount = 0
+    }
+
+    private let state = Mutex(State())
+    private let nextID = Atomic<UInt64>(1)
+    private let onViolation: @Sendable (ProtocolViolation) -> Void
+
+    init(onViolation: @escaping @Sendable (ProtocolViolation) -> Void) {
+        self.onViolation = onViolation
+    }
+
+    /// A call id never used before on this instance.
+    func makeCallID() -> UInt64 {
+        nextID.add(1, ordering: .relaxed).oldValue
+    }
+
+    /// Registers a call before the adapter can possibly complete it.
+    func register(_ callID: UInt64, continuation: UnsafeContinuation<CallOutcome, Never>, deadline: DispatchWorkItem?) {
+        let pending = Pending(continuation: continuation, deadline: deadline)
+        state.withLock { $0.pending[callID] = pending }
+    }
+
+    /// The adapter's `complete(call_id, ...)`.
+    func complete(callID: UInt64, status: Int32, payload: Data) {
+        enum Found { case pending(Pending), abandoned, stray(Int) }
+        let found: Found = state.withLock { state in
+            if let pending = state.pending.removeValue(forKey: callID) { return .pending(pending) }
+            if state.abandoned.remove(callID) != nil { return .abandoned }
+            state.violationCount += 1
+            return .stray(state.violationCount)
+        }
+        switch found {
+        case .pending(let pending):
+            pending.deadline?.cancel()
+            pending.continuation.resume(returning: .completed(status: status, payload: payload))
+        case .abandoned:
+            break
+        case .stray:
+            let violation = ProtocolViolation(
+                callID: callID,
+                detail: callID >= nextID.load(ordering: .relaxed)
+                    ? "completion for a call id the host never issued"
+                    : "second completion for a call that had already completed")
+            state.withLock { if $0.violations.count < 100 { $0.violations.append(violation) } }
+            onViolation(violation)
+        }
+    }
+
+    /// Resolves a call on the host's side (refusal, timeout, cancel). Returns
+    /// false when the call had already resolved.
+    @discardableResult
+    func resolve(_ callID: UInt64, with outcome: CallOutcome) -> Bool {
+        let pending: Pending? = state.withLock { state in
+            guard let pending = state.pending.removeValue(forKey: callID) else { return nil }
+            // After a refusal no completion may come; after a timeout or cancel one still must.
+            if outcome == .timedOut || outcome == .cancelled { state.abandoned.insert(callID) }
+            return pending
+        }
+        guard let pending else { return false }
+        pending.deadline?.cancel()
+        pending.continuation.resume(returning: outcome)
+        return true
+    }
+
+    /// Calls waiting for a completion, including abandoned ones the adapter still owes.
+    var outstanding: Int { state.withLock { $0.pending.count + $0.abandoned.count } }
+
+    /// Completions the adapter sent that it should not have.
+    var violations: (count: Int, first: [ProtocolViolation]) {
+        state.withLock { ($0.violationCount, $0.violations) }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import GatewayPayloads
+
+/// What a third party runs before shipping an adapter (`gateway plugin check`):
+/// validate the manifest, load the library, negotiate, describe, cross-check,
+/// then call every declared operation once with a well-formed request and check
+/// that the reply is a valid document and that its completion fires exactly once.
+public struct ConformanceCheck: Sendable {
+    /// One step of the check.
+    public struct Step: Sendable, Codable, Equatable {
+        public var name: String
+        public var passed: Bool
+        public var detail: String
+    }
+
+    public var loader: AdapterLoader
+    /// The deadline for each operation call.
+    public var callTimeout: Duration
+
+    public init(loader: AdapterLoader, callTimeout: Duration = .seconds(10)) {
+        self.loader = loader
+        self.callTimeout = callTimeout
+    }
+
+    /// Runs every step; the adapter passes when every step passed.
+    public func run(manifestAt url: URL) async -> [Step] {
+        var steps: [Step] = []
+        let manifest: Manifest
+        switch ManifestFile.read(url) {
+        case .failure(let failure):
+            return [Step(name: "manifest", passed: false, detail: failure.description)]
+        case .success(let m):
+            manifest = m
+            steps.append(Step(name: "manifest", passed: true, detail: "\(m.id) \(m.version), file format \(m.fileFormatVersion)"))
+        }
+        let adapter: AdapterInstance
+        switch loader.load(manifest, from: url) {
+        case .failure(let failure):
+            steps.append(Step(name: "load", passed: false, detail: failure.description))
+            return steps
+        case .success(let a):
+            adapter = a
+            steps.append(Step(name: "load", passed: true, detail: "sha256 \(a.librarySHA256), loaded from \(a.libraryPath)"))
+            steps.append(Step(name: "negotiate", passed: true, detail: "ABI \(a.abiMajor).\(a.abiMinor)"))
+            steps.append(Step(name: "describe", passed: true, detail: "implements methods \(a.adapterDescription.methods.joined(separator: ", ")); operations \(a.adapterDescription.operations.map(\.rawValue).joined(separator: ", "))"))
+        }
+
+        var context = RequestContext(manifest: manifest)
+        for operation in PaymentOperation.allCases where manifest.operations.contains(operation) {
+            steps.append(await check(operation, on: adapter, context: &context))
+        }
+        steps.append(await checkMalformedRequest(on: adapter))
+        steps.append(await checkUndeclaredOperation(on: adapter, manifest: manifest))
+
+        // Late or duplicate completions show up after the calls returned.
+        try? await Task.sleep(for: .milliseconds(200))
+        let violations = adapter.protocolViolations
+        steps.append(Step(
+            name: "exactly-once", passed: violations.count == 0,
+            detail: violations.count == 0
+                ? "every completion fired exactly once"
+                : "\(violations.count) stray completion(s): " + violations.first.map(\.description).joined(separator: "; ")))
+        await adapter.shutdown(grace: .seconds(2))
+        return steps
+    }
+
+    /// What the requests of one check run share (the payment they act on).
+    struct RequestContext {
+        let manifest: Manifest
+        let paymentID = "chk_" + UUID().uuidString.prefix(8).lowercased()
+        var providerReference = "check-reference"
+        var authorizedAmount: Money
+
+        init(manifest: Manifest) {
+            self.manifest = manifest
+            let currency = manifest.currencies[0]
+            let limit = manifest.amountLimits[currency]
+            let value = max(limit?.min ?? 1, min(limit?.max ?? 1000, 1000))
+            authorizedAmount = Money(value: value, currency: currency)
+        }
+
+        func key(_ operation: PaymentOperation) -> String { "\(paymentID)-\(operation.rawValue)" }
+    }
+
+    private func check(_ operation: PaymentOperation, on adapter: AdapterInstance, context: inout RequestContext) async -> Step {
+        let m = context.manifest
+        let request: Data
+        let encoder = JSONEncoder()
+        do {
+            switch operation {
+            case .authorize:
+                request = try encoder.encode(AuthorizeRequest(
+                    paymentId: context.paymentID, idempotencyKey: context.key(.authorize), amount: context.authorizedAmount,
+                    method: m.methods[0], country: m.countries.first, orderId: "order-\(context.paymentID)",
+                    capture: m.operations.contains(.capture) ? .manual : .automatic,
+                    instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
+                    payer: Payer(name: "Conformance Check", email: "check@example.com", phone: "+966500000000"),
+                    returnUrl: "https://merchant.example/return"))
+            case .continue:
+                request = try encoder.encode(ContinueRequest(
+                    paymentId: context.paymentID, idempotencyKey: context.key(.continue), providerReference: context.providerReference,
+                    otp: "000000", returnParams: ["outcome": "approve"]))
+            case .verify:
+                request = try encoder.encode(VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference))
+            case .capture, .refund:
+                request = try encoder.encode(AmountRequest(
+                    paymentId: context.paymentID, idempotencyKey: context.key(operation), providerReference: context.providerReference,
+                    amount: context.authorizedAmount, reason: operation == .refund ? "conformance check" : nil))
+            case .void:
+                request = try encoder.encode(VoidRequest(paymentId: context.paymentID, idempotencyKey: context.key(.void), providerReference: context.providerReference))
+            case .webhook:
+                request = try encoder.encode(WebhookRequest(
+                    headers: ["content-type": "application/json"],
+                    body: Data(#"{"eventId":"evt_check","providerReference":"check-reference"}"#.utf8).base64EncodedString()))
+            }
+        } catch {
+            return Step(name: operation.rawValue, passed: false, detail: "could not build the request: \(error)")
+        }
+
+        let outcome = await adapter.invoke(operation, payload: request, timeout: callTimeout)
+        switch outcome {
+        case .completed(let status, let document) where status == 0:
+            let decoder = JSONDecoder()
+            do {
+                if operation == .webhook {
+                    let result = try decoder.decode(WebhookResult.self, from: document)
+                    return Step(name: operation.rawValue, passed: true, detail: "completed once: verified=\(result.verified)")
+                }
+                let result = try decoder.decode(AdapterResult.self, from: document)
+                if let problem = Self.inconsistency(in: result) {
+                    return Step(name: operation.rawValue, passed: false, detail: problem)
+                }
+                if operation == .authorize, let reference = result.providerReference { context.providerReference = reference }
+                return Step(name: operation.rawValue, passed: true,
+                            detail: "completed once: \(result.status.rawValue)" + (result.problem.map { " (\($0.code))" } ?? ""))
+            } catch {
+                return Step(name: operation.rawValue, passed: false,
+                            detail: "the result document is invalid: \(AdapterInstance.decodingSummary(error))")
+            }
+        case .completed(let status, let document):
+            let abi = ABIStatus(rawValue: status)
+            let acceptable = abi != .unsupported && abi != .invalidRequest && abi != .internal
+            return Step(name: operation.rawValue, passed: acceptable,
+                        detail: "completed once with \(abi): \(AdapterInstance.message(in: document))")
+        case .refused(let status):
+            return Step(name: operation.rawValue, passed: false,
+                        detail: "invoke refused a well-formed request with \(ABIStatus(rawValue: status)), though the manifest declares \(operation.rawValue)")
+        case .timedOut:
+            return Step(name: operation.rawValue, passed: false, detail: "no completion within \(callTimeout)")
+        case .cancelled:
+            return Step(name: operation.rawValue, passed: false, detail: "cancelled")
+        }
+    }
+
+    /// Garbage must be refused cleanly, not crash or complete as a success.
+    private func checkMalformedRequest(on adapter: AdapterInstance) async -> Step {
+        let outcome = await adapter.invoke(.verify, payload: Data("{not json".utf8), timeout: callTimeout)
+        switch outcome {
+        case .refused(let status) where status == ABIStatus.invalidRequest.rawValue:
+            return Step(name: "malformed-request", passed: true, detail: "refused with GW_E_INVALID_REQUEST")
+        case .completed(let status, _) where status == ABIStatus.invalidRequest.rawValue:
+            return Step(name: "malformed-request", passed: true, detail: "completed once with GW_E_INVALID_REQUEST")
+        default:
+            return Step(name: "malformed-request", passed: false, detail: "expected GW_E_INVALID_REQUEST for a request that is not JSON, got \(outcome)")
+        }
+    }
+
+    /// An operation the adapter does not declare must be refused, not attempted.
+    private func checkUndeclaredOperation(on adapter: AdapterInstance, manifest: Manifest) async -> Step {
+        guard let undeclared = PaymentOperation.allCases.first(where: { !adapter.adapterDescription.operations.contains($0) }) else {
+            return Step(name: "undeclared-operation", passed: true, detail: "the adapter implements every ABI v1 operation")
+        }
+        let body = Data(#"{"paymentId":"chk","providerReference":"check-reference","idempotencyKey":"k"}"#.utf8)
+        switch await adapter.invoke(undeclared, payload: body, timeout: callTimeout) {
+        case .refused(let status) where status == ABIStatus.unsupported.rawValue:
+            return Step(name: "undeclared-operation", passed: true, detail: "\(undeclared.rawValue) refused with GW_E_UNSUPPORTED")
+        case .completed(let status, _) where status == ABIStatus.unsupported.rawValue:
+            return Step(name: "undeclared-operation", passed: true, detail: "\(undeclared.rawValue) completed with GW_E_UNSUPPORTED")
+        case let other:
+            return Step(name: "undeclared-operation", passed: false, detail: "\(undeclared.rawValue) is not described, yet the adapter answered \(other)")
+        }
+    }
+
+    /// A result that is well-formed JSON but says contradictory things.
+    static func inconsistency(in result: AdapterResult) -> String? {
+        switch result.status {
+        case .failed, .cancelled:
+            if result.problem == nil { return "status \(result.status.rawValue) without a problem saying why" }
+        case .succeeded, .authorized, .pending:
+            break
+        }
+        if let amount = result.amount {
+            if amount.value < 0 { return "negative amount \(amount.value)" }
+            if amount.currency.range(of: "^[A-Z]{3}$", options: .regularExpression) == nil { return "currency \"\(amount.currency)\" is not ISO 4217" }
+        }
+        return nil
+    }
+}

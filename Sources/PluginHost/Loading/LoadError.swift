@@ -1,0 +1,86 @@
+/// Why a manifest's adapter is not loaded. Every case names what was wrong;
+/// ``LoadError`` adds the manifest file.
+public enum LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    case unreadableManifest(detail: String)
+    case malformedJSON(detail: String)
+    case schemaViolation([ManifestProblem])
+    case duplicateID(id: String, firstManifest: String)
+    case isolationUnsupported(String)
+    case libraryNotFound(library: String, searched: [String])
+    case libraryUnreadable(path: String, detail: String)
+    case digestMismatch(path: String, expected: String, actual: String)
+    case openFailed(path: String, detail: String)
+    case missingSymbol(symbol: String, library: String)
+    case abiMismatch(host: String, adapter: String, manifest: String)
+    case negotiationFailed(status: ABIStatus)
+    case malformedTable(detail: String)
+    case missingFunction(name: String)
+    case idMismatch(manifest: String, adapter: String)
+    case versionMismatch(manifest: String, adapter: String)
+    case createFailed(status: ABIStatus, message: String)
+    case describeFailed(detail: String)
+    case claimsUnimplemented(methods: [String], operations: [String])
+
+    /// A stable, short name for the kind of failure (for `--json` and tests).
+    public var kind: String {
+        switch self {
+        case .unreadableManifest: "unreadable_manifest"
+        case .malformedJSON: "malformed_json"
+        case .schemaViolation: "schema_violation"
+        case .duplicateID: "duplicate_id"
+        case .isolationUnsupported: "isolation_unsupported"
+        case .libraryNotFound: "library_not_found"
+        case .libraryUnreadable: "library_unreadable"
+        case .digestMismatch: "digest_mismatch"
+        case .openFailed: "open_failed"
+        case .missingSymbol: "missing_symbol"
+        case .abiMismatch: "abi_mismatch"
+        case .negotiationFailed: "negotiation_failed"
+        case .malformedTable: "malformed_table"
+        case .missingFunction: "missing_function"
+        case .idMismatch: "id_mismatch"
+        case .versionMismatch: "version_mismatch"
+        case .createFailed: "create_failed"
+        case .describeFailed: "describe_failed"
+        case .claimsUnimplemented: "claims_unimplemented"
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .unreadableManifest(let d): "the manifest cannot be read: \(d)"
+        case .malformedJSON(let d): "the manifest is not valid JSON: \(d)"
+        case .schemaViolation(let problems): "the manifest is invalid: " + problems.map(\.description).joined(separator: "; ")
+        case .duplicateID(let id, let first): "id \"\(id)\" is already used by \(first)"
+        case .isolationUnsupported(let mode): "isolation \"\(mode)\" is not available in this host yet; use \"in-process\""
+        case .libraryNotFound(let library, let searched): "library \"\(library)\" not found; searched: \(searched.joined(separator: ", "))"
+        case .libraryUnreadable(let path, let d): "library \(path) cannot be read: \(d)"
+        case .digestMismatch(let path, let expected, let actual): "sha256 digest mismatch for \(path): manifest pins \(expected), file has \(actual)"
+        case .openFailed(let path, let d): "dlopen of \(path) failed: \(d)"
+        case .missingSymbol(let symbol, let library): "entry symbol \"\(symbol)\" not found in \(library)"
+        case .abiMismatch(let host, let adapter, let manifest): "ABI major version mismatch: host speaks \(host), adapter speaks \(adapter), manifest declares \(manifest)"
+        case .negotiationFailed(let s): "the adapter refused ABI negotiation with \(s)"
+        case .malformedTable(let d): "the adapter's function table is malformed: \(d)"
+        case .missingFunction(let name): "the adapter's function table has no \(name)(), which ABI v1 requires"
+        case .idMismatch(let m, let a): "id mismatch: manifest says \"\(m)\", adapter says \"\(a)\""
+        case .versionMismatch(let m, let a): "version mismatch: manifest says \"\(m)\", adapter says \"\(a)\""
+        case .createFailed(let s, let m): "the adapter's create() failed with \(s): \(m)"
+        case .describeFailed(let d): "the adapter's describe() failed: \(d)"
+        case .claimsUnimplemented(let methods, let operations):
+            "the manifest claims what the adapter does not implement:"
+                + (methods.isEmpty ? "" : " methods \(methods.joined(separator: ", "))")
+                + (operations.isEmpty ? "" : (methods.isEmpty ? "" : ";") + " operations \(operations.joined(separator: ", "))")
+        }
+    }
+}
+
+/// A manifest that was refused, with the file it came from.
+public struct LoadError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var manifestPath: String
+    public var failure: LoadFailure
+    public init(manifestPath: String, failure: LoadFailure) {
+        self.manifestPath = manifestPath
+        self.failure = failure
+    }
+    public var description: String { "\(manifestPath): \(failure)" }
+}

@@ -1,0 +1,100 @@
+import Foundation
+
+/// What became of one manifest.
+public struct ProviderRecord: Sendable {
+    public enum State: String, Sendable, Codable {
+        /// Loaded, negotiated, created and cross-checked: ready to be routed to.
+        case loaded
+        /// `enabled: false`: its library was never opened.
+        case disabled
+        /// Something was wrong; ``failure`` says what.
+        case refused
+    }
+
+    public var manifestPath: String
+    /// Nil only when the file did not say (not JSON, or no valid `id`).
+    public var id: String?
+    public var version: String?
+    public var enabled: Bool?
+    public var state: State
+    public var failure: LoadFailure?
+    public var methods: [String]
+    public var manifest: Manifest?
+    public var adapter: AdapterInstance?
+}
+
+/// Loads every manifest of a folder. One bad manifest or adapter never stops
+/// the others: each becomes a ``ProviderRecord`` with its own state.
+public enum ProviderRegistry {
+    public static func load(directory: URL, loader: AdapterLoader) throws -> [ProviderRecord] {
+        var records: [ProviderRecord] = []
+        var firstFileByID: [String: String] = [:]
+        for url in try ManifestFile.list(in: directory) {
+            var record = ProviderRecord(manifestPath: url.path, state: .refused, methods: [])
+            switch ManifestFile.read(url) {
+            case .failure(let failure):
+                record.failure = failure
+                record.id = Self.bestEffortID(url)
+                loader.logger.warning("refused \(url.path): \(failure)")
+            case .success(let manifest):
+                record.id = manifest.id
+                record.version = manifest.version
+                record.enabled = manifest.enabled
+                record.methods = manifest.methods
+                record.manifest = manifest
+                if let first = firstFileByID[manifest.id] {
+                    record.failure = .duplicateID(id: manifest.id, firstManifest: first)
+                    loader.logger.warning("refused \(url.path): \(record.failure!)")
+                } else {
+                    firstFileByID[manifest.id] = url.path
+                    record = Self.load(record, manifest: manifest, url: url, loader: loader)
+                }
+            }
+            records.append(record)
+        }
+        return records
+    }
+
+    /// Loads one manifest file on its own (for `gateway plugin check`).
+    public static func load(manifestAt url: URL, loader: AdapterLoader) -> ProviderRecord {
+        var record = ProviderRecord(manifestPath: url.path, state: .refused, methods: [])
+        switch ManifestFile.read(url) {
+        case .failure(let failure):
+            record.failure = failure
+            record.id = bestEffortID(url)
+            return record
+        case .success(let manifest):
+            record.id = manifest.id
+            record.version = manifest.version
+            record.enabled = manifest.enabled
+            record.methods = manifest.methods
+            record.manifest = manifest
+            return load(record, manifest: manifest, url: url, loader: loader)
+        }
+    }
+
+    private static func load(_ record: ProviderRecord, manifest: Manifest, url: URL, loader: AdapterLoader) -> ProviderRecord {
+        var record = record
+        guard manifest.enabled else {
+            record.state = .disabled
+            return record
+        }
+        switch loader.load(manifest, from: url) {
+        case .success(let adapter):
+            record.state = .loaded
+            record.adapter = adapter
+        case .failure(let failure):
+            record.failure = failure
+            loader.logger.warning("refused \(url.path): \(failure)")
+        }
+        return record
+    }
+
+    /// The `id` of a manifest that failed validation, when it has a usable one.
+    private static func bestEffortID(_ url: URL) -> String? {
+        guard let data = try? Data(contentsOf: url),
+              case .object(let root)? = try? JSONDocument.parse(data),
+              case .string(let id)? = root["id"] else { return nil }
+        return id
+    }
+}

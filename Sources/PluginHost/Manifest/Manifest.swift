@@ -1,0 +1,89 @@
+import GatewayPayloads
+
+/// A validated plugin manifest, file format v1: what an adapter is, where its
+/// library is, and what it claims to support. See `manifests/schema/`.
+///
+/// ```json
+/// {"file_format_version": "1.0.0", "id": "mock", "version": "1.0.0", "enabled": true,
+///  "library": "libMockAdapter.so", "abi": {"major": 1, "minor": 0},
+///  "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
+///  "operations": ["authorize", "verify"]}
+/// ```
+public struct Manifest: Sendable, Hashable {
+    /// The default exported symbol (`GW_ADAPTER_ENTRY_SYMBOL`).
+    public static let defaultEntry = "gw_adapter_entry"
+    /// The default per-call deadline.
+    public static let defaultTimeoutMilliseconds = 30_000
+    /// The default routing priority (lower is tried first).
+    public static let defaultPriority = 100
+
+    /// Per-currency amount limits, in minor units, both inclusive.
+    public struct AmountLimit: Sendable, Hashable {
+        public var min: Int64?
+        public var max: Int64?
+        public init(min: Int64? = nil, max: Int64? = nil) {
+            self.min = min
+            self.max = max
+        }
+    }
+
+    /// Where an adapter runs.
+    public enum Isolation: String, Sendable, Hashable {
+        case inProcess = "in-process"
+        /// Reserved: a separate runner process (refused until it exists).
+        case process
+    }
+
+    /// An `egress` allowlist entry.
+    public struct Endpoint: Sendable, Hashable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+        public var description: String { "\(host):\(port)" }
+    }
+
+    /// A `secrets` reference: where a secret's value is read from, never the value.
+    public enum SecretReference: Sendable, Hashable, CustomStringConvertible {
+        case environment(String)
+        case file(String)
+        public var description: String {
+            switch self {
+            case .environment(let name): "env:\(name)"
+            case .file(let path): "file:\(path)"
+            }
+        }
+    }
+
+    public var fileFormatVersion: String
+    public var id: String
+    public var version: String
+    public var enabled: Bool
+    public var description: String?
+    public var library: String
+    public var sha256: String?
+    public var entry: String
+    public var abiMajor: UInt32
+    public var abiMinor: UInt32
+    public var methods: [String]
+    public var currencies: [String]
+    public var countries: [String]
+    public var amountLimits: [String: AmountLimit]
+    public var operations: [PaymentOperation]
+    public var priority: Int
+    public var timeoutMilliseconds: Int
+    /// The `config` object, serialized as JSON, handed to the adapter's `create`.
+    public var configJSON: String
+    public var secrets: [String: SecretReference]
+    public var egress: [Endpoint]
+    public var isolation: Isolation
+
+    /// Whether this manifest offers `method` for `amount` in `country`.
+    public func supports(method: String, amount: Money, country: String?) -> Bool {
+        guard methods.contains(method), currencies.contains(amount.currency) else { return false }
+        if let country, !countries.contains(country) { return false }
+        if let limit = amountLimits[amount.currency] {
+            if let min = limit.min, amount.value < min { return false }
+            if let max = limit.max, amount.value > max { return false }
+        }
+        return amount.value > 0
+    }
+}

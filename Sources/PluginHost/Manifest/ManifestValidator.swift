@@ -1,0 +1,294 @@
+import Foundation
+import GatewayPayloads
+
+/// Turns a manifest file's bytes into a ``Manifest``, or into every problem
+/// it has, each with its JSON path. Nothing here touches the library.
+public enum ManifestValidator {
+    /// The file format major version this host reads.
+    public static let supportedFileFormatMajor = 1
+
+    static let knownKeys: Set<String> = [
+        "file_format_version", "id", "version", "enabled", "description", "library", "sha256", "entry",
+        "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
+        "config", "secrets", "egress", "isolation",
+    ]
+
+    /// The outcome of validating one manifest.
+    public enum Outcome: Sendable {
+        case valid(Manifest)
+        /// Not JSON at all.
+        case malformed(detail: String)
+        /// JSON, but not a valid v1 manifest.
+        case invalid(problems: [ManifestProblem], id: String?)
+    }
+
+    /// Validates the bytes of a manifest file.
+    public static func validate(_ data: Data) -> Outcome {
+        let document: JSONDocument
+        do {
+            document = try JSONDocument.parse(data)
+        } catch {
+            return .malformed(detail: error.detail)
+        }
+        var checker = Checker()
+        let manifest = checker.manifest(from: document)
+        if let manifest, checker.problems.isEmpty { return .valid(manifest) }
+        let id: String? = if case .object(let o) = document, case .string(let s)? = o["id"] { s } else { nil }
+        return .invalid(problems: checker.problems, id: id)
+    }
+}
+
+/// Walks a document, collecting every problem rather than stopping at the first.
+private struct Checker {
+    var problems: [ManifestProblem] = []
+
+    mutating func fail(_ path: String, _ message: String) {
+        problems.append(ManifestProblem(path: path, message: message))
+    }
+
+    mutating func manifest(from document: JSONDocument) -> Manifest? {
+        guard case .object(let root) = document else {
+            fail("$", "a manifest must be a JSON object, found \(document.typeName)")
+            return nil
+        }
+        for key in root.keys.sorted() where !ManifestValidator.knownKeys.contains(key) && !key.hasPrefix("x-") {
+            fail("$.\(key)", "unknown member (extensions must start with \"x-\")")
+        }
+
+        let format = string(root, "file_format_version", required: true, pattern: #"^[0-9]+\.[0-9]+\.[0-9]+$"#)
+        if let format, let major = Int(format.split(separator: ".")[0]), major != ManifestValidator.supportedFileFormatMajor {
+            fail("$.file_format_version", "file format \(format) is not supported; this host reads \(ManifestValidator.supportedFileFormatMajor).x.y")
+        }
+        let id = string(root, "id", required: true, pattern: #"^[a-z0-9][a-z0-9-]{0,62}$"#)
+        let version = string(root, "version", required: true, pattern: #"^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"#)
+        let enabled = bool(root, "enabled", required: true)
+        let description = string(root, "description", required: false, pattern: nil)
+        let library = string(root, "library", required: true, pattern: #"^.+$"#)
+        let sha256 = string(root, "sha256", required: false, pattern: "^[0-9a-f]{64}$")
+        let entry = string(root, "entry", required: false, pattern: "^[A-Za-z_][A-Za-z0-9_]*$")
+        let abi = abiVersion(root["abi"])
+        let methods = stringList(root, "methods", pattern: "^[a-z0-9_]{1,32}$")
+        let currencies = stringList(root, "currencies", pattern: "^[A-Z]{3}$")
+        let countries = stringList(root, "countries", pattern: "^[A-Z]{2}$")
+        let operationNames = stringList(root, "operations", pattern: nil)
+        var operations: [PaymentOperation] = []
+        for (index, name) in (operationNames ?? []).enumerated() {
+            if let op = PaymentOperation(rawValue: name) { operations.append(op) }
+            else { fail("$.operations[\(index)]", "unknown operation \"\(name)\"; known: \(PaymentOperation.allCases.map(\.rawValue).joined(separator: ", "))") }
+        }
+        let limits = amountLimits(root["amount"], currencies: currencies ?? [])
+        let priority = integer(root, "priority", range: 0...10_000) ?? Manifest.defaultPriority
+        let timeout = integer(root, "timeout_ms", range: 100...600_000) ?? Manifest.defaultTimeoutMilliseconds
+        var configJSON = "{}"
+        if let config = root["config"] {
+            if case .object = config { configJSON = config.serialized }
+            else { fail("$.config", "must be an object, found \(config.typeName)") }
+        }
+        let secrets = secretReferences(root["secrets"])
+        let egress = endpoints(root["egress"])
+        var isolation = Manifest.Isolation.inProcess
+        if let raw = string(root, "isolation", required: false, pattern: nil) {
+            if let value = Manifest.Isolation(rawValue: raw) { isolation = value }
+            else { fail("$.isolation", "must be \"in-process\" or \"process\", found \"\(raw)\"") }
+        }
+
+        guard let format, let id, let version, let enabled, let library, let abi,
+              let methods, let currencies, let countries, operationNames != nil
+        else { return nil }
+        return Manifest(
+            fileFormatVersion: format, id: id, version: version, enabled: enabled, description: description,
+            library: library, sha256: sha256, entry: entry ?? Manifest.defaultEntry,
+            abiMajor: abi.major, abiMinor: abi.minor, methods: methods, currencies: currencies,
+            countries: countries, amountLimits: limits, operations: operations, priority: priority,
+            timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
+            isolation: isolation)
+    }
+
+    // MARK: Members
+
+    mutating func string(_ o: [String: JSONDocument], _ key: String, required: Bool, pattern: String?) -> String? {
+        guard let value = o[key] else {
+            if required { fail("$.\(key)", "is required") }
+            return nil
+        }
+        guard case .string(let s) = value else {
+            fail("$.\(key)", "must be a string, found \(value.typeName)")
+            return nil
+        }
+        if let pattern, s.range(of: pattern, options: .regularExpression) == nil {
+            fail("$.\(key)", "\"\(s)\" does not match \(pattern)")
+            return nil
+        }
+        return s
+    }
+
+    mutating func bool(_ o: [String: JSONDocument], _ key: String, required: Bool) -> Bool? {
+        guard let value = o[key] else {
+            if required { fail("$.\(key)", "is required") }
+            return nil
+        }
+        guard case .bool(let b) = value else {
+            fail("$.\(key)", "must be true or false, found \(value.typeName)")
+            return nil
+        }
+        return b
+    }
+
+    mutating func integer(_ o: [String: JSONDocument], _ key: String, range: ClosedRange<Int>) -> Int? {
+        guard let value = o[key] else { return nil }
+        guard case .integer(let i) = value else {
+            fail("$.\(key)", "must be an integer, found \(value.typeName)")
+            return nil
+        }
+        guard range.contains(Int(i)) else {
+            fail("$.\(key)", "\(i) is outside \(range.lowerBound)...\(range.upperBound)")
+            return nil
+        }
+        return Int(i)
+    }
+
+    mutating func stringList(_ o: [String: JSONDocument], _ key: String, pattern: String?) -> [String]? {
+        guard let value = o[key] else {
+            fail("$.\(key)", "is required")
+            return nil
+        }
+        guard case .array(let items) = value else {
+            fail("$.\(key)", "must be an array of strings, found \(value.typeName)")
+            return nil
+        }
+        if items.isEmpty { fail("$.\(key)", "must not be empty") }
+        var result: [String] = []
+        var ok = true
+        for (index, item) in items.enumerated() {
+            guard case .string(let s) = item else {
+                fail("$.\(key)[\(index)]", "must be a string, found \(item.typeName)")
+                ok = false
+                continue
+            }
+            if let pattern, s.range(of: pattern, options: .regularExpression) == nil {
+                fail("$.\(key)[\(index)]", "\"\(s)\" does not match \(pattern)")
+                ok = false
+            } else if result.contains(s) {
+                fail("$.\(key)[\(index)]", "\"\(s)\" is listed twice")
+                ok = false
+            } else {
+                result.append(s)
+            }
+        }
+        return ok ? result : nil
+    }
+
+    mutating func abiVersion(_ value: JSONDocument?) -> (major: UInt32, minor: UInt32)? {
+        guard let value else {
+            fail("$.abi", "is required")
+            return nil
+        }
+        guard case .object(let o) = value else {
+            fail("$.abi", "must be an object {\"major\": 1, \"minor\": 0}, found \(value.typeName)")
+            return nil
+        }
+        for key in o.keys.sorted() where key != "major" && key != "minor" { fail("$.abi.\(key)", "unknown member") }
+        var parts: [UInt32] = []
+        for (key, lowest) in [("major", Int64(1)), ("minor", Int64(0))] {
+            guard let member = o[key] else {
+                fail("$.abi.\(key)", "is required")
+                continue
+            }
+            guard case .integer(let i) = member, i >= lowest, i <= Int64(UInt32.max) else {
+                fail("$.abi.\(key)", "must be an integer >= \(lowest), found \(member.serialized)")
+                continue
+            }
+            parts.append(UInt32(i))
+        }
+        return parts.count == 2 ? (parts[0], parts[1]) : nil
+    }
+
+    mutating func amountLimits(_ value: JSONDocument?, currencies: [String]) -> [String: Manifest.AmountLimit] {
+        guard let value else { return [:] }
+        guard case .object(let o) = value else {
+            fail("$.amount", "must be an object keyed by currency, found \(value.typeName)")
+            return [:]
+        }
+        var limits: [String: Manifest.AmountLimit] = [:]
+        for currency in o.keys.sorted() {
+            let path = "$.amount.\(currency)"
+            if currency.range(of: "^[A-Z]{3}$", options: .regularExpression) == nil {
+                fail(path, "\"\(currency)\" is not an ISO 4217 code")
+                continue
+            }
+            if !currencies.isEmpty, !currencies.contains(currency) {
+                fail(path, "\(currency) is not one of the manifest's currencies")
+            }
+            guard case .object(let bounds) = o[currency]! else {
+                fail(path, "must be an object {\"min\": ..., \"max\": ...}, found \(o[currency]!.typeName)")
+                continue
+            }
+            var limit = Manifest.AmountLimit()
+            for key in bounds.keys.sorted() {
+                guard key == "min" || key == "max" else {
+                    fail("\(path).\(key)", "unknown member")
+                    continue
+                }
+                guard case .integer(let i) = bounds[key]!, i >= (key == "min" ? 0 : 1) else {
+                    fail("\(path).\(key)", "must be an integer count of minor units \(key == "min" ? ">= 0" : ">= 1"), found \(bounds[key]!.serialized)")
+                    continue
+                }
+                if key == "min" { limit.min = i } else { limit.max = i }
+            }
+            if let min = limit.min, let max = limit.max, min > max {
+                fail("\(path).min", "min \(min) is greater than max \(max)")
+            }
+            limits[currency] = limit
+        }
+        return limits
+    }
+
+    mutating func secretReferences(_ value: JSONDocument?) -> [String: Manifest.SecretReference] {
+        guard let value else { return [:] }
+        guard case .object(let o) = value else {
+            fail("$.secrets", "must be an object of name -> reference, found \(value.typeName)")
+            return [:]
+        }
+        var result: [String: Manifest.SecretReference] = [:]
+        for name in o.keys.sorted() {
+            let path = "$.secrets.\(name)"
+            if name.range(of: "^[a-z0-9_]{1,64}$", options: .regularExpression) == nil {
+                fail(path, "secret names are lower-case letters, digits and _")
+            }
+            guard case .string(let reference) = o[name]! else {
+                fail(path, "must be a reference string \"env:VAR\" or \"file:PATH\", found \(o[name]!.typeName)")
+                continue
+            }
+            if reference.hasPrefix("env:"), reference.dropFirst(4).range(of: "^[A-Za-z_][A-Za-z0-9_]*$", options: .regularExpression) != nil {
+                result[name] = .environment(String(reference.dropFirst(4)))
+            } else if reference.hasPrefix("file:"), reference.count > 5 {
+                result[name] = .file(String(reference.dropFirst(5)))
+            } else {
+                // Never echo the value: it may be a secret pasted by mistake.
+                fail(path, "must be a reference \"env:VAR\" or \"file:PATH\" (secret values never go in a manifest)")
+            }
+        }
+        return result
+    }
+
+    mutating func endpoints(_ value: JSONDocument?) -> [Manifest.Endpoint] {
+        guard let value else { return [] }
+        guard case .array(let items) = value else {
+            fail("$.egress", "must be an array of \"host:port\" strings, found \(value.typeName)")
+            return []
+        }
+        var result: [Manifest.Endpoint] = []
+        for (index, item) in items.enumerated() {
+            let path = "$.egress[\(index)]"
+            guard case .string(let s) = item,
+                  s.range(of: "^[A-Za-z0-9.-]+:[0-9]{1,5}$", options: .regularExpression) != nil,
+                  let colon = s.lastIndex(of: ":"), let port = Int(s[s.index(after: colon)...]), (1...65535).contains(port)
+            else {
+                fail(path, "must be \"host:port\" with a port 1-65535, found \(item.serialized)")
+                continue
+            }
+            result.append(Manifest.Endpoint(host: String(s[..<colon]).lowercased(), port: port))
+        }
+        return result
+    }
+}

@@ -1,0 +1,18 @@
+import ArgumentParser
+
+@main
+struct Gateway: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "gateway",
+        abstract: "The payment gateway plugin host.",
+        subcommands: [ProvidersCommand.self, PluginCommand.self])
+}
+
+/// Options every command that reads manifests shares.
+struct HostOptions: ParsableArguments {
+    @Option(name: .long, help: "The folder of provider manifests.")
+    var manifests: String = "./manifests"
+
+    @Option(name: .long, help: "The host's data folder (content-addressed adapter copies live under it).")
+    var data: String = "./.gateway"
+}

@@ -1,0 +1,40 @@
+import ArgumentParser
+import Foundation
+import PluginHost
+
+struct PluginCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "plugin", abstract: "Tools for adapter authors.", subcommands: [Check.self])
+
+    struct Check: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check an adapter against its manifest: validate, load, negotiate, describe, cross-check, call every declared operation.")
+        @Argument(help: "The adapter's manifest file.") var manifest: String
+        @Option(name: .long, help: "The host's data folder.") var data: String = "./.gateway"
+        @Option(name: .long, help: "Seconds to wait for each operation's completion.") var timeout: Int = 10
+        @Flag(name: .long, help: "Print the steps as JSON.") var json = false
+        @Flag(name: .long, help: "Log what the loader and the adapter do to standard error.") var verbose = false
+
+        func run() async throws {
+            var options = HostOptions()
+            options.data = data
+            let loader = HostSetup.loader(options, verbose: verbose)
+            let check = ConformanceCheck(loader: loader, callTimeout: .seconds(max(1, timeout)))
+            let steps = await check.run(manifestAt: URL(fileURLWithPath: manifest))
+            let passed = steps.allSatisfy(\.passed)
+            if json {
+                struct Report: Encodable { var manifest: String; var passed: Bool; var steps: [ConformanceCheck.Step] }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                print(String(decoding: try encoder.encode(Report(manifest: manifest, passed: passed, steps: steps)), as: UTF8.self))
+            } else {
+                for step in steps {
+                    print("\(step.passed ? "PASS" : "FAIL")  \(step.name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(step.detail)")
+                }
+                let failed = steps.filter { !$0.passed }.count
+                print(passed ? "\n\(manifest): all \(steps.count) checks passed" : "\n\(manifest): \(failed) of \(steps.count) checks failed")
+            }
+            if !passed { throw ExitCode(1) }
+        }
+    }
+}
