@@ -72,6 +72,10 @@ let package = Package(
 
         .testTarget(
             name: "PluginHostTests",
-            dependencies: ["PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI"]),
+            dependencies: [
+                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
     ]
 )

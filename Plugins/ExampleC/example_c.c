@@ -775,16 +775,16 @@ static void example_free(void *ptr)
 }
 
 static const gw_adapter_api example_api = {
-    /* .struct_size = */ sizeof(gw_adapter_api),
-    /* .reserved0   = */ 0,
-    /* .id          = */ ADAPTER_ID,
-    /* .version     = */ ADAPTER_VERSION,
-    /* .create      = */ example_create,
-    /* .describe    = */ example_describe,
-    /* .invoke      = */ example_invoke,
-    /* .cancel      = */ example_cancel,
-    /* .destroy     = */ example_destroy,
-    /* .free        = */ example_free,
+    .struct_size = sizeof(gw_adapter_api),
+    .reserved0 = 0,
+    .id = ADAPTER_ID,
+    .version = ADAPTER_VERSION,
+    .create = example_create,
+    .describe = example_describe,
+    .invoke = example_invoke,
+    .cancel = example_cancel,
+    .destroy = example_destroy,
+    .free = example_free,
 };
 
 /* ===========================================================================

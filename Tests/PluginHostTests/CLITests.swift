@@ -1,0 +1,110 @@
+import Foundation
+import XCTest
+@testable import PluginHost
+
+/// The `gateway` executable, run as an operator or a plugin author would.
+final class CLITests: XCTestCase {
+    struct Row: Decodable {
+        var id: String?
+        var version: String?
+        var enabled: Bool?
+        var state: String
+        var reason: String?
+        var reasonKind: String?
+        var methods: [String]
+    }
+
+    func gateway(_ arguments: [String], folder: ManifestFolder) throws -> ProcessResult {
+        try runProcess(BuildProducts.gateway.path, arguments + ["--data", folder.root.appendingPathComponent("data").path])
+    }
+
+    func providers(_ folder: ManifestFolder) throws -> [Row] {
+        let result = try gateway(["providers", "--json", "--manifests", folder.manifests.path], folder: folder)
+        XCTAssertEqual(result.status, 0, result.output)
+        return try JSONDecoder().decode([Row].self, from: Data(result.stdout.utf8))
+    }
+
+    func testProvidersListsTheShippedAdaptersAsLoaded() throws {
+        let rows = try providers(try ManifestFolder())
+        XCTAssertEqual(rows.map(\.id), ["example-c", "mock"])
+        XCTAssertTrue(rows.allSatisfy { $0.state == "loaded" && $0.reason == nil })
+        XCTAssertEqual(rows.first { $0.id == "mock" }?.methods.count, 10)
+    }
+
+    func testWrongDigestRefusesMockWhileExampleCStaysLoaded() throws {
+        let folder = try ManifestFolder()
+        try folder.writeVariant(of: "mock.json", as: "mock.json", ["sha256": String(repeating: "ab", count: 32)])
+        let rows = try providers(folder)
+        let mock = try XCTUnwrap(rows.first { $0.id == "mock" })
+        XCTAssertEqual(mock.state, "refused")
+        XCTAssertEqual(mock.reasonKind, "digest_mismatch")
+        XCTAssertTrue(mock.reason?.contains("sha256 digest mismatch") == true, mock.reason ?? "")
+        XCTAssertEqual(rows.first { $0.id == "example-c" }?.state, "loaded")
+    }
+
+    func testDisableAndEnableFlipOnlyThatMemberAtomically() throws {
+        let folder = try ManifestFolder()
+        let url = folder.manifests.appendingPathComponent("mock.json")
+        let original = try String(contentsOf: url, encoding: .utf8)
+
+        let disabled = try gateway(["providers", "disable", "mock", "--manifests", folder.manifests.path], folder: folder)
+        XCTAssertEqual(disabled.status, 0, disabled.output)
+        let edited = try String(contentsOf: url, encoding: .utf8)
+        XCTAssertEqual(edited, original.replacingOccurrences(of: "\"enabled\": true", with: "\"enabled\": false"))
+        XCTAssertEqual(try providers(folder).first { $0.id == "mock" }?.state, "disabled")
+        // No temporary file is left behind.
+        XCTAssertEqual(try ManifestFile.list(in: folder.manifests).map(\.lastPathComponent), ["example-c.json", "mock.json"])
+        XCTAssertTrue(try FileManager.default.contentsOfDirectory(atPath: folder.manifests.path).allSatisfy { !$0.hasSuffix(".tmp") })
+
+        let enabled = try gateway(["providers", "enable", "mock", "--manifests", folder.manifests.path], folder: folder)
+        XCTAssertEqual(enabled.status, 0, enabled.output)
+        XCTAssertEqual(try String(contentsOf: url, encoding: .utf8), original)
+    }
+
+    func testEnablingAnUnknownProviderFailsClearly() throws {
+        let folder = try ManifestFolder()
+        let result = try gateway(["providers", "enable", "nope", "--manifests", folder.manifests.path], folder: folder)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.output.contains("no valid manifest with id \"nope\""), result.output)
+    }
+
+    func testPinWritesTheLibraryDigestAndTheManifestStillLoads() throws {
+        let folder = try ManifestFolder()
+        let result = try gateway(["providers", "pin", "example-c", "--manifests", folder.manifests.path], folder: folder)
+        XCTAssertEqual(result.status, 0, result.output)
+        let manifest = try ManifestFile.read(folder.manifests.appendingPathComponent("example-c.json")).get()
+        XCTAssertEqual(manifest.sha256, LibraryStore.sha256Hex(try Data(contentsOf: BuildProducts.exampleCLibrary)))
+        XCTAssertEqual(try providers(folder).first { $0.id == "example-c" }?.state, "loaded")
+    }
+
+    func testPluginCheckPassesForBothShippedAdapters() throws {
+        let folder = try ManifestFolder()
+        for name in ["mock.json", "example-c.json"] {
+            let result = try gateway(["plugin", "check", folder.manifests.appendingPathComponent(name).path], folder: folder)
+            XCTAssertEqual(result.status, 0, result.output)
+            XCTAssertTrue(result.output.contains("checks passed"), result.output)
+            XCTAssertFalse(result.output.contains("FAIL"), result.output)
+        }
+    }
+
+    func testPluginCheckFailsOnAnAdapterThatCompletesTwice() throws {
+        let folder = try ManifestFolder()
+        let manifest = try FabricatedAdapter(id: "twice", completions: 2).install(in: folder, manifestName: "twice.json")
+        let result = try gateway(["plugin", "check", manifest.path, "--json"], folder: folder)
+        XCTAssertNotEqual(result.status, 0)
+        struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        XCTAssertTrue(result.stderr.contains("second completion"), result.stderr)
+        XCTAssertFalse(report.passed)
+        XCTAssertEqual(report.steps.first { $0.name == "exactly-once" }?.passed, false)
+    }
+
+    func testPluginCheckReportsAnInvalidManifest() throws {
+        let folder = try ManifestFolder()
+        let url = try folder.write("bad.json", #"{"file_format_version": "1.0.0", "id": "Bad Id"}"#)
+        let result = try gateway(["plugin", "check", url.path], folder: folder)
+        XCTAssertNotEqual(result.status, 0)
+        XCTAssertTrue(result.output.contains("$.id"), result.output)
+        XCTAssertTrue(result.output.contains("$.library: is required"), result.output)
+    }
+}

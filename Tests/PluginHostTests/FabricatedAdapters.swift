@@ -1,0 +1,123 @@
+import Foundation
+
+/// Small C adapters that misbehave on purpose, built at test time from the
+/// shipped header alone, to prove the host catches what a broken third-party
+/// adapter can do.
+struct FabricatedAdapter {
+    var id = "fab"
+    var version = "1.0.0"
+    /// The ABI major the adapter claims in negotiation.
+    var abiMajor = 1
+    /// How many times each invoke is completed (2 = a duplicate completion).
+    var completions = 1
+    /// Leave `invoke` NULL in the table.
+    var nullInvoke = false
+    /// Make `create` fail with a message.
+    var createFails = false
+    /// Complete from a new pthread rather than inline.
+    var foreignThread = false
+    /// When set, `authorize` asks the host to fetch this URL and completes with
+    /// the egress callback's status and message.
+    var egressURL: String?
+
+    var source: String {
+        """
+        #define _POSIX_C_SOURCE 200809L
+        #include "gateway_abi.h"
+        #include <pthread.h>
+        #include <stdio.h>
+        #include <stdlib.h>
+        #include <string.h>
+
+        struct gw_instance { const gw_host_api *host; };
+        typedef struct { gw_instance *inst; uint64_t id; pthread_t invoker; } job;
+
+        static void finish(gw_instance *inst, uint64_t id, pthread_t invoker) {
+            char doc[256];
+            snprintf(doc, sizeof doc, "{\\"status\\":\\"succeeded\\",\\"providerReference\\":\\"fab_%llu\\",\\"providerStatus\\":\\"%s\\"}",
+                     (unsigned long long)id, pthread_equal(invoker, pthread_self()) ? "SAME_THREAD" : "OTHER_THREAD");
+            for (int i = 0; i < \(completions); i++) inst->host->complete(id, GW_OK, (const uint8_t *)doc, strlen(doc));
+        }
+        static void *worker(void *arg) { job *j = arg; finish(j->inst, j->id, j->invoker); free(j); return NULL; }
+
+        typedef struct { gw_instance *inst; uint64_t id; } egress_job;
+        static void egress_done(void *user, gw_status status, const uint8_t *doc, size_t len) {
+            egress_job *j = user;
+            j->inst->host->complete(j->id, status, doc, len);
+            free(j);
+        }
+
+        static gw_status create(const gw_host_api *host, const uint8_t *config, size_t len, gw_instance **out, uint8_t **err, size_t *err_len) {
+            (void)config; (void)len;
+            if (\(createFails ? 1 : 0)) {
+                const char *m = "fab: the merchant account is not configured";
+                *err = (uint8_t *)strdup(m); *err_len = strlen(m);
+                return GW_E_INTERNAL;
+            }
+            gw_instance *inst = calloc(1, sizeof *inst);
+            inst->host = host;
+            *out = inst;
+            return GW_OK;
+        }
+        static gw_status describe(gw_instance *inst, uint8_t **out, size_t *len) {
+            (void)inst;
+            const char *d = "{\\"id\\":\\"\(id)\\",\\"version\\":\\"\(version)\\",\\"methods\\":[\\"visa\\"],\\"operations\\":[\\"authorize\\",\\"verify\\"]}";
+            *out = (uint8_t *)strdup(d); *len = strlen(d);
+            return GW_OK;
+        }
+        static gw_status invoke(gw_instance *inst, uint64_t id, gw_operation op, const uint8_t *req, size_t len) {
+            (void)req; (void)len;
+            if (op != GW_OP_AUTHORIZE && op != GW_OP_VERIFY) return GW_E_UNSUPPORTED;
+            const char *url = \(egressURL.map { "\"\($0)\"" } ?? "NULL");
+            if (url && op == GW_OP_AUTHORIZE) {
+                char request[512];
+                snprintf(request, sizeof request, "{\\"method\\":\\"GET\\",\\"url\\":\\"%s\\",\\"timeout_ms\\":2000}", url);
+                egress_job *j = malloc(sizeof *j); j->inst = inst; j->id = id;
+                inst->host->http_send((const uint8_t *)request, strlen(request), egress_done, j);
+                return GW_OK;
+            }
+            if (\(foreignThread ? 1 : 0)) {
+                job *j = malloc(sizeof *j); j->inst = inst; j->id = id; j->invoker = pthread_self();
+                pthread_t t;
+                if (pthread_create(&t, NULL, worker, j) != 0) { free(j); return GW_E_BUSY; }
+                pthread_detach(t);
+                return GW_OK;
+            }
+            finish(inst, id, pthread_self());
+            return GW_OK;
+        }
+        static void cancel(gw_instance *inst, uint64_t id) { (void)inst; (void)id; }
+        static void destroy(gw_instance *inst) { free(inst); }
+        static void release(void *p) { free(p); }
+
+        static const gw_adapter_api api = {
+            sizeof(gw_adapter_api), 0, "\(id)", "\(version)",
+            create, describe, \(nullInvoke ? "NULL" : "invoke"), cancel, destroy, release
+        };
+
+        GW_EXPORT gw_status gw_adapter_entry(gw_negotiation *n) {
+            n->adapter_abi_major = \(abiMajor);
+            n->adapter_abi_minor = 0;
+            n->adapter_api = &api;
+            return n->host_abi_major == (uint32_t)\(abiMajor) ? GW_OK : GW_E_VERSION;
+        }
+        """
+    }
+
+    /// Builds the library into `folder`'s root and writes a manifest for it.
+    @discardableResult
+    func install(in folder: ManifestFolder, manifestName: String, manifestChanges: [String: Any?] = [:]) throws -> URL {
+        let library = try CAdapterBuilder.build(source, named: "lib\(id)-\(UUID().uuidString.prefix(6))", in: folder.root.appendingPathComponent("libs"))
+        var manifest: [String: Any?] = [
+            "file_format_version": "1.0.0", "id": id, "version": version, "enabled": true,
+            "library": library.path, "abi": ["major": 1, "minor": 0], "methods": ["visa"],
+            "currencies": ["SAR"], "countries": ["SA"], "operations": ["authorize", "verify"],
+        ]
+        if let egressURL, let host = URL(string: egressURL)?.host { manifest["egress"] = ["\(host).allowed.invalid:443"] }
+        for (key, value) in manifestChanges { manifest[key] = value }
+        let data = try JSONSerialization.data(withJSONObject: manifest.compactMapValues { $0 }, options: [.prettyPrinted, .sortedKeys])
+        let url = folder.manifests.appendingPathComponent(manifestName)
+        try data.write(to: url)
+        return url
+    }
+}

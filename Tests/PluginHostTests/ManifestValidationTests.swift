@@ -1,0 +1,46 @@
+import Foundation
+import XCTest
+@testable import PluginHost
+
+final class ManifestValidationTests: XCTestCase {
+    func testShippedManifestsAreValid() throws {
+        for url in try ManifestFile.list(in: BuildProducts.shippedManifests) {
+            XCTAssertNoThrow(try ManifestFile.read(url).get(), url.lastPathComponent)
+        }
+    }
+
+    func testShippedManifestsPassTheCheckedInJSONSchemaKeys() throws {
+        // The validator and the published schema must name the same members.
+        let schemaURL = BuildProducts.shippedManifests.appendingPathComponent("schema/manifest-v1.schema.json")
+        let schema = try JSONSerialization.jsonObject(with: Data(contentsOf: schemaURL)) as! [String: Any]
+        let properties = Set((schema["properties"] as! [String: Any]).keys)
+        XCTAssertEqual(properties, ManifestValidator.knownKeys)
+        let required = Set(schema["required"] as! [String])
+        XCTAssertEqual(required, ["file_format_version", "id", "version", "enabled", "library", "abi", "methods", "currencies", "countries", "operations"])
+    }
+
+    func testEveryProblemIsReportedNotOnlyTheFirst() {
+        let text = #"{"file_format_version": "2.0.0", "id": "x", "enabled": 1, "abi": {"major": 0}, "methods": ["visa", "visa"], "currencies": ["sar"], "countries": [], "operations": ["teleport"], "egress": ["nohost"]}"#
+        guard case .invalid(let problems, let id) = ManifestValidator.validate(Data(text.utf8)) else { return XCTFail() }
+        XCTAssertEqual(id, "x")
+        let paths = problems.map(\.path)
+        for expected in ["$.file_format_version", "$.version", "$.enabled", "$.library", "$.abi.major", "$.abi.minor",
+                         "$.methods[1]", "$.currencies[0]", "$.countries", "$.operations[0]", "$.egress[0]"] {
+            XCTAssertTrue(paths.contains(expected), "missing \(expected) in \(paths)")
+        }
+    }
+
+    func testMalformedJSONSaysWhere() {
+        guard case .malformed(let detail) = ManifestValidator.validate(Data("{\n \"id\": \"x\",\n}x".utf8)) else { return XCTFail() }
+        XCTAssertFalse(detail.isEmpty)
+    }
+
+    func testAmountLimitsAndSupportMatching() throws {
+        let manifest = try ManifestFile.read(BuildProducts.shippedManifests.appendingPathComponent("mock.json")).get()
+        XCTAssertTrue(manifest.supports(method: "mada", amount: .init(value: 100, currency: "SAR"), country: "SA"))
+        XCTAssertFalse(manifest.supports(method: "mada", amount: .init(value: 99, currency: "SAR"), country: "SA"))
+        XCTAssertFalse(manifest.supports(method: "mada", amount: .init(value: 1000, currency: "XXX"), country: "SA"))
+        XCTAssertFalse(manifest.supports(method: "ideal", amount: .init(value: 1000, currency: "SAR"), country: "SA"))
+        XCTAssertFalse(manifest.supports(method: "mada", amount: .init(value: 1000, currency: "SAR"), country: "BR"))
+    }
+}
