@@ -10,7 +10,7 @@ extension MockAdapter {
         return ledger.withLock { ledger in
             let key = "authorize:" + request.idempotencyKey
             if let answer = ledger.answers[key] { return answer }
-            let reference = "mock_" + host.randomBytes(8).map { String(format: "%02x", $0) }.joined()
+            let reference = host.randomID(prefix: "mock_")
             let settled: PaymentStatus = request.capture == .manual ? .authorized : .succeeded
             var payment = MockPayment(
                 paymentId: request.paymentId, reference: reference, scenario: scenario, status: settled,

@@ -122,13 +122,14 @@ private let invokeThunk: @convention(c) (OpaquePointer?, UInt64, Int32, UnsafePo
     guard instance != nil else { return GW_E_INVALID_REQUEST }
     let box = InstanceBox.from(instance)
     guard let operation = PaymentOperation(code: operationCode), box.operations.contains(operation) else { return GW_E_UNSUPPORTED }
-    let payload = request.map { Data(bytes: $0, count: length) } ?? Data()
-    guard let call = try? RequestDecoding.decode(operation, payload) else { return GW_E_INVALID_REQUEST }
+    guard let call = try? RequestDecoding.decode(operation, UnsafeRawBufferPointer(start: request, count: request == nil ? 0 : length)) else {
+        return GW_E_INVALID_REQUEST
+    }
 
     // Fast path: the adapter can answer without suspending.
     do {
         if let reply = try box.adapter.handleImmediately(call) {
-            box.host.complete(callID, status: GW_OK, document: try ReplyEncoding.encode(reply))
+            box.host.complete(callID, status: GW_OK, document: ReplyEncoding.encode(reply))
             return GW_OK
         }
     } catch {
@@ -144,10 +145,10 @@ private let invokeThunk: @convention(c) (OpaquePointer?, UInt64, Int32, UnsafePo
         tasks[callID] = Task {
             let scope = CallScope()
             let status: Int32
-            let document: Data
+            let document: [UInt8]
             do {
                 let reply = try await CallScope.$current.withValue(scope) { try await box.adapter.handle(call) }
-                (status, document) = (GW_OK, try ReplyEncoding.encode(reply))
+                (status, document) = (GW_OK, ReplyEncoding.encode(reply))
             } catch {
                 (status, document) = ReplyEncoding.failure(error, sent: scope.hasSent)
             }

@@ -60,8 +60,16 @@ public struct AdapterHost: @unchecked Sendable {
 
     /// A random identifier: `prefix` and 16 hex digits.
     public func randomID(prefix: String) -> String {
-        prefix + randomBytes(8).map { String(format: "%02x", $0) }.joined()
+        var id = prefix
+        id.reserveCapacity(prefix.utf8.count + 16)
+        for byte in randomBytes(8) {
+            id.unicodeScalars.append(Self.hexDigits[Int(byte >> 4)])
+            id.unicodeScalars.append(Self.hexDigits[Int(byte & 0x0F)])
+        }
+        return id
     }
+
+    private static let hexDigits = Array("0123456789abcdef".unicodeScalars)
 
     /// Sends an HTTP request through the host (allowlist, TLS and timeouts are
     /// the host's). Marks the current call as having reached the network.
@@ -78,7 +86,7 @@ public struct AdapterHost: @unchecked Sendable {
     }
 
     /// Completes `callID` (exactly once; the SDK guarantees it).
-    func complete(_ callID: UInt64, status: Int32, document: Data) {
+    func complete(_ callID: UInt64, status: Int32, document: [UInt8]) {
         document.withUnsafeBytes { bytes in
             table.pointee.complete?(callID, status, bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count)
         }

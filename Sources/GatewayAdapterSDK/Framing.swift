@@ -3,33 +3,32 @@ import Foundation
 
 /// Request documents to typed calls.
 enum RequestDecoding {
-    static func decode(_ operation: PaymentOperation, _ payload: Data) throws -> AdapterCall {
-        let decoder = JSONDecoder()
+    static func decode(_ operation: PaymentOperation, _ payload: UnsafeRawBufferPointer) throws(JSONParseError) -> AdapterCall {
         switch operation {
-        case .authorize: return .authorize(try decoder.decode(AuthorizeRequest.self, from: payload))
-        case .continue: return .continue(try decoder.decode(ContinueRequest.self, from: payload))
-        case .verify: return .verify(try decoder.decode(VerifyRequest.self, from: payload))
-        case .capture: return .capture(try decoder.decode(AmountRequest.self, from: payload))
-        case .refund: return .refund(try decoder.decode(AmountRequest.self, from: payload))
-        case .void: return .void(try decoder.decode(VoidRequest.self, from: payload))
-        case .webhook: return .webhook(try decoder.decode(WebhookRequest.self, from: payload))
+        case .authorize: .authorize(try AuthorizeRequest(jsonBytes: payload))
+        case .continue: .continue(try ContinueRequest(jsonBytes: payload))
+        case .verify: .verify(try VerifyRequest(jsonBytes: payload))
+        case .capture: .capture(try AmountRequest(jsonBytes: payload))
+        case .refund: .refund(try AmountRequest(jsonBytes: payload))
+        case .void: .void(try VoidRequest(jsonBytes: payload))
+        case .webhook: .webhook(try WebhookRequest(jsonBytes: payload))
         }
     }
 }
 
 /// Replies and errors to completion documents.
 enum ReplyEncoding {
-    static func encode(_ reply: AdapterReply) throws -> Data {
+    static func encode(_ reply: AdapterReply) -> [UInt8] {
         switch reply {
-        case .payment(let result): try JSONEncoder().encode(result)
-        case .webhook(let result): try JSONEncoder().encode(result)
+        case .payment(let result): result.jsonBytes()
+        case .webhook(let result): result.jsonBytes()
         }
     }
 
     /// The status and error document for `error`; `sent` tells whether the call
     /// had reached the network, in which case an unexpected error leaves the
     /// outcome unknown rather than "nothing happened".
-    static func failure(_ error: Error, sent: Bool) -> (Int32, Data) {
+    static func failure(_ error: Error, sent: Bool) -> (Int32, [UInt8]) {
         let (status, message): (Int32, String) = switch error {
         case AdapterError.invalidRequest(let m): (GW_E_INVALID_REQUEST, m)
         case AdapterError.unsupported(let m): (GW_E_UNSUPPORTED, m)
@@ -40,6 +39,6 @@ enum ReplyEncoding {
         case let egress as HTTPEgressError: (egress.status, egress.message)
         default: (sent ? GW_E_OUTCOME_UNKNOWN : GW_E_INTERNAL, "unexpected \(type(of: error))")
         }
-        return (status, (try? JSONEncoder().encode(ErrorDocument(message: message))) ?? Data())
+        return (status, ErrorDocument(message: message).jsonBytes())
     }
 }

@@ -77,16 +77,13 @@ public final class AdapterInstance: Sendable {
     }
 
     /// Invokes `operation` with `request` and decodes its result document as `Result`.
-    public func call<Request: Encodable, Result: Decodable>(
+    public func call<Request: JSONPayload, Result: JSONPayload>(
         _ operation: PaymentOperation, _ request: Request, as result: Result.Type, timeout: Duration? = nil
     ) async throws(AdapterCallError) -> Result {
-        let payload: Data
-        do { payload = try JSONEncoder().encode(request) }
-        catch { throw .refused(.invalidRequest, message: "the request cannot be encoded: \(error)") }
-        switch await invoke(operation, payload: payload, timeout: timeout) {
+        switch await invoke(operation, payload: Data(request.jsonBytes()), timeout: timeout) {
         case .completed(let status, let document) where status == 0:
-            do { return try JSONDecoder().decode(Result.self, from: document) }
-            catch { throw .malformedResult("\(operation.rawValue) result does not match its schema: \(Self.decodingSummary(error))") }
+            do { return try Result(jsonData: document) }
+            catch { throw .malformedResult("\(operation.rawValue) result does not match its schema: \(error)") }
         case .completed(let status, let document):
             throw .failed(ABIStatus(rawValue: status), message: Self.message(in: document))
         case .refused(let status):
@@ -99,7 +96,7 @@ public final class AdapterInstance: Sendable {
     }
 
     /// Invokes a payment operation and returns its result document.
-    public func call<Request: Encodable>(_ operation: PaymentOperation, _ request: Request, timeout: Duration? = nil) async throws(AdapterCallError) -> AdapterResult {
+    public func call<Request: JSONPayload>(_ operation: PaymentOperation, _ request: Request, timeout: Duration? = nil) async throws(AdapterCallError) -> AdapterResult {
         try await call(operation, request, as: AdapterResult.self, timeout: timeout)
     }
 
@@ -126,7 +123,7 @@ public final class AdapterInstance: Sendable {
     }
 
     static func message(in document: Data) -> String {
-        if let error = try? JSONDecoder().decode(ErrorDocument.self, from: document) { return error.message }
+        if let error = try? ErrorDocument(jsonData: document) { return error.message }
         return document.isEmpty ? "(no message)" : String(decoding: document.prefix(300), as: UTF8.self)
     }
 

@@ -85,11 +85,10 @@ public struct ConformanceCheck: Sendable {
     private func check(_ operation: PaymentOperation, on adapter: AdapterInstance, context: inout RequestContext) async -> Step {
         let m = context.manifest
         let request: Data
-        let encoder = JSONEncoder()
         do {
             switch operation {
             case .authorize:
-                request = try encoder.encode(AuthorizeRequest(
+                request = try Self.encoded(AuthorizeRequest(
                     paymentId: context.paymentID, idempotencyKey: context.key(.authorize), amount: context.authorizedAmount,
                     method: m.methods[0], country: m.countries.first, orderId: "order-\(context.paymentID)",
                     capture: m.operations.contains(.capture) ? .manual : .automatic,
@@ -97,19 +96,19 @@ public struct ConformanceCheck: Sendable {
                     payer: Payer(name: "Conformance Check", email: "check@example.com", phone: "+966500000000"),
                     returnUrl: "https://merchant.example/return"))
             case .continue:
-                request = try encoder.encode(ContinueRequest(
+                request = try Self.encoded(ContinueRequest(
                     paymentId: context.paymentID, idempotencyKey: context.key(.continue), providerReference: context.providerReference,
                     otp: "000000", returnParams: ["outcome": "approve"]))
             case .verify:
-                request = try encoder.encode(VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference))
+                request = try Self.encoded(VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference))
             case .capture, .refund:
-                request = try encoder.encode(AmountRequest(
+                request = try Self.encoded(AmountRequest(
                     paymentId: context.paymentID, idempotencyKey: context.key(operation), providerReference: context.providerReference,
                     amount: context.authorizedAmount, reason: operation == .refund ? "conformance check" : nil))
             case .void:
-                request = try encoder.encode(VoidRequest(paymentId: context.paymentID, idempotencyKey: context.key(.void), providerReference: context.providerReference))
+                request = try Self.encoded(VoidRequest(paymentId: context.paymentID, idempotencyKey: context.key(.void), providerReference: context.providerReference))
             case .webhook:
-                request = try encoder.encode(WebhookRequest(
+                request = try Self.encoded(WebhookRequest(
                     headers: ["content-type": "application/json"],
                     body: Data(#"{"eventId":"evt_check","providerReference":"check-reference"}"#.utf8).base64EncodedString()))
             }
@@ -120,13 +119,12 @@ public struct ConformanceCheck: Sendable {
         let outcome = await adapter.invoke(operation, payload: request, timeout: callTimeout)
         switch outcome {
         case .completed(let status, let document) where status == 0:
-            let decoder = JSONDecoder()
             do {
                 if operation == .webhook {
-                    let result = try decoder.decode(WebhookResult.self, from: document)
+                    let result = try WebhookResult(jsonData: document)
                     return Step(name: operation.rawValue, passed: true, detail: "completed once: verified=\(result.verified)")
                 }
-                let result = try decoder.decode(AdapterResult.self, from: document)
+                let result = try AdapterResult(jsonData: document)
                 if let problem = Self.inconsistency(in: result) {
                     return Step(name: operation.rawValue, passed: false, detail: problem)
                 }
@@ -135,7 +133,7 @@ public struct ConformanceCheck: Sendable {
                             detail: "completed once: \(result.status.rawValue)" + (result.problem.map { " (\($0.code))" } ?? ""))
             } catch {
                 return Step(name: operation.rawValue, passed: false,
-                            detail: "the result document is invalid: \(AdapterInstance.decodingSummary(error))")
+                            detail: "the result document is invalid: \(error)")
             }
         case .completed(let status, let document):
             let abi = ABIStatus(rawValue: status)
@@ -151,6 +149,9 @@ public struct ConformanceCheck: Sendable {
             return Step(name: operation.rawValue, passed: false, detail: "cancelled")
         }
     }
+
+    /// The request document of a check call (throws only to keep call sites uniform).
+    static func encoded<P: JSONPayload>(_ payload: P) throws -> Data { Data(payload.jsonBytes()) }
 
     /// Garbage must be refused cleanly, not crash or complete as a success.
     private func checkMalformedRequest(on adapter: AdapterInstance) async -> Step {

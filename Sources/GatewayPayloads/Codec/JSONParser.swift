@@ -1,0 +1,270 @@
+/// A pull parser over JSON bytes: the hot-path decoder for payload documents.
+/// Types read their members as they come, with no intermediate tree.
+public struct JSONParser: ~Copyable {
+    private let base: UnsafePointer<UInt8>
+    private let end: Int
+    private var offset = 0
+
+    /// Parses `buffer`, which must outlive the parser.
+    public init(_ buffer: UnsafeRawBufferPointer) {
+        // An empty buffer still needs a valid address; nothing is read past `end`.
+        base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
+        end = buffer.count
+    }
+
+    public func error(_ message: String) -> JSONParseError {
+        JSONParseError(message: message, offset: offset)
+    }
+
+    @inline(__always)
+    private mutating func skipWhitespace() {
+        while offset < end {
+            switch base[offset] {
+            case 0x20, 0x0A, 0x0D, 0x09: offset += 1
+            default: return
+            }
+        }
+    }
+
+    @inline(__always)
+    private mutating func peek() -> UInt8? {
+        skipWhitespace()
+        return offset < end ? base[offset] : nil
+    }
+
+    private mutating func expect(_ byte: UInt8) throws(JSONParseError) {
+        guard peek() == byte else { throw error("expected '\(Character(Unicode.Scalar(byte)))'") }
+        offset += 1
+    }
+
+    /// Whether the next value is `null` (consumed if so).
+    public mutating func takeNull() -> Bool {
+        guard peek() == UInt8(ascii: "n"), offset + 4 <= end,
+              base[offset + 1] == UInt8(ascii: "u"), base[offset + 2] == UInt8(ascii: "l"), base[offset + 3] == UInt8(ascii: "l")
+        else { return false }
+        offset += 4
+        return true
+    }
+
+    /// Reads an object, calling `body` with each member's key; `body` must
+    /// consume the member's value (or call ``skipValue()``).
+    public mutating func object(_ body: (String, inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        try expect(UInt8(ascii: "{"))
+        if peek() == UInt8(ascii: "}") {
+            offset += 1
+            return
+        }
+        while true {
+            let key = try string()
+            try expect(UInt8(ascii: ":"))
+            try body(key, &self)
+            switch peek() {
+            case UInt8(ascii: ","): offset += 1
+            case UInt8(ascii: "}"):
+                offset += 1
+                return
+            default: throw error("expected ',' or '}' in an object")
+            }
+        }
+    }
+
+    /// Reads an array, calling `body` once per element; `body` consumes it.
+    public mutating func array(_ body: (inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        try expect(UInt8(ascii: "["))
+        if peek() == UInt8(ascii: "]") {
+            offset += 1
+            return
+        }
+        while true {
+            try body(&self)
+            switch peek() {
+            case UInt8(ascii: ","): offset += 1
+            case UInt8(ascii: "]"):
+                offset += 1
+                return
+            default: throw error("expected ',' or ']' in an array")
+            }
+        }
+    }
+
+    public mutating func string() throws(JSONParseError) -> String {
+        try expect(UInt8(ascii: "\""))
+        let start = offset
+        // Fast path: no escapes.
+        while offset < end {
+            let byte = base[offset]
+            if byte == UInt8(ascii: "\"") {
+                let s = String(decoding: UnsafeBufferPointer(start: base + start, count: offset - start), as: UTF8.self)
+                offset += 1
+                return s
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("control character in a string") }
+            offset += 1
+        }
+        var scalars = Array(UnsafeBufferPointer(start: base + start, count: offset - start))
+        while offset < end {
+            let byte = base[offset]
+            offset += 1
+            switch byte {
+            case UInt8(ascii: "\""):
+                return String(decoding: scalars, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                guard offset < end else { throw error("unterminated escape") }
+                let escape = base[offset]
+                offset += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(escape)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    var code = try hex4()
+                    if (0xD800..<0xDC00).contains(code) {
+                        guard offset + 2 <= end, base[offset] == UInt8(ascii: "\\"), base[offset + 1] == UInt8(ascii: "u") else {
+                            throw error("unpaired surrogate")
+                        }
+                        offset += 2
+                        let low = try hex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate") }
+                        code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(code) {
+                        throw error("unpaired surrogate")
+                    }
+                    scalars.append(contentsOf: String(Character(Unicode.Scalar(code)!)).utf8)
+                default: throw error("invalid escape")
+                }
+            case 0..<0x20:
+                throw error("control character in a string")
+            default:
+                scalars.append(byte)
+            }
+        }
+        throw error("unterminated string")
+    }
+
+    private mutating func hex4() throws(JSONParseError) -> UInt32 {
+        guard offset + 4 <= end else { throw error("short \\u escape") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let c = base[offset]
+            offset += 1
+            let digit: UInt32
+            switch c {
+            case 48...57: digit = UInt32(c - 48)
+            case 97...102: digit = UInt32(c - 87)
+            case 65...70: digit = UInt32(c - 55)
+            default: throw error("bad hex digit in \\u escape")
+            }
+            value = value << 4 | digit
+        }
+        return value
+    }
+
+    /// An integer (no fraction, no exponent), within Int64.
+    public mutating func integer() throws(JSONParseError) -> Int64 {
+        skipWhitespace()
+        var negative = false
+        if offset < end, base[offset] == UInt8(ascii: "-") {
+            negative = true
+            offset += 1
+        }
+        let start = offset
+        var magnitude: UInt64 = 0
+        while offset < end, base[offset] >= 48, base[offset] <= 57 {
+            let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(base[offset] - 48))
+            guard !o1, !o2 else { throw error("integer out of range") }
+            magnitude = sum
+            offset += 1
+        }
+        guard offset > start else { throw error("expected an integer") }
+        if offset < end, base[offset] == UInt8(ascii: ".") || base[offset] == UInt8(ascii: "e") || base[offset] == UInt8(ascii: "E") {
+            throw error("expected an integer, found a fraction")
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { throw error("integer out of range") }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        guard magnitude <= UInt64(Int64.max) else { throw error("integer out of range") }
+        return Int64(magnitude)
+    }
+
+    public mutating func bool() throws(JSONParseError) -> Bool {
+        switch peek() {
+        case UInt8(ascii: "t") where offset + 4 <= end && base[offset + 1] == UInt8(ascii: "r") && base[offset + 2] == UInt8(ascii: "u") && base[offset + 3] == UInt8(ascii: "e"):
+            offset += 4
+            return true
+        case UInt8(ascii: "f") where offset + 5 <= end && base[offset + 1] == UInt8(ascii: "a") && base[offset + 2] == UInt8(ascii: "l") && base[offset + 3] == UInt8(ascii: "s") && base[offset + 4] == UInt8(ascii: "e"):
+            offset += 5
+            return false
+        default:
+            throw error("expected true or false")
+        }
+    }
+
+    private mutating func number() throws(JSONParseError) -> Double {
+        skipWhitespace()
+        let start = offset
+        while offset < end, "+-.eE0123456789".utf8.contains(base[offset]) { offset += 1 }
+        let text = String(decoding: UnsafeBufferPointer(start: base + start, count: offset - start), as: UTF8.self)
+        guard let value = Double(text) else { throw error("expected a number") }
+        return value
+    }
+
+    /// Any value, as a tree.
+    public mutating func value() throws(JSONParseError) -> JSONValue {
+        switch peek() {
+        case UInt8(ascii: "{"):
+            var members: [String: JSONValue] = [:]
+            try object { key, parser throws(JSONParseError) in members[key] = try parser.value() }
+            return .object(members)
+        case UInt8(ascii: "["):
+            var elements: [JSONValue] = []
+            try array { parser throws(JSONParseError) in elements.append(try parser.value()) }
+            return .array(elements)
+        case UInt8(ascii: "\""): return .string(try string())
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool(try bool())
+        case UInt8(ascii: "n"):
+            guard takeNull() else { throw error("expected null") }
+            return .null
+        case .some: return .number(try number())
+        case nil: throw error("unexpected end of document")
+        }
+    }
+
+    /// Consumes a value without keeping it (an unknown member).
+    public mutating func skipValue() throws(JSONParseError) {
+        _ = try value()
+    }
+
+    /// Checks nothing but whitespace follows the document.
+    public mutating func finish() throws(JSONParseError) {
+        guard peek() == nil else { throw error("unexpected content after the document") }
+    }
+
+    // MARK: Typed helpers for optional members
+
+    public mutating func optionalString() throws(JSONParseError) -> String? { takeNull() ? nil : try string() }
+
+    public mutating func stringMap() throws(JSONParseError) -> [String: String]? {
+        if takeNull() { return nil }
+        var map: [String: String] = [:]
+        try object { key, parser throws(JSONParseError) in map[key] = try parser.string() }
+        return map
+    }
+
+    public mutating func nested<P: JSONPayload>(_ type: P.Type) throws(JSONParseError) -> P? {
+        takeNull() ? nil : try P(parsing: &self)
+    }
+}
+
+/// A document that does not parse, or lacks what its type requires.
+public struct JSONParseError: Error, Sendable, CustomStringConvertible {
+    public var message: String
+    /// Byte offset in the document.
+    public var offset: Int
+    public var description: String { "\(message) at byte \(offset)" }
+}

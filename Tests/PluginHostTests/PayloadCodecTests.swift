@@ -1,0 +1,116 @@
+import Foundation
+import GatewayPayloads
+import Testing
+
+/// The hand-written payload codec must agree with the Codable conformances of
+/// the same types, byte for byte in meaning, on anything a payload can hold.
+@Suite struct PayloadCodecTests {
+    /// A small deterministic generator (SplitMix64), so failures reproduce.
+    struct Seeded: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    static let alphabet: [Character] = Array("abcXYZ019 \"\\/\n\t\r\u{01}\u{1F}éß中😀-_.:{}[],")
+
+    static func text(_ g: inout Seeded) -> String {
+        String((0..<Int.random(in: 0...24, using: &g)).map { _ in alphabet.randomElement(using: &g)! })
+    }
+
+    static func money(_ g: inout Seeded) -> Money {
+        Money(value: Int64.random(in: Int64.min...Int64.max, using: &g) >> Int64.random(in: 0...62, using: &g), currency: ["SAR", "KWD", "JPY"].randomElement(using: &g)!)
+    }
+
+    static func optional<T>(_ g: inout Seeded, _ make: (inout Seeded) -> T) -> T? {
+        Bool.random(using: &g) ? make(&g) : nil
+    }
+
+    static func authorize(_ g: inout Seeded) -> AuthorizeRequest {
+        AuthorizeRequest(
+            paymentId: text(&g), idempotencyKey: text(&g), amount: money(&g), method: text(&g),
+            country: optional(&g, text), orderId: text(&g), capture: Bool.random(using: &g) ? .manual : .automatic,
+            instrument: optional(&g) { g in ["scenario": .string(text(&g)), "n": .number(Double(Int.random(in: -1000...1000, using: &g))), "ok": .bool(true), "x": .null, "list": .array([.string(text(&g))])] },
+            payer: optional(&g) { g in Payer(name: text(&g), email: optional(&g, text), phone: nil) },
+            returnUrl: optional(&g, text))
+    }
+
+    static func result(_ g: inout Seeded) -> AdapterResult {
+        AdapterResult(
+            status: PaymentStatus.allCases.randomElement(using: &g)!, providerReference: optional(&g, text), amount: optional(&g, money),
+            action: optional(&g) { g in PaymentAction(type: .otp, url: optional(&g, text), formFields: optional(&g) { g in [text(&g): text(&g)] }, otpLength: 6, sandboxOtp: optional(&g, text)) },
+            problem: optional(&g) { g in AdapterProblem(code: text(&g), message: text(&g), retryable: Bool.random(using: &g), safeToRetryElsewhere: Bool.random(using: &g), providerCode: optional(&g, text)) },
+            providerStatus: optional(&g, text))
+    }
+
+    @Test(arguments: 0..<400)
+    func fastCodecAgreesWithCodable(seed: UInt64) throws {
+        var g = Seeded(state: seed)
+        let request = Self.authorize(&g)
+        #expect(try AuthorizeRequest(jsonData: Data(request.jsonBytes())) == request)
+        #expect(try JSONDecoder().decode(AuthorizeRequest.self, from: Data(request.jsonBytes())) == request)
+        #expect(try AuthorizeRequest(jsonData: JSONEncoder().encode(request)) == request)
+
+        let result = Self.result(&g)
+        #expect(try AdapterResult(jsonData: Data(result.jsonBytes())) == result)
+        #expect(try JSONDecoder().decode(AdapterResult.self, from: Data(result.jsonBytes())) == result)
+        #expect(try AdapterResult(jsonData: JSONEncoder().encode(result)) == result)
+    }
+
+    @Test func everyRequestTypeRoundTrips() throws {
+        let c = ContinueRequest(paymentId: "p", idempotencyKey: "k", providerReference: "r", otp: "123456", returnParams: ["outcome": "approve"])
+        #expect(try ContinueRequest(jsonData: Data(c.jsonBytes())) == c)
+        let v = VerifyRequest(paymentId: "p", providerReference: nil)
+        #expect(try VerifyRequest(jsonData: Data(v.jsonBytes())) == v)
+        let a = AmountRequest(paymentId: "p", idempotencyKey: "k", providerReference: "r", amount: Money(value: 1234, currency: "KWD"), reason: "returned")
+        #expect(try AmountRequest(jsonData: Data(a.jsonBytes())) == a)
+        let void = VoidRequest(paymentId: "p", idempotencyKey: "k", providerReference: "r")
+        #expect(try VoidRequest(jsonData: Data(void.jsonBytes())) == void)
+        let w = WebhookRequest(headers: ["x-sig": "ab"], body: "e30=")
+        #expect(try WebhookRequest(jsonData: Data(w.jsonBytes())) == w)
+        let wr = WebhookResult(verified: true, eventId: "e", paymentId: "p", providerReference: "r", status: .succeeded, amount: Money(value: 1, currency: "SAR"))
+        #expect(try WebhookResult(jsonData: Data(wr.jsonBytes())) == wr)
+    }
+
+    @Test func unknownMembersAreIgnoredForForwardCompatibility() throws {
+        let text = #"{"status":"succeeded","future":{"nested":[1,2,{"a":null}]},"amount":{"value":1234,"currency":"KWD","scale":3}}"#
+        let result = try AdapterResult(jsonData: Data(text.utf8))
+        #expect(result.status == .succeeded)
+        #expect(result.amount == Money(value: 1234, currency: "KWD"))
+    }
+
+    @Test func missingRequiredMembersAreNamed() {
+        #expect(throws: JSONParseError.self) { try Money(jsonData: Data(#"{"value": 5}"#.utf8)) }
+        do {
+            _ = try Money(jsonData: Data(#"{"value": 5}"#.utf8))
+        } catch {
+            #expect(error.message.contains("\"currency\""))
+        }
+    }
+
+    @Test(arguments: [
+        #"{"value": 1.5, "currency": "SAR"}"#,            // money is never fractional
+        #"{"value": 1e3, "currency": "SAR"}"#,
+        #"{"value": 9223372036854775808, "currency": "SAR"}"#, // beyond Int64
+        #"{"value": "100", "currency": "SAR"}"#,
+        #"{"value": 100, "currency": "SAR"} trailing"#,
+        "{\"value\": 100, \"currency\": \"SA\u{01}R\"}",   // a raw control byte in a string
+        #"{"value": 100 "currency": "SAR"}"#,
+        "",
+    ])
+    func malformedMoneyIsRefused(text: String) {
+        #expect(throws: JSONParseError.self) { try Money(jsonData: Data(text.utf8)) }
+    }
+
+    @Test func minorUnitsSurviveAtTheExtremes() throws {
+        for value in [Int64.min, -1, 0, 1, 1234, Int64.max] {
+            let money = Money(value: value, currency: "KWD")
+            #expect(try Money(jsonData: Data(money.jsonBytes())) == money)
+        }
+    }
+}
