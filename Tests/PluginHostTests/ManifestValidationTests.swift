@@ -44,3 +44,11 @@ final class ManifestValidationTests: XCTestCase {
         XCTAssertFalse(manifest.supports(method: "mada", amount: .init(value: 1000, currency: "SAR"), country: "BR"))
     }
 }
+
+extension ManifestValidationTests {
+    func testTrailingCommasAreMalformedWithLineAndColumn() {
+        let text = "{\n  \"id\": \"x\",\n  \"methods\": [\"visa\",],\n}"
+        guard case .malformed(let detail) = ManifestValidator.validate(Data(text.utf8)) else { return XCTFail("trailing commas must be refused") }
+        XCTAssertTrue(detail.contains("3:"), detail)
+    }
+}

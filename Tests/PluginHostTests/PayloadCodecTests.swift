@@ -5,17 +5,7 @@ import Testing
 /// The hand-written payload codec must agree with the Codable conformances of
 /// the same types, byte for byte in meaning, on anything a payload can hold.
 @Suite struct PayloadCodecTests {
-    /// A small deterministic generator (SplitMix64), so failures reproduce.
-    struct Seeded: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
+    typealias Seeded = SplitMix64
 
     static let alphabet: [Character] = Array("abcXYZ019 \"\\/\n\t\r\u{01}\u{1F}éß中😀-_.:{}[],")
 
@@ -50,7 +40,7 @@ import Testing
 
     @Test(arguments: 0..<400)
     func fastCodecAgreesWithCodable(seed: UInt64) throws {
-        var g = Seeded(state: seed)
+        var g = SplitMix64(seed: seed)
         let request = Self.authorize(&g)
         #expect(try AuthorizeRequest(jsonData: Data(request.jsonBytes())) == request)
         #expect(try JSONDecoder().decode(AuthorizeRequest.self, from: Data(request.jsonBytes())) == request)

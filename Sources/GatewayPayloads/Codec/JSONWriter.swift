@@ -47,6 +47,13 @@ public struct JSONWriter: Sendable {
         bytes.append(UInt8(ascii: ":"))
     }
 
+    /// `value` as a JSON string literal.
+    public static func quoted(_ value: String) -> String {
+        var writer = JSONWriter(capacity: value.utf8.count + 2)
+        writer.string(value)
+        return String(decoding: writer.bytes, as: UTF8.self)
+    }
+
     public mutating func string(_ value: String) {
         separate()
         bytes.append(UInt8(ascii: "\""))

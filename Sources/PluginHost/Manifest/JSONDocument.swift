@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 
 /// A parsed JSON document that keeps integers exact and tells booleans from
 /// numbers, for validating manifests member by member with JSON paths.
@@ -60,21 +61,7 @@ indirect enum JSONDocument: Decodable, Sendable, Equatable {
         }
     }
 
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ s: String) -> String { JSONWriter.quoted(s) }
 }
 
 /// A document that is not well-formed JSON.

@@ -24,6 +24,15 @@ public enum ManifestValidator {
 
     /// Validates the bytes of a manifest file.
     public static func validate(_ data: Data) -> Outcome {
+        // Strict JSON first (Foundation's parser tolerates trailing commas, which
+        // other tools reading the same manifest would not), with line:column.
+        do {
+            _ = try TopLevelObject.scan(Array(data))
+        } catch ManifestEditError.malformed(let detail) {
+            return .malformed(detail: detail)
+        } catch {
+            // Not an object: well-formed JSON; the checker below says what is wrong.
+        }
         let document: JSONDocument
         do {
             document = try JSONDocument.parse(data)

@@ -1,3 +1,4 @@
+import GatewayPayloads
 /// Why ``ManifestEditor`` could not edit a document.
 public enum ManifestEditError: Error, Equatable, CustomStringConvertible {
     /// The document's top level is not a JSON object (an array, a string, ...).
@@ -143,27 +144,11 @@ public enum ManifestEditor {
     }
 
     /// `s` as a JSON string literal.
-    static func quote(_ s: String) -> String {
-        var out = "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                let hex = String(scalar.value, radix: 16)
-                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
-    }
+    static func quote(_ s: String) -> String { JSONWriter.quoted(s) }
 }
 
 /// The top-level object of a document: where it opens and closes, and its members.
-private struct TopLevelObject {
+struct TopLevelObject {
     struct Member {
         /// The decoded key.
         var key: [Unicode.Scalar]
