@@ -49,6 +49,9 @@ public struct ConformanceCheck: Sendable {
         for operation in PaymentOperation.allCases where manifest.operations.contains(operation) {
             steps.append(await check(operation, on: adapter, context: &context))
         }
+        if manifest.operations.contains(.verify) {
+            steps.append(await checkConcurrentCalls(on: adapter, context: context))
+        }
         steps.append(await checkMalformedRequest(on: adapter))
         steps.append(await checkUndeclaredOperation(on: adapter, manifest: manifest))
 
@@ -152,6 +155,29 @@ public struct ConformanceCheck: Sendable {
 
     /// The request document of a check call (throws only to keep call sites uniform).
     static func encoded<P: JSONPayload>(_ payload: P) throws -> Data { Data(payload.jsonBytes()) }
+
+    /// The host calls adapters from many threads at once: 64 simultaneous
+    /// `verify` calls must each complete exactly once with a valid document.
+    private func checkConcurrentCalls(on adapter: AdapterInstance, context: RequestContext) async -> Step {
+        let request = VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference)
+        let outcomes = await withTaskGroup(of: String?.self) { group in
+            for _ in 0..<64 {
+                group.addTask {
+                    do {
+                        _ = try await adapter.call(.verify, request, timeout: callTimeout)
+                        return nil
+                    } catch {
+                        return "\(error)"
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+        }
+        guard outcomes.isEmpty else {
+            return Step(name: "concurrency", passed: false, detail: "\(outcomes.count) of 64 concurrent verify calls failed: \(outcomes[0])")
+        }
+        return Step(name: "concurrency", passed: true, detail: "64 concurrent verify calls each completed once")
+    }
 
     /// Garbage must be refused cleanly, not crash or complete as a success.
     private func checkMalformedRequest(on adapter: AdapterInstance) async -> Step {
