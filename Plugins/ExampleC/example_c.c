@@ -515,12 +515,17 @@ static gw_status authorize(gw_instance *inst, uint64_t call_id,
     if (json_get_string(req, end, "method", &s, &len) != 0 ||
         !span_equals(s, len, "visa"))
         return GW_E_INVALID_REQUEST;
-    /* amount: {"value": <non-negative integer>, "currency": "<AAA>"}. */
+    /* capture: this adapter has no capture operation, so it can only charge
+     * at once; a manual-capture request is refused, not silently charged. */
+    if (json_get_string(req, end, "capture", &s, &len) != 0 ||
+        !span_equals(s, len, "automatic"))
+        return GW_E_INVALID_REQUEST;
+    /* amount: {"value": <positive integer>, "currency": one of describe()'s}. */
     if (json_find_member(req, end, "amount", &amount) != 1 ||
-        json_get_int64(amount, end, "value", &value) != 0 || value < 0 ||
+        json_get_int64(amount, end, "value", &value) != 0 || value <= 0 ||
         json_get_string(amount, end, "currency", &s, &len) != 0 ||
-        len != 3 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'A' || s[1] > 'Z' ||
-        s[2] < 'A' || s[2] > 'Z')
+        !(span_equals(s, len, "SAR") || span_equals(s, len, "USD") ||
+          span_equals(s, len, "EUR")))
         return GW_E_INVALID_REQUEST;
 
     job = malloc(sizeof *job);
@@ -574,10 +579,10 @@ static gw_status verify(gw_instance *inst, uint64_t call_id, const char *req,
     if (found < 0)
         return GW_E_INVALID_REQUEST;
     if (found == 0 || json_is_null(value, end)) {
-        snprintf(result, sizeof result,
-                 "{\"status\":\"failed\",\"problem\":{\"code\":"
-                 "\"unknown_payment\",\"message\":\"no provider reference\","
-                 "\"retryable\":false,\"safeToRetryElsewhere\":false}}");
+        /* This adapter finds payments only by the reference it issued. Saying
+         * "failed" here would tell the host "not charged" about a payment it
+         * knows nothing of; refusing says "cannot tell". */
+        return GW_E_INVALID_REQUEST;
     } else if (json_read_string(value, end, &s, &len) != 0) {
         return GW_E_INVALID_REQUEST; /* present, but neither string nor null */
     } else if (!reference_parse(s, len, &outcome)) {

@@ -38,15 +38,16 @@ final class MockAdapter: PaymentAdapter {
     func handleImmediately(_ call: AdapterCall) throws -> AdapterReply? {
         if case .authorize(let request) = call {
             let scenario = try MockScenario(request)
-            if scenario == .timeout || scenario == .networkDrop || request.instrument?["delay_ms"] != nil { return nil }
+            let delayed = try Self.delay(request) != nil
+            if scenario == .timeout || scenario == .networkDrop || delayed { return nil }
         }
         return try reply(to: call)
     }
 
     func handle(_ call: AdapterCall) async throws -> AdapterReply {
         if case .authorize(let request) = call {
-            if case .number(let delay)? = request.instrument?["delay_ms"], delay > 0 {
-                try await Task.sleep(for: .milliseconds(Int(delay)))
+            if let delay = try Self.delay(request) {
+                try await Task.sleep(for: .milliseconds(delay))
             }
             switch try MockScenario(request) {
             case .timeout:
@@ -64,6 +65,15 @@ final class MockAdapter: PaymentAdapter {
             }
         }
         return try reply(to: call)
+    }
+
+    /// `instrument.delay_ms`, an integer from 0 to 60000, if present and not 0.
+    static func delay(_ request: AuthorizeRequest) throws -> Int? {
+        guard let value = request.instrument?["delay_ms"] else { return nil }
+        guard case .number(let n) = value, n.rounded() == n, n >= 0, n <= 60_000 else {
+            throw AdapterError.invalidRequest("instrument.delay_ms must be an integer from 0 to 60000")
+        }
+        return n > 0 ? Int(n) : nil
     }
 
     private func reply(to call: AdapterCall) throws -> AdapterReply {

@@ -17,9 +17,9 @@ struct MockPayment: Sendable {
 }
 
 /// The mock gateway's memory: payments by reference, and the answer already
-/// given to each idempotency key (a replay gets the same answer, as at a real PSP).
+/// given to each idempotency key (a replay gets the same answer, as at a real
+/// PSP). Webhook de-duplication is the host's job, by `eventId`.
 struct MockLedger: Sendable {
     var payments: [String: MockPayment] = [:]
     var answers: [String: AdapterResult] = [:]
-    var seenWebhookEvents: Set<String> = []
 }

@@ -152,6 +152,7 @@ extension MockAdapter {
             let answer: AdapterResult
             if payment.status == .authorized, payment.captured == 0 {
                 payment.status = .cancelled
+                payment.problem = AdapterProblem(code: "voided", message: "the authorization was voided by the merchant", retryable: false)
                 ledger.payments[payment.reference] = payment
                 answer = AdapterResult(status: .succeeded, providerReference: payment.reference, amount: payment.approved, providerStatus: "VOIDED")
             } else {
@@ -193,7 +194,6 @@ extension MockAdapter {
                 return WebhookResult(verified: true, eventId: notification.eventId, providerReference: notification.providerReference,
                                      problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false))
             }
-            ledger.seenWebhookEvents.insert(notification.eventId)
             // The notification only says "look again": the state comes from the ledger, as a verify would.
             return WebhookResult(verified: true, eventId: notification.eventId, paymentId: payment.paymentId,
                                  providerReference: payment.reference, status: payment.status, amount: payment.approved)

@@ -133,7 +133,7 @@ private let invokeThunk: @convention(c) (OpaquePointer?, UInt64, Int32, UnsafePo
             return GW_OK
         }
     } catch {
-        let (status, document) = ReplyEncoding.failure(error, sent: false)
+        let (status, document) = ReplyEncoding.failure(error, requests: 0)
         // Refusals the adapter reports synchronously are refusals: nothing was sent.
         if status == GW_E_INVALID_REQUEST || status == GW_E_UNSUPPORTED { return status }
         box.host.complete(callID, status: status, document: document)
@@ -150,7 +150,7 @@ private let invokeThunk: @convention(c) (OpaquePointer?, UInt64, Int32, UnsafePo
                 let reply = try await CallScope.$current.withValue(scope) { try await box.adapter.handle(call) }
                 (status, document) = (GW_OK, ReplyEncoding.encode(reply))
             } catch {
-                (status, document) = ReplyEncoding.failure(error, sent: scope.hasSent)
+                (status, document) = ReplyEncoding.failure(error, requests: scope.requestCount)
             }
             _ = box.tasks.withLock { $0.removeValue(forKey: callID) }
             box.host.complete(callID, status: status, document: document)

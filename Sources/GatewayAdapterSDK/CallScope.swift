@@ -5,8 +5,10 @@ import Synchronization
 final class CallScope: Sendable {
     @TaskLocal static var current: CallScope?
 
-    private let sent = Atomic<Bool>(false)
+    private let requests = Atomic<Int>(0)
 
-    func markSent() { sent.store(true, ordering: .relaxed) }
-    var hasSent: Bool { sent.load(ordering: .relaxed) }
+    /// Records that the call is handing a request to the host's egress.
+    func markSent() { requests.add(1, ordering: .relaxed) }
+    /// How many requests the call handed to the host.
+    var requestCount: Int { requests.load(ordering: .relaxed) }
 }

@@ -87,7 +87,8 @@ public struct AdapterResult: Codable, Sendable, Hashable {
     public var amount: Money?
     /// Set when `status` is `pending` and the payer must act.
     public var action: PaymentAction?
-    /// Set when `status` is `failed` or `cancelled`.
+    /// Why: always set when `status` is `failed` or `cancelled`; on `pending`,
+    /// a retryable problem with the payer's last step (a wrong OTP, say).
     public var problem: AdapterProblem?
     /// The provider's raw status or result code, for support.
     public var providerStatus: String?
@@ -134,7 +135,7 @@ public struct WebhookResult: Codable, Sendable, Hashable {
     }
 }
 
-/// The document of a non-`GW_OK` completion or of a refused `create`.
+/// The document of a non-`GW_OK` completion (`{"message": "..."}`).
 public struct ErrorDocument: Codable, Sendable, Hashable {
     public var message: String
     public init(message: String) { self.message = message }

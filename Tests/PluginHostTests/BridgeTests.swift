@@ -223,6 +223,31 @@ final class BridgeTests: XCTestCase {
         XCTAssertEqual(mock.protocolViolations.count, 0)
     }
 
+    func testShutdownNeverDestroysAnInstanceThatStillOwesACompletion() async throws {
+        try FabricatedAdapter(id: "silent", completions: 0).install(in: folder, manifestName: "silent.json")
+        let adapter = try XCTUnwrap(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("silent.json"), loader: folder.loader).adapter)
+        let outcome = await adapter.invoke(.authorize, payload: Data(authorize(nil).jsonBytes()), timeout: .milliseconds(50))
+        XCTAssertEqual(outcome, .timedOut)
+        XCTAssertEqual(adapter.outstandingCalls, 1, "the adapter still owes the completion")
+        let destroyed = await adapter.shutdown(grace: .milliseconds(100))
+        XCTAssertFalse(destroyed, "destroying it could free memory a worker still uses")
+    }
+
+    func testShutdownWaitsForCallsThenRefusesNewOnes() async throws {
+        let mock = self.mock
+        let request = AuthorizeRequest(
+            paymentId: "slow", idempotencyKey: "slow", amount: Money(value: 1000, currency: "SAR"), method: "mada",
+            orderId: "o", instrument: ["delay_ms": .number(200)])
+        let slow = Task { try await mock.call(.authorize, request) }
+        try await Task.sleep(for: .milliseconds(20))
+        let destroyed = await mock.shutdown(grace: .seconds(5))
+        XCTAssertTrue(destroyed)
+        let result = try await slow.value
+        XCTAssertEqual(result.status, .succeeded, "the call in flight finished before destroy")
+        let after = await mock.invoke(.verify, payload: Data(VerifyRequest(paymentId: "p", providerReference: nil).jsonBytes()))
+        XCTAssertEqual(after, .refused(status: ABIStatus.busy.rawValue))
+    }
+
     // MARK: Host services
 
     func testEgressOutsideTheAllowlistIsRefusedWithATypedStatus() async throws {

@@ -52,3 +52,23 @@ extension ManifestValidationTests {
         XCTAssertTrue(detail.contains("3:"), detail)
     }
 }
+
+/// The egress allowlist, as the host service applies it.
+final class EgressPolicyTests: XCTestCase {
+    let policy = EgressPolicy([
+        Manifest.Endpoint(host: "api.psp.example", port: 443), Manifest.Endpoint(host: "127.0.0.1", port: 8089),
+        Manifest.Endpoint(host: "api.psp.example", port: 80),
+    ])
+
+    func testAllowedHTTPSAndLoopbackHTTPPass() throws {
+        XCTAssertEqual(try policy.check(URL(string: "https://API.psp.example/v1/pay")!).get(), Manifest.Endpoint(host: "api.psp.example", port: 443))
+        XCTAssertNoThrow(try policy.check(URL(string: "http://127.0.0.1:8089/sim")!).get())
+    }
+
+    func testEverythingElseIsDenied() {
+        for url in ["https://api.psp.example:8443/", "https://evil.example/", "http://api.psp.example/", "ftp://api.psp.example/", "file:///etc/passwd"] {
+            guard case .failure(let refusal) = policy.check(URL(string: url)!) else { return XCTFail("\(url) must be denied") }
+            XCTAssertEqual(refusal.status, 9, url)
+        }
+    }
+}

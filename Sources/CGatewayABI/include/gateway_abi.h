@@ -27,8 +27,9 @@
  *     and the manifest's non-secret configuration, then describe() to learn
  *     what the instance implements, then invoke() any number of times from any
  *     number of threads, cancel() when it gives up on a call, and finally
- *     destroy(). After destroy() returns, the adapter must not call any host
- *     service of that instance again.
+ *     destroy(), only once every accepted call's completion has arrived (an
+ *     instance that never completes a call is never destroyed). After destroy()
+ *     returns, the adapter must not call any host service of that instance.
  *
  * ---------------------------------------------------------------------------
  * Versioning rules
@@ -227,8 +228,9 @@ typedef struct gw_host_api {
      *   {"method": "POST", "url": "https://host:port/path",
      *    "headers": {"name": "value", ...}, "body": "<base64>",
      *    "timeout_ms": 10000}
-     * The host enforces the manifest's `egress` allowlist, timeouts and TLS,
-     * and masks card numbers and secrets in anything it logs.
+     * The host enforces the manifest's `egress` allowlist (host:port), the
+     * timeout, and https (plain http only to loopback, for local simulators);
+     * it never follows redirects, and never logs bodies or headers.
      *
      * Returns at once. `callback` fires exactly once, later, on a host thread,
      * also when the request is refused or invalid. Thread-safe.
@@ -301,8 +303,9 @@ typedef struct gw_adapter_api {
      * config:  borrowed JSON object, the manifest's `config` ("{}" if none).
      * out_instance: on GW_OK, set to the new instance (never NULL).
      * out_error: on failure, the adapter MAY set it to a buffer it allocated
-     *          holding a UTF-8 message for the operator; the host copies it
-     *          and releases it with free(). Its length goes to *out_error_len.
+     *          holding a UTF-8 message (plain text) for the operator; the host
+     *          copies it and releases it with this table's free(). Its length
+     *          goes to *out_error_len.
      *
      * Called on a host thread, once per instance; may block briefly (reading
      * secrets, parsing config) but must not wait on the network.
@@ -348,8 +351,9 @@ typedef struct gw_adapter_api {
     void (*cancel)(gw_instance *instance, uint64_t call_id);
 
     /*
-     * Destroy an instance. The host calls it once, after every accepted call
-     * has completed or been cancelled. After it returns the adapter must not
+     * Destroy an instance. The host calls it once, after the completion of
+     * every accepted call has arrived (cancelled calls included: the host
+     * waits for their GW_E_CANCELLED). After it returns the adapter must not
      * call the instance's host services. The library itself stays mapped.
      */
     void (*destroy)(gw_instance *instance);

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import GatewayPayloads
+import Synchronization
 
 /// The adapter functions of one loaded library, each with its prepared cif.
 struct AdapterFunctions: Sendable {
@@ -32,6 +33,8 @@ public final class AdapterInstance: Sendable {
     let instance: SendablePointer
     let context: HostContext
     let hostTable: HostServiceTable
+    /// Set by ``shutdown(grace:)``: no new calls.
+    private let closed = Atomic<Bool>(false)
 
     init(manifest: Manifest, description: AdapterDescription, abiMajor: UInt32, abiMinor: UInt32,
          libraryPath: String, librarySHA256: String, functions: AdapterFunctions,
@@ -61,6 +64,10 @@ public final class AdapterInstance: Sendable {
                     if calls.resolve(callID, with: .timedOut) { cancelInAdapter(callID) }
                 }
                 calls.register(callID, continuation: continuation, deadline: deadline)
+                if closed.load(ordering: .acquiring) {
+                    calls.resolve(callID, with: .refused(status: ABIStatus.busy.rawValue))
+                    return
+                }
                 if Task.isCancelled {
                     calls.resolve(callID, with: .refused(status: ABIStatus.cancelled.rawValue))
                     return
@@ -69,7 +76,7 @@ public final class AdapterInstance: Sendable {
                 let status = payload.withUnsafeBytes { bytes in
                     functions.invoke.callInvoke(instance.pointer, callID, operation.code, bytes.baseAddress, bytes.count)
                 }
-                if status != 0 { calls.resolve(callID, with: .refused(status: status)) }
+                if status != 0 { calls.refused(callID, status: status) }
             }
         } onCancel: {
             if calls.resolve(callID, with: .cancelled) { self.cancelInAdapter(callID) }
@@ -107,15 +114,35 @@ public final class AdapterInstance: Sendable {
     /// Calls the adapter still owes a completion for.
     public var outstandingCalls: Int { context.calls.outstanding }
 
-    /// Waits (up to `grace`) for outstanding calls, then destroys the instance.
-    /// The library stays mapped; the host table stays valid.
-    public func shutdown(grace: Duration = .seconds(5)) async {
+    /// Stops the instance: new calls are refused with `GW_E_BUSY`; calls in
+    /// flight get up to `grace` to complete, then are cancelled (resolved as
+    /// `cancelled` for their callers, and cancelled in the adapter). The adapter's
+    /// `destroy` runs only once every completion it owes has arrived; an adapter
+    /// that never completes a call is never destroyed (its memory is leaked
+    /// rather than freed under a running worker) and the host logs it.
+    /// The library stays mapped and the host table valid in every case.
+    /// Returns whether the instance was destroyed.
+    @discardableResult
+    public func shutdown(grace: Duration = .seconds(5)) async -> Bool {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         let clock = ContinuousClock()
-        let end = clock.now + grace
+        var end = clock.now + grace
         while context.calls.outstanding > 0, clock.now < end {
             try? await Task.sleep(for: .milliseconds(5))
         }
+        if context.calls.outstanding > 0 {
+            for callID in context.calls.cancelAll() { cancelInAdapter(callID) }
+            end = clock.now + grace
+            while context.calls.outstanding > 0, clock.now < end {
+                try? await Task.sleep(for: .milliseconds(5))
+            }
+        }
+        guard context.calls.outstanding == 0 else {
+            context.logger.error("adapter \(manifest.id) still owes \(context.calls.outstanding) completion(s) after cancel; not destroying it")
+            return false
+        }
         functions.destroy.callVoid(instance.pointer)
+        return true
     }
 
     private func cancelInAdapter(_ callID: UInt64) {

@@ -104,6 +104,21 @@ final class CallTable: Sendable {
         return true
     }
 
+    /// `invoke` refused `callID` (so no completion will come): resolves it if it
+    /// is still pending, and forgets it if its deadline had already abandoned it.
+    func refused(_ callID: UInt64, status: Int32) {
+        if !resolve(callID, with: .refused(status: status)) {
+            _ = state.withLock { $0.abandoned.remove(callID) }
+        }
+    }
+
+    /// Resolves every pending call as cancelled (shutdown); returns their ids,
+    /// which the adapter must now be told to cancel.
+    func cancelAll() -> [UInt64] {
+        let ids = state.withLock { Array($0.pending.keys) }
+        return ids.filter { resolve($0, with: .cancelled) }
+    }
+
     /// Calls waiting for a completion, including abandoned ones the adapter still owes.
     var outstanding: Int { state.withLock { $0.pending.count + $0.abandoned.count } }
 

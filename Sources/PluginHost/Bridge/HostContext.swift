@@ -104,7 +104,7 @@ final class HostContext: Sendable {
         let started = ContinuousClock.now
         do {
             let (response, data) = try await egressClient.send(urlRequest)
-            logger.debug("egress \(urlRequest.httpMethod ?? "GET") \(endpoint)\(url.path) -> \(response.statusCode) in \(ContinuousClock.now - started)")
+            logger.debug("egress \(urlRequest.httpMethod ?? "GET") \(endpoint)\(Redaction.maskingCardNumbers(in: url.path)) -> \(response.statusCode) in \(ContinuousClock.now - started)")
             var headers: [String: String] = [:]
             for (name, value) in response.allHeaderFields {
                 if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }

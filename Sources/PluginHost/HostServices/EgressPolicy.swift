@@ -1,8 +1,10 @@
 import Foundation
 
 /// The manifest's `egress` allowlist: the only `host:port` pairs an adapter's
-/// HTTP requests may reach. An empty list allows nothing.
+/// HTTP requests may reach. An empty list allows nothing. Plain `http` is
+/// refused except to loopback, where the local provider simulators listen.
 struct EgressPolicy: Sendable {
+    static let loopbackHosts: Set<String> = ["127.0.0.1", "localhost", "::1", "[::1]"]
     let allowed: Set<Manifest.Endpoint>
 
     init(_ endpoints: [Manifest.Endpoint]) {
@@ -16,6 +18,9 @@ struct EgressPolicy: Sendable {
         }
         guard let host = url.host?.lowercased(), !host.isEmpty else {
             return .failure(EgressFailure(status: 9, message: "the URL has no host"))
+        }
+        if scheme == "http", !Self.loopbackHosts.contains(host) {
+            return .failure(EgressFailure(status: 9, message: "plain http is allowed only to loopback (local simulators); use https for \(host)"))
         }
         let endpoint = Manifest.Endpoint(host: host, port: url.port ?? (scheme == "https" ? 443 : 80))
         guard allowed.contains(endpoint) else {

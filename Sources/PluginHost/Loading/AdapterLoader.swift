@@ -180,8 +180,18 @@ public struct AdapterLoader: Sendable {
         }
         let document = Data(bytes: buffer, count: length)
         functions.free.callVoid(buffer)
+        // Operation names this host does not know (a newer minor version's) are ignored.
+        struct Lenient: Decodable {
+            var id: String
+            var version: String
+            var methods: [String]
+            var operations: [String]
+            var currencies: [String]?
+        }
         do {
-            return try JSONDecoder().decode(AdapterDescription.self, from: document)
+            let d = try JSONDecoder().decode(Lenient.self, from: document)
+            return AdapterDescription(id: d.id, version: d.version, methods: d.methods,
+                                      operations: d.operations.compactMap(PaymentOperation.init(rawValue:)), currencies: d.currencies)
         } catch {
             throw LoadFailure.describeFailed(detail: "the document is not a valid description: \(AdapterInstance.decodingSummary(error))")
         }

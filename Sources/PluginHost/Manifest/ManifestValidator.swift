@@ -296,7 +296,12 @@ private struct Checker {
                 fail(path, "must be \"host:port\" with a port 1-65535, found \(item.serialized)")
                 continue
             }
-            result.append(Manifest.Endpoint(host: String(s[..<colon]).lowercased(), port: port))
+            let endpoint = Manifest.Endpoint(host: String(s[..<colon]).lowercased(), port: port)
+            if result.contains(endpoint) {
+                fail(path, "\(endpoint) is listed twice")
+                continue
+            }
+            result.append(endpoint)
         }
         return result
     }
