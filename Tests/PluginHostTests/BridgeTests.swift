@@ -265,6 +265,24 @@ final class BridgeTests: XCTestCase {
         await adapter.shutdown()
     }
 
+    func testEgressToAnAllowedLoopbackEndpointReturnsTheResponse() async throws {
+        let server = try LoopbackHTTPServer(body: "pong")
+        let url = "http://127.0.0.1:\(server.port)/ping"
+        try FabricatedAdapter(id: "egress-ok", egressURL: url)
+            .install(in: folder, manifestName: "egress-ok.json", manifestChanges: ["egress": ["127.0.0.1:\(server.port)"]])
+        let adapter = try XCTUnwrap(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("egress-ok.json"), loader: folder.loader).adapter)
+        let outcome = await adapter.invoke(.authorize, payload: Data(authorize(nil).jsonBytes()))
+        guard case .completed(let status, let document) = outcome else { return XCTFail("\(outcome)") }
+        XCTAssertEqual(status, 0)
+        struct Response: Decodable { var status: Int; var headers: [String: String]; var body: String }
+        let response = try JSONDecoder().decode(Response.self, from: document)
+        XCTAssertEqual(response.status, 200)
+        XCTAssertEqual(response.headers["x-sim"], "yes")
+        XCTAssertEqual(Data(base64Encoded: response.body), Data("pong".utf8))
+        XCTAssertEqual(server.requestLines, ["GET /ping HTTP/1.1"])
+        await adapter.shutdown()
+    }
+
     func testSecretsReachTheAdapterFromAFileReference() async throws {
         let secretFile = folder.root.appendingPathComponent("webhook.secret")
         try Data("s3cr3t-for-tests\n".utf8).write(to: secretFile)
