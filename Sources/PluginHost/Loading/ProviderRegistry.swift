@@ -30,26 +30,16 @@ public enum ProviderRegistry {
         var records: [ProviderRecord] = []
         var firstFileByID: [String: String] = [:]
         for url in try ManifestFile.list(in: directory) {
-            var record = ProviderRecord(manifestPath: url.path, state: .refused, methods: [])
-            switch ManifestFile.read(url) {
-            case .failure(let failure):
-                record.failure = failure
-                record.id = Self.bestEffortID(url)
-                loader.logger.warning("refused \(url.path): \(failure)")
-            case .success(let manifest):
-                record.id = manifest.id
-                record.version = manifest.version
-                record.enabled = manifest.enabled
-                record.methods = manifest.methods
-                record.manifest = manifest
+            var record = read(url)
+            if let manifest = record.manifest {
                 if let first = firstFileByID[manifest.id] {
                     record.failure = .duplicateID(id: manifest.id, firstManifest: first)
-                    loader.logger.warning("refused \(url.path): \(record.failure!)")
                 } else {
                     firstFileByID[manifest.id] = url.path
-                    record = Self.load(record, manifest: manifest, url: url, loader: loader)
+                    record = load(record, manifest: manifest, url: url, loader: loader)
                 }
             }
+            if let failure = record.failure { loader.logger.warning("refused \(url.path): \(failure)") }
             records.append(record)
         }
         return records
@@ -57,20 +47,26 @@ public enum ProviderRegistry {
 
     /// Loads one manifest file on its own (for `gateway plugin check`).
     public static func load(manifestAt url: URL, loader: AdapterLoader) -> ProviderRecord {
+        let record = read(url)
+        guard let manifest = record.manifest else { return record }
+        return load(record, manifest: manifest, url: url, loader: loader)
+    }
+
+    /// The record of a manifest file as validated, before anything is loaded.
+    private static func read(_ url: URL) -> ProviderRecord {
         var record = ProviderRecord(manifestPath: url.path, state: .refused, methods: [])
         switch ManifestFile.read(url) {
         case .failure(let failure):
             record.failure = failure
             record.id = bestEffortID(url)
-            return record
         case .success(let manifest):
             record.id = manifest.id
             record.version = manifest.version
             record.enabled = manifest.enabled
             record.methods = manifest.methods
             record.manifest = manifest
-            return load(record, manifest: manifest, url: url, loader: loader)
         }
+        return record
     }
 
     private static func load(_ record: ProviderRecord, manifest: Manifest, url: URL, loader: AdapterLoader) -> ProviderRecord {
@@ -85,7 +81,6 @@ public enum ProviderRegistry {
             record.adapter = adapter
         case .failure(let failure):
             record.failure = failure
-            loader.logger.warning("refused \(url.path): \(failure)")
         }
         return record
     }
