@@ -6,7 +6,9 @@ import GatewayAdapterSDK
 extension MockAdapter {
     func authorize(_ request: AuthorizeRequest, scenario: MockScenario) throws -> AdapterResult {
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
-        guard request.amount.currency.count == 3 else { throw AdapterError.invalidRequest("amount.currency must be an ISO 4217 code") }
+        guard request.amount.knownCurrency != nil else {
+            throw AdapterError.invalidRequest("amount.currency \"\(request.amount.currency.prefix(8))\" is not a supported ISO 4217 code")
+        }
         return ledger.withLock { ledger in
             let key = "authorize:" + request.idempotencyKey
             if let answer = ledger.answers[key] { return answer }
