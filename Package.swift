@@ -38,6 +38,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
+        // The checkout engine: sessions, attempts, routing, idempotency (issue 3).
+        .target(name: "CheckoutEngine", dependencies: ["GatewayPayloads"]),
         // Swift adapter SDK: implement one protocol, write one export line.
         .target(name: "GatewayAdapterSDK", dependencies: ["CGatewayABI", "GatewayPayloads"]),
         .executableTarget(
@@ -70,10 +72,12 @@ let package = Package(
             dependencies: ["PluginHost", "CFFI", "CBenchSupport", "GatewayPayloads"],
             path: "Benchmarks/Bridge"),
 
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "CheckoutEngineTests", dependencies: ["CheckoutEngine", "GatewayPayloads", "TestSupport"]),
         .testTarget(
             name: "PluginHostTests",
             dependencies: [
-                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI",
+                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

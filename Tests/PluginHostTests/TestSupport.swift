@@ -1,4 +1,5 @@
 import Foundation
+@_exported import TestSupport
 import Logging
 import XCTest
 @testable import PluginHost
@@ -132,17 +133,4 @@ func runProcess(_ executable: String, _ arguments: [String], environment: [Strin
 
 extension Array where Element == ProviderRecord {
     subscript(id id: String) -> ProviderRecord? { first { $0.id == id } }
-}
-
-/// A small seeded generator (SplitMix64), so randomized tests reproduce.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

@@ -1,0 +1,73 @@
+import GatewayPayloads
+
+/// Where an attempt stands.
+public enum AttemptStatus: String, Sendable, Codable, CaseIterable {
+    /// Sent (or about to be sent) to a provider; no answer yet.
+    case processing
+    /// Not final: the payer must act, or the outcome is unknown until a verify.
+    case pending
+    /// Reserved for manual capture. Final.
+    case authorized
+    /// Charged. Final.
+    case succeeded
+    /// Not charged. Final.
+    case failed
+    /// Not charged; the payer or merchant cancelled. Final.
+    case cancelled
+
+    /// Whether no further transition is possible.
+    public var isFinal: Bool { self != .processing && self != .pending }
+    /// Whether money was reserved or moved.
+    public var isPayment: Bool { self == .authorized || self == .succeeded }
+
+    /// The transitions an attempt may make. Final states have none: a result
+    /// that arrives for a final attempt (a late webhook) is an event to log,
+    /// never a change of what was decided.
+    public func canMove(to next: AttemptStatus) -> Bool {
+        switch self {
+        case .processing: next != .processing
+        case .pending: next != .processing
+        case .authorized, .succeeded, .failed, .cancelled: false
+        }
+    }
+}
+
+/// One try at paying a session with one method through one provider.
+public struct Attempt: Sendable, Equatable, Codable {
+    public var id: String
+    public var method: String
+    public var providerID: String
+    /// Why this provider was chosen (routing's explanation, kept for audit).
+    public var routingReason: String
+    public var status: AttemptStatus
+    public var providerReference: String?
+    public var action: PaymentAction?
+    public var problem: AdapterProblem?
+    /// What was asked.
+    public var requested: Money
+    /// Set once the attempt is a payment.
+    public var balance: PaymentBalance?
+
+    public init(id: String, method: String, providerID: String, routingReason: String, requested: Money) {
+        self.id = id
+        self.method = method
+        self.providerID = providerID
+        self.routingReason = routingReason
+        self.status = .processing
+        self.requested = requested
+    }
+
+    /// Moves to `next`, or refuses an illegal transition. Becoming a payment
+    /// opens its balance with the approved amount (which a partial approval
+    /// makes smaller than what was asked).
+    public mutating func move(to next: AttemptStatus, approved: Money? = nil, capture: CaptureMode = .automatic) throws(DomainError) {
+        guard status.canMove(to: next) else { throw .illegalAttemptTransition(from: status, to: next) }
+        if next.isPayment {
+            let amount = approved ?? requested
+            guard amount.currency == requested.currency else { throw .currencyMismatch(expected: requested.currency, got: amount.currency) }
+            guard amount.value > 0 else { throw .nonPositiveAmount(amount.value) }
+            balance = PaymentBalance(authorized: amount, capturedAutomatically: next == .succeeded && capture == .automatic)
+        }
+        status = next
+    }
+}

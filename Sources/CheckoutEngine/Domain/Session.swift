@@ -1,0 +1,118 @@
+import GatewayPayloads
+
+/// Where a checkout session stands.
+public enum SessionStatus: String, Sendable, Codable, CaseIterable {
+    /// Accepting attempts.
+    case open
+    /// An attempt succeeded (or was authorized); no more attempts.
+    case completed
+    /// Aborted by the merchant.
+    case cancelled
+    /// Abandoned past its deadline.
+    case expired
+
+    public var isFinal: Bool { self != .open }
+}
+
+/// A shopper's checkout: an amount to pay, and the attempts at paying it.
+///
+/// Rules: one live attempt at a time (a new one only after every earlier one
+/// failed or was cancelled, so two providers can never both be charging);
+/// the first attempt that becomes a payment completes the session; a session
+/// with a live attempt cannot be aborted or expire (its money may still move:
+/// it is reconciled first).
+public struct Session: Sendable, Equatable, Codable {
+    public var id: String
+    public var amount: Money
+    public var country: String?
+    public var orderID: String
+    public var capture: CaptureMode
+    public private(set) var status: SessionStatus
+    public private(set) var attempts: [Attempt]
+
+    public init(id: String, amount: Money, country: String?, orderID: String, capture: CaptureMode) throws(DomainError) {
+        guard amount.value > 0 else { throw .nonPositiveAmount(amount.value) }
+        self.id = id
+        self.amount = amount
+        self.country = country
+        self.orderID = orderID
+        self.capture = capture
+        self.status = .open
+        self.attempts = []
+    }
+
+    /// The attempt that is still processing or pending, if any.
+    public var liveAttempt: Attempt? { attempts.first { !$0.status.isFinal } }
+    /// The attempt that became the payment, if any.
+    public var payment: Attempt? { attempts.first { $0.status.isPayment } }
+
+    /// Checks that a new attempt may start now.
+    public func checkCanStartAttempt() throws(DomainError) {
+        guard status == .open else { throw .sessionNotOpen(status) }
+        if let live = liveAttempt { throw .attemptInProgress(attemptID: live.id) }
+        if payment != nil { throw .sessionAlreadyPaid }
+    }
+
+    /// Adds `attempt` (in `processing`).
+    public mutating func start(_ attempt: Attempt) throws(DomainError) {
+        try checkCanStartAttempt()
+        attempts.append(attempt)
+    }
+
+    /// Moves attempt `id` to `next`; a payment completes the session.
+    public mutating func move(attempt id: String, to next: AttemptStatus, approved: Money? = nil) throws(DomainError) {
+        guard let index = attempts.firstIndex(where: { $0.id == id }) else { throw .unknownAttempt(id) }
+        try attempts[index].move(to: next, approved: approved, capture: capture)
+        if next.isPayment { status = .completed }
+    }
+
+    /// Captures `amount` of payment `id` (manual capture; full or partial).
+    public mutating func capture(_ amount: Money, of id: String) throws(DomainError) {
+        var balance = try paymentBalance(id)
+        try balance.capture(amount)
+        try setBalance(balance, of: id)
+    }
+
+    /// Refunds `amount` of payment `id` (partial and repeated; never beyond what was captured).
+    public mutating func refund(_ amount: Money, of id: String) throws(DomainError) {
+        var balance = try paymentBalance(id)
+        try balance.refund(amount)
+        try setBalance(balance, of: id)
+    }
+
+    /// Voids payment `id`'s uncaptured authorization.
+    public mutating func void(_ id: String) throws(DomainError) {
+        var balance = try paymentBalance(id)
+        try balance.void()
+        try setBalance(balance, of: id)
+    }
+
+    /// The balance of payment `id`.
+    public func paymentBalance(_ id: String) throws(DomainError) -> PaymentBalance {
+        guard let attempt = attempts.first(where: { $0.id == id }) else { throw .unknownAttempt(id) }
+        guard let balance = attempt.balance else { throw .notAPayment(attempt.status) }
+        return balance
+    }
+
+    private mutating func setBalance(_ balance: PaymentBalance, of id: String) throws(DomainError) {
+        guard let index = attempts.firstIndex(where: { $0.id == id }) else { throw .unknownAttempt(id) }
+        attempts[index].balance = balance
+    }
+
+    /// The merchant aborts the checkout.
+    public mutating func abort() throws(DomainError) {
+        try checkCanEnd()
+        status = .cancelled
+    }
+
+    /// The session passed its deadline unpaid.
+    public mutating func expire() throws(DomainError) {
+        try checkCanEnd()
+        status = .expired
+    }
+
+    private func checkCanEnd() throws(DomainError) {
+        guard status == .open else { throw .sessionNotOpen(status) }
+        if let live = liveAttempt { throw .attemptInProgress(attemptID: live.id) }
+    }
+}
