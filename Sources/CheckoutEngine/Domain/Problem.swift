@@ -1,0 +1,98 @@
+import GatewayPayloads
+
+/// A failure a person can act on: an RFC 9457 problem with a stable `type`,
+/// a `retryable` flag, a detail for the engineer and a message for the payer
+/// in English and Arabic. Card data and secrets never appear in any field.
+public struct Problem: Error, Sendable, Equatable, Codable {
+    /// A stable URI naming the kind of problem (RFC 9457 `type`).
+    public var type: String
+    public var title: String
+    /// The HTTP status an API would answer with.
+    public var status: Int
+    /// For the engineer: what happened, specifically.
+    public var detail: String
+    /// Whether trying again (later, or with the same method) may succeed.
+    public var retryable: Bool
+    /// The stable snake_case code (`insufficient_funds`, ...).
+    public var code: String
+    /// What to show the payer.
+    public var payerMessage: PayerMessage
+    /// The provider's own code, for support.
+    public var providerCode: String?
+
+    public struct PayerMessage: Sendable, Equatable, Codable {
+        public var en: String
+        public var ar: String
+    }
+}
+
+/// The problems the engine knows, by code. An adapter's problem with a code
+/// not listed here keeps its code and detail and gets the generic payer message.
+public enum ProblemCatalog {
+    public static let typeBase = "https://gateway.dev/problems/"
+
+    struct Entry {
+        var title: String
+        var status: Int
+        var retryable: Bool
+        var en: String
+        var ar: String
+    }
+
+    static let entries: [String: Entry] = [
+        "insufficient_funds": Entry(
+            title: "Insufficient funds", status: 402, retryable: false,
+            en: "Your payment was declined for insufficient funds. Please use another card or payment method.",
+            ar: "تم رفض الدفع لعدم كفاية الرصيد. يرجى استخدام بطاقة أو وسيلة دفع أخرى."),
+        "card_declined": Entry(
+            title: "Card declined", status: 402, retryable: false,
+            en: "Your card was declined. Please use another card or payment method.",
+            ar: "تم رفض بطاقتك. يرجى استخدام بطاقة أو وسيلة دفع أخرى."),
+        "authentication_failed": Entry(
+            title: "Authentication failed", status: 402, retryable: false,
+            en: "Your bank could not verify this payment. Please try again or use another card.",
+            ar: "تعذّر على البنك التحقق من عملية الدفع. يرجى المحاولة مرة أخرى أو استخدام بطاقة أخرى."),
+        "otp_invalid": Entry(
+            title: "Wrong one-time password", status: 402, retryable: true,
+            en: "The code you entered is incorrect. Please check it and try again.",
+            ar: "الرمز الذي أدخلته غير صحيح. يرجى التحقق منه والمحاولة مرة أخرى."),
+        "otp_attempts_exceeded": Entry(
+            title: "Too many wrong one-time passwords", status: 402, retryable: false,
+            en: "Too many incorrect codes. Please start the payment again.",
+            ar: "تم إدخال رموز غير صحيحة عدة مرات. يرجى بدء عملية الدفع من جديد."),
+        "user_cancelled": Entry(
+            title: "Cancelled by the payer", status: 402, retryable: true,
+            en: "You cancelled the payment. You can try again with any payment method.",
+            ar: "لقد ألغيت عملية الدفع. يمكنك المحاولة مرة أخرى بأي وسيلة دفع."),
+        "provider_error": Entry(
+            title: "Payment provider error", status: 502, retryable: true,
+            en: "The payment service is temporarily unavailable. Please try again in a moment.",
+            ar: "خدمة الدفع غير متاحة مؤقتاً. يرجى المحاولة مرة أخرى بعد قليل."),
+        "network_error": Entry(
+            title: "Payment outcome not yet known", status: 504, retryable: false,
+            en: "We could not confirm your payment yet. Please do not pay again: we will confirm it shortly.",
+            ar: "لم نتمكن من تأكيد عملية الدفع بعد. يرجى عدم الدفع مرة أخرى، وسنؤكدها لك قريباً."),
+        "payment_failed": Entry(
+            title: "Payment failed", status: 402, retryable: false,
+            en: "Your payment could not be completed. Please try another payment method.",
+            ar: "تعذّر إتمام عملية الدفع. يرجى تجربة وسيلة دفع أخرى."),
+    ]
+
+    /// The codes with their own entry.
+    public static var knownCodes: [String] { entries.keys.sorted() }
+
+    /// The problem for `code`, with `detail` for the engineer.
+    public static func problem(code: String, detail: String, retryable: Bool? = nil, providerCode: String? = nil) -> Problem {
+        let entry = entries[code] ?? entries["payment_failed"]!
+        return Problem(
+            type: typeBase + code.replacingOccurrences(of: "_", with: "-"), title: entries[code]?.title ?? "Payment failed",
+            status: entry.status, detail: detail, retryable: retryable ?? entry.retryable, code: code,
+            payerMessage: Problem.PayerMessage(en: entry.en, ar: entry.ar), providerCode: providerCode)
+    }
+
+    /// An adapter's problem, as the engine reports it: the adapter's code,
+    /// retryable flag and provider code are kept; `providerID` is named in the detail.
+    public static func problem(from adapter: AdapterProblem, providerID: String) -> Problem {
+        problem(code: adapter.code, detail: "\(providerID): \(adapter.message)", retryable: adapter.retryable, providerCode: adapter.providerCode)
+    }
+}
