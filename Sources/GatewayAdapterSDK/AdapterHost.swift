@@ -139,7 +139,7 @@ private let httpCallbackThunk: gw_http_callback = { userData, status, bytes, len
     if status == GW_OK, let response = try? JSONDecoder().decode(HTTPResponse.self, from: data) {
         box.continuation.resume(returning: response)
     } else {
-        let message = (try? JSONDecoder().decode(ErrorDocument.self, from: data))?.message ?? "egress failed"
+        let message = (try? ErrorDocument(jsonData: data))?.message ?? "egress failed"
         box.continuation.resume(throwing: HTTPEgressError(status: status == GW_OK ? GW_E_OUTCOME_UNKNOWN : status, message: message))
     }
 }

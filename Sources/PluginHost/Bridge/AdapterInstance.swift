@@ -54,7 +54,7 @@ public final class AdapterInstance: Sendable {
     /// Invokes `operation` with a request document and waits for its outcome.
     ///
     /// - Parameter timeout: the deadline; the manifest's `timeout_ms` when nil.
-    public func invoke(_ operation: PaymentOperation, payload: Data, timeout: Duration? = nil) async -> CallOutcome {
+    public func invoke(_ operation: PaymentOperation, payload: some ContiguousBytes & Sendable, timeout: Duration? = nil) async -> CallOutcome {
         let calls = context.calls
         let callID = calls.makeCallID()
         let limit = timeout ?? .milliseconds(manifest.timeoutMilliseconds)
@@ -87,7 +87,7 @@ public final class AdapterInstance: Sendable {
     public func call<Request: JSONPayload, Result: JSONPayload>(
         _ operation: PaymentOperation, _ request: Request, as result: Result.Type, timeout: Duration? = nil
     ) async throws(AdapterCallError) -> Result {
-        switch await invoke(operation, payload: Data(request.jsonBytes()), timeout: timeout) {
+        switch await invoke(operation, payload: request.jsonBytes(), timeout: timeout) {
         case .completed(let status, let document) where status == 0:
             do { return try Result(jsonData: document) }
             catch { throw .malformedResult("\(operation.rawValue) result does not match its schema: \(error)") }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -13,7 +14,6 @@ final class HostContext: Sendable {
     let egressPolicy: EgressPolicy
     let egressClient: any HTTPEgressClient
     let calls: CallTable
-    private let httpCallback = CallSignature(.void, [.pointer, .sint32, .pointer, .size])
 
     init(manifest: Manifest, manifestDirectory: URL, egressClient: any HTTPEgressClient, logger: Logger) {
         adapterID = manifest.id
@@ -64,7 +64,7 @@ final class HostContext: Sendable {
             logger.error("adapter called http_send without a callback; request dropped")
             return
         }
-        let reply = ForeignFunction(address: callback, signature: httpCallback)
+        let reply = ForeignFunction(address: callback, signature: SignatureTable.httpCallback)
         let userData = SendablePointer(userData)
         // The callback never fires inside http_send itself: always from a task.
         Task {
@@ -77,7 +77,7 @@ final class HostContext: Sendable {
 
     private func performEgress(_ body: Data) async -> (Int32, Data) {
         func failure(_ f: EgressFailure) -> (Int32, Data) {
-            (f.status, (try? JSONEncoder().encode(["message": f.message])) ?? Data())
+            (f.status, Data(ErrorDocument(message: f.message).jsonBytes()))
         }
         guard let request = try? JSONDecoder().decode(EgressRequest.self, from: body), let url = URL(string: request.url) else {
             logger.warning("egress refused: the request document is not valid")

@@ -87,36 +87,32 @@ public struct ConformanceCheck: Sendable {
 
     private func check(_ operation: PaymentOperation, on adapter: AdapterInstance, context: inout RequestContext) async -> Step {
         let m = context.manifest
-        let request: Data
-        do {
-            switch operation {
-            case .authorize:
-                request = try Self.encoded(AuthorizeRequest(
-                    paymentId: context.paymentID, idempotencyKey: context.key(.authorize), amount: context.authorizedAmount,
-                    method: m.methods[0], country: m.countries.first, orderId: "order-\(context.paymentID)",
-                    capture: m.operations.contains(.capture) ? .manual : .automatic,
-                    instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
-                    payer: Payer(name: "Conformance Check", email: "check@example.com", phone: "+966500000000"),
-                    returnUrl: "https://merchant.example/return"))
-            case .continue:
-                request = try Self.encoded(ContinueRequest(
-                    paymentId: context.paymentID, idempotencyKey: context.key(.continue), providerReference: context.providerReference,
-                    otp: "000000", returnParams: ["outcome": "approve"]))
-            case .verify:
-                request = try Self.encoded(VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference))
-            case .capture, .refund:
-                request = try Self.encoded(AmountRequest(
-                    paymentId: context.paymentID, idempotencyKey: context.key(operation), providerReference: context.providerReference,
-                    amount: context.authorizedAmount, reason: operation == .refund ? "conformance check" : nil))
-            case .void:
-                request = try Self.encoded(VoidRequest(paymentId: context.paymentID, idempotencyKey: context.key(.void), providerReference: context.providerReference))
-            case .webhook:
-                request = try Self.encoded(WebhookRequest(
-                    headers: ["content-type": "application/json"],
-                    body: Data(#"{"eventId":"evt_check","providerReference":"check-reference"}"#.utf8).base64EncodedString()))
-            }
-        } catch {
-            return Step(name: operation.rawValue, passed: false, detail: "could not build the request: \(error)")
+        let request: [UInt8]
+        switch operation {
+        case .authorize:
+            request = Self.encoded(AuthorizeRequest(
+                paymentId: context.paymentID, idempotencyKey: context.key(.authorize), amount: context.authorizedAmount,
+                method: m.methods[0], country: m.countries.first, orderId: "order-\(context.paymentID)",
+                capture: m.operations.contains(.capture) ? .manual : .automatic,
+                instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
+                payer: Payer(name: "Conformance Check", email: "check@example.com", phone: "+966500000000"),
+                returnUrl: "https://merchant.example/return"))
+        case .continue:
+            request = Self.encoded(ContinueRequest(
+                paymentId: context.paymentID, idempotencyKey: context.key(.continue), providerReference: context.providerReference,
+                otp: "000000", returnParams: ["outcome": "approve"]))
+        case .verify:
+            request = Self.encoded(VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference))
+        case .capture, .refund:
+            request = Self.encoded(AmountRequest(
+                paymentId: context.paymentID, idempotencyKey: context.key(operation), providerReference: context.providerReference,
+                amount: context.authorizedAmount, reason: operation == .refund ? "conformance check" : nil))
+        case .void:
+            request = Self.encoded(VoidRequest(paymentId: context.paymentID, idempotencyKey: context.key(.void), providerReference: context.providerReference))
+        case .webhook:
+            request = Self.encoded(WebhookRequest(
+                headers: ["content-type": "application/json"],
+                body: Data(#"{"eventId":"evt_check","providerReference":"check-reference"}"#.utf8).base64EncodedString()))
         }
 
         let outcome = await adapter.invoke(operation, payload: request, timeout: callTimeout)
@@ -153,8 +149,8 @@ public struct ConformanceCheck: Sendable {
         }
     }
 
-    /// The request document of a check call (throws only to keep call sites uniform).
-    static func encoded<P: JSONPayload>(_ payload: P) throws -> Data { Data(payload.jsonBytes()) }
+    /// The request document of a check call.
+    static func encoded<P: JSONPayload>(_ payload: P) -> [UInt8] { payload.jsonBytes() }
 
     /// The host calls adapters from many threads at once: 64 simultaneous
     /// `verify` calls must each complete exactly once with a valid document.
