@@ -20,6 +20,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-crypto", "3.12.3"..<"5.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
     ],
     targets: [
         // The C ABI: one self-contained header, the only file a third party needs.
@@ -38,14 +41,33 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]),
-        // The checkout engine: sessions, attempts, routing, idempotency (issue 3).
-        .target(name: "CheckoutEngine", dependencies: ["GatewayPayloads"]),
+        // The checkout engine: sessions, attempts, routing, idempotency, reconciliation.
+        // Pure Swift: it reaches a store and providers through protocols.
+        .target(
+            name: "CheckoutEngine",
+            dependencies: [
+                "GatewayPayloads",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        // The engine's durable store on SQLite (GRDB, WAL, named migrations).
+        .target(
+            name: "SQLiteCheckoutStore",
+            dependencies: ["CheckoutEngine", "GatewayPayloads", .product(name: "GRDB", package: "GRDB.swift")]),
+        // The embeddable gateway: plugin host + engine + store, run as a service.
+        .target(
+            name: "PaymentGateway",
+            dependencies: [
+                "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Swift adapter SDK: implement one protocol, write one export line.
         .target(name: "GatewayAdapterSDK", dependencies: ["CGatewayABI", "GatewayPayloads"]),
         .executableTarget(
             name: "gateway",
             dependencies: [
-                "PluginHost", "GatewayPayloads",
+                "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -71,9 +93,21 @@ let package = Package(
             name: "bridge-benchmark",
             dependencies: ["PluginHost", "CFFI", "CBenchSupport", "GatewayPayloads"],
             path: "Benchmarks/Bridge"),
+        .executableTarget(
+            name: "checkout-benchmark",
+            dependencies: ["PaymentGateway", "CheckoutEngine", "GatewayPayloads"],
+            path: "Benchmarks/Checkout"),
 
         .target(name: "TestSupport", path: "Tests/TestSupport"),
-        .testTarget(name: "CheckoutEngineTests", dependencies: ["CheckoutEngine", "GatewayPayloads", "TestSupport"]),
+        .testTarget(
+            name: "CheckoutEngineTests",
+            dependencies: [
+                "CheckoutEngine", "SQLiteCheckoutStore", "GatewayPayloads", "TestSupport",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ]),
+        .testTarget(
+            name: "PaymentGatewayTests",
+            dependencies: ["PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport"]),
         .testTarget(
             name: "PluginHostTests",
             dependencies: [

@@ -12,6 +12,8 @@ final class MockAdapter: PaymentAdapter {
 
     let host: AdapterHost
     let ledger = Mutex(MockLedger())
+    /// Set when the books outlive the process (``MockLedgerFile``).
+    let ledgerFile = MockLedgerFile()
     /// The code the `otp` scenario expects (config `otp`, default 123456).
     let expectedOTP: String
     /// Milliseconds the `pending_then_success` payment stays pending before a
@@ -25,6 +27,14 @@ final class MockAdapter: PaymentAdapter {
             throw AdapterError.invalidConfiguration("config.otp must be 4 or more digits")
         }
         settleAfterMilliseconds = try configuration.integer("settle_after_ms", default: 0)
+    }
+
+    /// Runs `body` on the books: in memory, or in the shared file.
+    func withLedger<T: Sendable>(_ body: (inout MockLedger) throws -> T) throws -> T {
+        if let ledgerFile {
+            return try ledger.withLock { _ in try ledgerFile.update(body) }
+        }
+        return try ledger.withLock { ledger in try body(&ledger) }
     }
 
     var description: AdapterDescription {
@@ -79,12 +89,12 @@ final class MockAdapter: PaymentAdapter {
     private func reply(to call: AdapterCall) throws -> AdapterReply {
         switch call {
         case .authorize(let request): .payment(try authorize(request, scenario: MockScenario(request)))
-        case .continue(let request): .payment(proceed(request))
-        case .verify(let request): .payment(verify(request))
-        case .capture(let request): .payment(capture(request))
-        case .refund(let request): .payment(refund(request))
-        case .void(let request): .payment(void(request))
-        case .webhook(let request): .webhook(webhook(request))
+        case .continue(let request): .payment(try proceed(request))
+        case .verify(let request): .payment(try verify(request))
+        case .capture(let request): .payment(try capture(request))
+        case .refund(let request): .payment(try refund(request))
+        case .void(let request): .payment(try void(request))
+        case .webhook(let request): .webhook(try webhook(request))
         }
     }
 }

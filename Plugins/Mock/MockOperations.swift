@@ -9,7 +9,7 @@ extension MockAdapter {
         guard request.amount.knownCurrency != nil else {
             throw AdapterError.invalidRequest("amount.currency \"\(request.amount.currency.prefix(8))\" is not a supported ISO 4217 code")
         }
-        return ledger.withLock { ledger in
+        return try withLedger { ledger in
             let key = "authorize:" + request.idempotencyKey
             if let answer = ledger.answers[key] { return answer }
             let reference = host.randomID(prefix: "mock_")
@@ -55,8 +55,8 @@ extension MockAdapter {
         }
     }
 
-    func proceed(_ request: ContinueRequest) -> AdapterResult {
-        ledger.withLock { ledger in
+    func proceed(_ request: ContinueRequest) throws -> AdapterResult {
+        try withLedger { ledger in
             let key = "continue:" + request.idempotencyKey
             if let answer = ledger.answers[key] { return answer }
             guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
@@ -104,8 +104,8 @@ extension MockAdapter {
         }
     }
 
-    func verify(_ request: VerifyRequest) -> AdapterResult {
-        ledger.withLock { ledger in
+    func verify(_ request: VerifyRequest) throws -> AdapterResult {
+        try withLedger { ledger in
             let found = request.providerReference.flatMap { ledger.payments[$0] }
                 ?? ledger.payments.values.first { $0.paymentId == request.paymentId }
             guard var payment = found else { return Self.unknown(request.providerReference ?? request.paymentId) }
@@ -119,8 +119,8 @@ extension MockAdapter {
         }
     }
 
-    func capture(_ request: AmountRequest) -> AdapterResult {
-        move(request, operation: "capture") { payment in
+    func capture(_ request: AmountRequest) throws -> AdapterResult {
+        try move(request, operation: "capture") { payment in
             guard payment.status == .authorized else {
                 return AdapterProblem(code: "invalid_state", message: "only an authorized payment can be captured (it is \(payment.status.rawValue))", retryable: false)
             }
@@ -133,8 +133,8 @@ extension MockAdapter {
         }
     }
 
-    func refund(_ request: AmountRequest) -> AdapterResult {
-        move(request, operation: "refund") { payment in
+    func refund(_ request: AmountRequest) throws -> AdapterResult {
+        try move(request, operation: "refund") { payment in
             guard payment.captured > 0 else {
                 return AdapterProblem(code: "invalid_state", message: "nothing has been captured", retryable: false)
             }
@@ -146,8 +146,8 @@ extension MockAdapter {
         }
     }
 
-    func void(_ request: VoidRequest) -> AdapterResult {
-        ledger.withLock { ledger in
+    func void(_ request: VoidRequest) throws -> AdapterResult {
+        try withLedger { ledger in
             let key = "void:" + request.idempotencyKey
             if let answer = ledger.answers[key] { return answer }
             guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
@@ -169,7 +169,7 @@ extension MockAdapter {
 
     /// Verifies `x-mock-signature: hex(HMAC-SHA256(secret webhook_secret, body))`
     /// over a body `{"eventId": ..., "providerReference": ..., "status": ...}`.
-    func webhook(_ request: WebhookRequest) -> WebhookResult {
+    func webhook(_ request: WebhookRequest) throws -> WebhookResult {
         func refused(_ message: String) -> WebhookResult {
             WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: message, retryable: false))
         }
@@ -191,7 +191,7 @@ extension MockAdapter {
         guard let notification = try? JSONDecoder().decode(Notification.self, from: body) else {
             return refused("the body is not a mock notification")
         }
-        return ledger.withLock { ledger in
+        return try withLedger { ledger in
             guard let payment = ledger.payments[notification.providerReference] else {
                 return WebhookResult(verified: true, eventId: notification.eventId, providerReference: notification.providerReference,
                                      problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false))
@@ -204,8 +204,8 @@ extension MockAdapter {
 
     // MARK: Helpers
 
-    private func move(_ request: AmountRequest, operation: String, apply: (inout MockPayment) -> AdapterProblem?) -> AdapterResult {
-        ledger.withLock { ledger in
+    private func move(_ request: AmountRequest, operation: String, apply: (inout MockPayment) -> AdapterProblem?) throws -> AdapterResult {
+        try withLedger { ledger in
             let key = "\(operation):" + request.idempotencyKey
             if let answer = ledger.answers[key] { return answer }
             guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }

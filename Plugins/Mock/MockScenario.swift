@@ -1,7 +1,7 @@
 import GatewayAdapterSDK
 
 /// The edge cases the mock gateway simulates, chosen by `instrument.scenario`.
-enum MockScenario: String, CaseIterable, Sendable {
+enum MockScenario: String, CaseIterable, Sendable, Codable {
     /// Charged at once (or authorized, with manual capture).
     case success
     /// Pending with no payer action; a later `verify` finds it succeeded.

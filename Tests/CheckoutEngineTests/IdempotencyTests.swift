@@ -15,7 +15,7 @@ import Testing
             for _ in 0..<100 {
                 group.addTask {
                     try await gate.run(key: "k", fingerprint: "f") {
-                        try await Task.sleep(for: .milliseconds(20))
+                        while await gate.waiting(for: "k") < 99 { await Task.yield() }
                         return counter.next()
                     }
                 }
@@ -26,27 +26,41 @@ import Testing
         #expect(Set(answers) == [1])
     }
 
-    @Test func sameKeyWithAnotherRequestIsAConflict() async throws {
+    @Test func aConcurrentCallWithAnotherRequestIsAConflict() async throws {
         let gate = IdempotencyGate<String>()
-        _ = try await gate.run(key: "k", fingerprint: "a") { "first" }
+        let first = Task {
+            try await gate.run(key: "k", fingerprint: "a") {
+                try await Task.sleep(for: .milliseconds(200))
+                return "first"
+            }
+        }
+        while await gate.inFlight == 0 { await Task.yield() }
         await #expect(throws: IdempotencyGate<String>.Refusal.conflict(key: "k")) {
             try await gate.run(key: "k", fingerprint: "b") { "second" }
         }
-        #expect(try await gate.run(key: "k", fingerprint: "a") { "again" } == "first")
+        #expect(try await first.value == "first")
+        #expect(await gate.inFlight == 0)
     }
 
     struct Declined: Error, Equatable {}
 
-    @Test func aFailureIsReplayedNotRetried() async throws {
+    @Test func waitersShareTheFailureOfTheRunTheyWaitedFor() async throws {
         let gate = IdempotencyGate<String>()
         let counter = Counter()
-        for _ in 0..<3 {
-            await #expect(throws: Declined.self) {
-                try await gate.run(key: "k", fingerprint: "f") {
-                    _ = counter.next()
-                    throw Declined()
+        await withTaskGroup(of: Bool.self) { group in
+            for _ in 0..<10 {
+                group.addTask {
+                    do {
+                        _ = try await gate.run(key: "k", fingerprint: "f") {
+                            _ = counter.next()
+                            while await gate.waiting(for: "k") < 9 { await Task.yield() }
+                            throw Declined()
+                        }
+                        return false
+                    } catch { return error is Declined }
                 }
             }
+            for await failed in group { #expect(failed) }
         }
         #expect(counter.value.load(ordering: .relaxed) == 1)
     }

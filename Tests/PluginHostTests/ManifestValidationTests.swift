@@ -34,15 +34,6 @@ final class ManifestValidationTests: XCTestCase {
         guard case .malformed(let detail) = ManifestValidator.validate(Data("{\n \"id\": \"x\",\n}x".utf8)) else { return XCTFail() }
         XCTAssertFalse(detail.isEmpty)
     }
-
-    func testAmountLimitsAndSupportMatching() throws {
-        let manifest = try ManifestFile.read(BuildProducts.shippedManifests.appendingPathComponent("mock.json")).get()
-        XCTAssertTrue(manifest.supports(method: "mada", amount: .init(value: 100, currency: "SAR"), country: "SA"))
-        XCTAssertFalse(manifest.supports(method: "mada", amount: .init(value: 99, currency: "SAR"), country: "SA"))
-        XCTAssertFalse(manifest.supports(method: "mada", amount: .init(value: 1000, currency: "XXX"), country: "SA"))
-        XCTAssertFalse(manifest.supports(method: "ideal", amount: .init(value: 1000, currency: "SAR"), country: "SA"))
-        XCTAssertFalse(manifest.supports(method: "mada", amount: .init(value: 1000, currency: "SAR"), country: "BR"))
-    }
 }
 
 extension ManifestValidationTests {

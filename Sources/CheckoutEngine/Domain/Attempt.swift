@@ -1,3 +1,4 @@
+import Foundation
 import GatewayPayloads
 
 /// Where an attempt stands.
@@ -39,22 +40,39 @@ public struct Attempt: Sendable, Equatable, Codable {
     public var providerID: String
     /// Why this provider was chosen (routing's explanation, kept for audit).
     public var routingReason: String
-    public var status: AttemptStatus
+    public private(set) var status: AttemptStatus
     public var providerReference: String?
+    /// The provider's own status or result code, for support.
+    public var providerStatus: String?
+    /// What the payer must do next (pending only).
     public var action: PaymentAction?
-    public var problem: AdapterProblem?
+    /// Why it failed or was cancelled; on pending, a retryable problem with the
+    /// payer's last step (a wrong OTP) or the unknown outcome being reconciled.
+    public var problem: Problem?
     /// What was asked.
     public var requested: Money
     /// Set once the attempt is a payment.
     public var balance: PaymentBalance?
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// While `processing`: until when the engine that sent it owns it. Past
+    /// this (the engine crashed), reconciliation treats it as pending.
+    public var leaseUntil: Date?
+    /// While live: when reconciliation next verifies it with the provider.
+    public var nextCheckAt: Date?
+    /// How many verifies reconciliation has made.
+    public var checks: Int
 
-    public init(id: String, method: String, providerID: String, routingReason: String, requested: Money) {
+    public init(id: String, method: String, providerID: String, routingReason: String, requested: Money, at now: Date = Date(timeIntervalSince1970: 0)) {
         self.id = id
         self.method = method
         self.providerID = providerID
         self.routingReason = routingReason
         self.status = .processing
         self.requested = requested
+        self.createdAt = now
+        self.updatedAt = now
+        self.checks = 0
     }
 
     /// Moves to `next`, or refuses an illegal transition. Becoming a payment
@@ -66,8 +84,15 @@ public struct Attempt: Sendable, Equatable, Codable {
             let amount = approved ?? requested
             guard amount.currency == requested.currency else { throw .currencyMismatch(expected: requested.currency, got: amount.currency) }
             guard amount.value > 0 else { throw .nonPositiveAmount(amount.value) }
-            balance = PaymentBalance(authorized: amount, capturedAutomatically: next == .succeeded && capture == .automatic)
+            // `succeeded` means charged, whatever was asked: a provider that
+            // captured a manual-capture payment at once has still moved the money.
+            balance = PaymentBalance(authorized: amount, capturedAutomatically: next == .succeeded)
         }
         status = next
+        if next.isFinal {
+            action = nil
+            leaseUntil = nil
+            nextCheckAt = nil
+        }
     }
 }

@@ -76,6 +76,39 @@ public enum ProblemCatalog {
             title: "Payment failed", status: 402, retryable: false,
             en: "Your payment could not be completed. Please try another payment method.",
             ar: "تعذّر إتمام عملية الدفع. يرجى تجربة وسيلة دفع أخرى."),
+        // Problems with a request rather than with a payment.
+        "not_found": Entry(
+            title: "Not found", status: 404, retryable: false,
+            en: "This payment could not be found. Please start again.",
+            ar: "تعذّر العثور على عملية الدفع هذه. يرجى البدء من جديد."),
+        "idempotency_conflict": Entry(
+            title: "Idempotency key reused", status: 409, retryable: false,
+            en: "This request was already made with different details. Please start again.",
+            ar: "تم إرسال هذا الطلب سابقاً بتفاصيل مختلفة. يرجى البدء من جديد."),
+        "invalid_request": Entry(
+            title: "Invalid request", status: 422, retryable: false,
+            en: "Something in this payment request is not valid. Please check the details and try again.",
+            ar: "بعض بيانات طلب الدفع غير صالحة. يرجى التحقق منها والمحاولة مرة أخرى."),
+        "invalid_state": Entry(
+            title: "Not allowed now", status: 409, retryable: false,
+            en: "This payment cannot be changed in this way now.",
+            ar: "لا يمكن تعديل عملية الدفع بهذه الطريقة الآن."),
+        "method_unavailable": Entry(
+            title: "Payment method unavailable", status: 422, retryable: false,
+            en: "This payment method is not available for this payment. Please choose another one.",
+            ar: "وسيلة الدفع هذه غير متاحة لهذه العملية. يرجى اختيار وسيلة أخرى."),
+        "session_expired": Entry(
+            title: "Checkout expired", status: 410, retryable: false,
+            en: "This checkout has expired. Please start again.",
+            ar: "انتهت صلاحية عملية الدفع. يرجى البدء من جديد."),
+        "webhook_unverified": Entry(
+            title: "Notification not verified", status: 401, retryable: false,
+            en: "This notification could not be verified.",
+            ar: "تعذّر التحقق من هذا الإشعار."),
+        "outcome_unknown": Entry(
+            title: "Outcome not yet known", status: 504, retryable: true,
+            en: "We could not confirm this operation yet. Please try again with the same request.",
+            ar: "لم نتمكن من تأكيد هذه العملية بعد. يرجى إعادة المحاولة بنفس الطلب."),
     ]
 
     /// The codes with their own entry.
@@ -90,9 +123,24 @@ public enum ProblemCatalog {
             payerMessage: Problem.PayerMessage(en: entry.en, ar: entry.ar), providerCode: providerCode)
     }
 
+    /// A transition the domain refused, as a problem for the caller.
+    public static func problem(from error: DomainError) -> Problem {
+        switch error {
+        case .unknownAttempt: problem(code: "not_found", detail: error.description)
+        case .sessionNotOpen(.expired): problem(code: "session_expired", detail: error.description)
+        case .nonPositiveAmount, .currencyMismatch, .exceedsAuthorized, .exceedsCaptured:
+            problem(code: "invalid_request", detail: error.description)
+        default: problem(code: "invalid_state", detail: error.description)
+        }
+    }
+
     /// An adapter's problem, as the engine reports it: the adapter's code,
     /// retryable flag and provider code are kept; `providerID` is named in the detail.
     public static func problem(from adapter: AdapterProblem, providerID: String) -> Problem {
         problem(code: adapter.code, detail: "\(providerID): \(adapter.message)", retryable: adapter.retryable, providerCode: adapter.providerCode)
     }
+}
+
+extension Problem: CustomStringConvertible {
+    public var description: String { "\(code): \(detail)" }
 }

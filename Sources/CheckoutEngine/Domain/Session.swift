@@ -1,3 +1,4 @@
+import Foundation
 import GatewayPayloads
 
 /// Where a checkout session stands.
@@ -27,18 +28,46 @@ public struct Session: Sendable, Equatable, Codable {
     public var country: String?
     public var orderID: String
     public var capture: CaptureMode
+    public var payer: Payer?
+    public var returnURL: String?
     public private(set) var status: SessionStatus
     public private(set) var attempts: [Attempt]
+    public var createdAt: Date
+    public var updatedAt: Date
+    /// When an unpaid session stops accepting attempts.
+    public var expiresAt: Date
+    /// Bumped by the store on every committed change (optimistic concurrency).
+    public var version: Int
 
-    public init(id: String, amount: Money, country: String?, orderID: String, capture: CaptureMode) throws(DomainError) {
+    public init(id: String, amount: Money, country: String?, orderID: String, capture: CaptureMode,
+                payer: Payer? = nil, returnURL: String? = nil,
+                createdAt: Date = Date(timeIntervalSince1970: 0), expiresAt: Date = .distantFuture) throws(DomainError) {
         guard amount.value > 0 else { throw .nonPositiveAmount(amount.value) }
         self.id = id
         self.amount = amount
         self.country = country
         self.orderID = orderID
         self.capture = capture
+        self.payer = payer
+        self.returnURL = returnURL
         self.status = .open
         self.attempts = []
+        self.createdAt = createdAt
+        self.updatedAt = createdAt
+        self.expiresAt = expiresAt
+        self.version = 0
+    }
+
+    /// The attempt `id`.
+    public func attempt(_ id: String) throws(DomainError) -> Attempt {
+        guard let attempt = attempts.first(where: { $0.id == id }) else { throw .unknownAttempt(id) }
+        return attempt
+    }
+
+    /// Edits attempt `id`'s non-status fields (reference, action, problem, schedule).
+    public mutating func update(attempt id: String, _ edit: (inout Attempt) -> Void) throws(DomainError) {
+        guard let index = attempts.firstIndex(where: { $0.id == id }) else { throw .unknownAttempt(id) }
+        edit(&attempts[index])
     }
 
     /// The attempt that is still processing or pending, if any.

@@ -1,21 +1,22 @@
-/// Runs each mutating request at most once per idempotency key, in memory:
-/// the same key with the same request fingerprint gets the first answer
-/// (callers that arrive while it runs wait for it); the same key with another
-/// fingerprint is a conflict. The durable store keeps answers across restarts;
-/// this gate is what makes two concurrent calls with one key run exactly once.
+/// Makes concurrent calls with one idempotency key run once: the first runs
+/// `body`, the ones that arrive while it runs wait for its outcome (success or
+/// error); a concurrent call with the same key but another request fingerprint
+/// is a conflict. The gate remembers nothing once a call ends: the durable
+/// store keeps committed answers, and `body` consults it first, so a later
+/// call is replayed from there (across restarts too).
 public actor IdempotencyGate<Response: Sendable> {
-    private enum Entry {
-        case running(fingerprint: String, waiters: [CheckedContinuation<Result<Response, Error>, Never>])
-        case done(fingerprint: String, Result<Response, Error>)
+    private struct Running {
+        var fingerprint: String
+        var waiters: [CheckedContinuation<Result<Response, Error>, Never>]
     }
 
-    private var entries: [String: Entry] = [:]
+    private var running: [String: Running] = [:]
 
     public init() {}
 
     /// Why a key could not be used.
     public enum Refusal: Error, Sendable, Equatable, CustomStringConvertible {
-        /// The key was first used with a different request.
+        /// The key is in use (or was used) with a different request.
         case conflict(key: String)
 
         public var description: String {
@@ -25,34 +26,27 @@ public actor IdempotencyGate<Response: Sendable> {
         }
     }
 
-    /// Runs `body` for `key` unless it already ran (or is running) for it.
-    /// A failure is remembered like a success: replaying it replays the error.
+    /// Runs `body` for `key`, or waits for the run already under way.
     public func run(key: String, fingerprint: String, _ body: @Sendable () async throws -> Response) async throws -> Response {
-        switch entries[key] {
-        case .done(let first, let result)?:
-            guard first == fingerprint else { throw Refusal.conflict(key: key) }
-            return try result.get()
-        case .running(let first, var waiters)?:
-            guard first == fingerprint else { throw Refusal.conflict(key: key) }
+        if var entry = running[key] {
+            guard entry.fingerprint == fingerprint else { throw Refusal.conflict(key: key) }
             let result = await withCheckedContinuation { continuation in
-                waiters.append(continuation)
-                entries[key] = .running(fingerprint: first, waiters: waiters)
+                entry.waiters.append(continuation)
+                running[key] = entry
             }
-            return try result.get()
-        case nil:
-            entries[key] = .running(fingerprint: fingerprint, waiters: [])
-            let result: Result<Response, Error>
-            do { result = .success(try await body()) } catch { result = .failure(error) }
-            if case .running(_, let waiters)? = entries[key] {
-                for waiter in waiters { waiter.resume(returning: result) }
-            }
-            entries[key] = .done(fingerprint: fingerprint, result)
             return try result.get()
         }
+        running[key] = Running(fingerprint: fingerprint, waiters: [])
+        let result: Result<Response, Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        let waiters = running.removeValue(forKey: key)?.waiters ?? []
+        for waiter in waiters { waiter.resume(returning: result) }
+        return try result.get()
     }
 
-    /// Seeds an answer recovered from the durable store (after a restart).
-    public func remember(key: String, fingerprint: String, response: Response) {
-        entries[key] = .done(fingerprint: fingerprint, .success(response))
-    }
+    /// How many calls wait for the run under way for `key`.
+    public func waiting(for key: String) -> Int { running[key]?.waiters.count ?? 0 }
+
+    /// Keys with a run under way.
+    public var inFlight: Int { running.count }
 }

@@ -15,9 +15,14 @@ public struct ProviderProfile: Sendable, Equatable {
     public var limits: [String: ClosedRange<Int64>]
     /// Whether the adapter can capture later (manual capture needs `capture`).
     public var supportsManualCapture: Bool
+    /// The longest a call to it can take (its manifest's `timeout_ms`): an
+    /// attempt in flight is owned by its engine for this long (plus a margin).
+    public var callTimeout: Duration
 
     public init(id: String, enabled: Bool = true, priority: Int, methods: Set<String>, currencies: Set<String>,
-                countries: Set<String>, limits: [String: ClosedRange<Int64>] = [:], supportsManualCapture: Bool = true) {
+                countries: Set<String>, limits: [String: ClosedRange<Int64>] = [:], supportsManualCapture: Bool = true,
+                callTimeout: Duration = .seconds(30)) {
+        self.callTimeout = callTimeout
         self.id = id
         self.enabled = enabled
         self.priority = priority

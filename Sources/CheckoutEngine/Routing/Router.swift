@@ -26,10 +26,10 @@ public enum Router {
         method: String, amount: Money, country: String?, capture: CaptureMode, pinnedProvider: String? = nil,
         profiles: [ProviderProfile], breakerState: (String) -> CircuitBreaker.State = { _ in .closed }
     ) -> RoutingDecision {
-        var candidates: [RoutingDecision.Candidate] = []
+        var eligible: [(profile: ProviderProfile, halfOpen: Bool)] = []
         var excluded: [(String, String)] = []
         let ordered = profiles.sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
-        for (rank, profile) in ordered.enumerated() {
+        for profile in ordered {
             if let pinnedProvider, profile.id != pinnedProvider {
                 excluded.append((profile.id, "not the pinned provider \(pinnedProvider)"))
                 continue
@@ -43,11 +43,14 @@ public enum Router {
                 excluded.append((profile.id, "circuit open after repeated failures"))
                 continue
             }
+            eligible.append((profile, breaker == .halfOpen))
+        }
+        let candidates = eligible.enumerated().map { rank, entry in
             var reason = pinnedProvider != nil
                 ? "pinned by the request"
-                : "priority \(profile.priority) (rank \(rank + 1) of \(ordered.count)) for \(method) in \(amount.currency)"
-            if breaker == .halfOpen { reason += "; circuit half-open: this call is the probe" }
-            candidates.append(.init(providerID: profile.id, reason: reason))
+                : "candidate \(rank + 1) of \(eligible.count) for \(method) in \(amount.currency) by priority (\(entry.profile.priority))"
+            if entry.halfOpen { reason += "; circuit half-open: this call is the probe" }
+            return RoutingDecision.Candidate(providerID: entry.profile.id, reason: reason)
         }
         return RoutingDecision(candidates: candidates, excluded: excluded)
     }

@@ -75,15 +75,4 @@ public struct Manifest: Sendable, Hashable {
     public var secrets: [String: SecretReference]
     public var egress: [Endpoint]
     public var isolation: Isolation
-
-    /// Whether this manifest offers `method` for `amount` in `country`.
-    public func supports(method: String, amount: Money, country: String?) -> Bool {
-        guard methods.contains(method), currencies.contains(amount.currency) else { return false }
-        if let country, !countries.contains(country) { return false }
-        if let limit = amountLimits[amount.currency] {
-            if let min = limit.min, amount.value < min { return false }
-            if let max = limit.max, amount.value > max { return false }
-        }
-        return amount.value > 0
-    }
 }

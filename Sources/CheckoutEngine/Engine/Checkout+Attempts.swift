@@ -1,0 +1,278 @@
+import Foundation
+import GatewayPayloads
+
+extension Checkout {
+    /// Tries to pay session `id` with `request.method`.
+    ///
+    /// Routes to the candidates in priority order. Each try is a new attempt,
+    /// committed as `processing` before its provider is called. The next
+    /// candidate is tried only when this one provably did not charge; any
+    /// other answer (success, a real decline, a payer action, an unknown
+    /// outcome) is the answer.
+    public func attempt(session id: String, _ request: NewAttempt, idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
+        try await guarded {
+            try await idempotent(idempotencyKey, operation: "attempt", target: id, request: request) { key in
+                try await self.locks.withLock(id) {
+                    try await self.runAttempt(id, request, key)
+                }
+            }
+        }
+    }
+
+    /// Feeds a pending attempt what the payer did (an OTP, the parameters of a
+    /// return from a redirect or 3-D Secure).
+    public func proceed(session id: String, attempt attemptID: String, _ input: PayerInput,
+                        idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
+        try await guarded {
+            try await idempotent(idempotencyKey, operation: "continue", target: "\(id)/\(attemptID)", request: input) { key in
+                try await self.locks.withLock(id) {
+                    var session = try await self.load(id)
+                    let attempt: Attempt
+                    attempt = try session.attempt(attemptID)
+                    guard attempt.status == .pending else {
+                        throw ProblemCatalog.problem(code: "invalid_state", detail: "attempt \(attemptID) is \(attempt.status.rawValue); only a pending attempt can continue")
+                    }
+                    guard let reference = attempt.providerReference else {
+                        throw ProblemCatalog.problem(code: "invalid_state", detail: "attempt \(attemptID) has no provider reference yet; it is being verified", retryable: true)
+                    }
+                    let provider = try self.provider(attempt.providerID)
+                    let request = ContinueRequest(
+                        paymentId: attemptID, idempotencyKey: key?.providerKey("continue", of: attemptID) ?? Identifiers.make("cont"),
+                        providerReference: reference, otp: input.otp, returnParams: input.returnParams)
+                    let reply = await provider.perform(.proceed(request))
+                    self.record(reply, for: attempt.providerID)
+                    let at = self.now()
+                    var events: [SessionEvent]
+                    switch reply {
+                    case .answered(let result):
+                        events = self.apply(result, to: &session, attempt: attemptID, at: at)
+                    case .notSent(let reason):
+                        throw ProblemCatalog.problem(code: "provider_error", detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
+                    case .unknown(let reason):
+                        events = self.markUnknown(&session, attempt: attemptID, reason: reason, at: at)
+                    }
+                    let updated = try session.attempt(attemptID)
+                    session = try await self.commit(session, events: events, answer: key?.answer(updated, at: at))
+                    return updated
+                }
+            }
+        }
+    }
+
+    private func runAttempt(_ id: String, _ request: NewAttempt, _ key: IdempotencyScope?) async throws -> Attempt {
+        var session = try await load(id)
+        var at = now()
+        if session.status == .open, session.liveAttempt == nil, session.expiresAt <= at {
+            try await expireNow(&session, at: at)
+        }
+        try session.checkCanStartAttempt()
+        let clock = ContinuousClock.now
+        let decision = Router.route(
+            method: request.method, amount: session.amount, country: session.country, capture: session.capture,
+            pinnedProvider: request.provider, profiles: directory.profiles(), breakerState: { self.breakerState($0, at: clock) })
+        let timeouts = Dictionary(directory.profiles().map { ($0.id, $0.callTimeout) }, uniquingKeysWith: { a, _ in a })
+        var skipped: [String] = decision.excluded.map { "\($0.providerID): \($0.reason)" }
+        var failedBefore: String?
+        for (index, candidate) in decision.candidates.enumerated() {
+            guard let provider = directory.provider(candidate.providerID), allowCall(candidate.providerID) else {
+                skipped.append("\(candidate.providerID): not reachable now")
+                continue
+            }
+            at = now()
+            let attemptID = Identifiers.make("att")
+            var attempt = Attempt(
+                id: attemptID, method: request.method, providerID: candidate.providerID,
+                routingReason: candidate.reason + (failedBefore.map { "; after \($0)" } ?? ""), requested: session.amount, at: at)
+            let timeout = timeouts[candidate.providerID] ?? .seconds(30)
+            attempt.leaseUntil = at.addingTimeInterval(Double(timeout.components.seconds) + configuration.leaseMargin + 1)
+            try session.start(attempt)
+            let started = SessionEvent(sessionID: id, at: at, type: "attempt.started", attemptID: attemptID,
+                                       status: AttemptStatus.processing.rawValue, providerID: candidate.providerID,
+                                       amount: session.amount, detail: attempt.routingReason)
+            session = try await commit(session, events: [started])
+
+            let reply = await provider.perform(.authorize(AuthorizeRequest(
+                paymentId: attemptID, idempotencyKey: attemptID, amount: session.amount, method: request.method,
+                country: session.country, orderId: session.orderID, capture: session.capture,
+                instrument: request.instrument, payer: session.payer, returnUrl: session.returnURL)))
+            record(reply, for: candidate.providerID)
+            at = now()
+            let isLast = index == decision.candidates.count - 1
+            var events: [SessionEvent]
+            var failover = false
+            switch reply {
+            case .answered(let result):
+                events = apply(result, to: &session, attempt: attemptID, at: at)
+                if result.status == .failed, result.problem?.safeToRetryElsewhere == true, !isLast {
+                    failover = true
+                    failedBefore = "\(candidate.providerID) declined before charging (\(result.problem?.code ?? "failed"))"
+                }
+            case .notSent(let reason):
+                let problem = ProblemCatalog.problem(code: "provider_error", detail: "\(candidate.providerID): \(reason); nothing was sent", retryable: true)
+                events = fail(&session, attempt: attemptID, problem: problem, at: at)
+                if !isLast {
+                    failover = true
+                    failedBefore = "\(candidate.providerID) was not reached (\(reason))"
+                }
+            case .unknown(let reason):
+                events = markUnknown(&session, attempt: attemptID, reason: reason, at: at)
+            }
+            let final = try session.attempt(attemptID)
+            if failover {
+                events.append(SessionEvent(sessionID: id, at: at, type: "attempt.failover", attemptID: attemptID,
+                                           status: final.status.rawValue, providerID: candidate.providerID, detail: failedBefore))
+                session = try await commit(session, events: events)
+                continue
+            }
+            session = try await commit(session, events: events, answer: key?.answer(final, at: at))
+            return final
+        }
+        let reasons = skipped.isEmpty ? "" : " (" + skipped.joined(separator: "; ") + ")"
+        throw ProblemCatalog.problem(
+            code: "method_unavailable",
+            detail: "no provider can take \(request.method) for \(session.amount.value) \(session.amount.currency)"
+                + (session.country.map { " in \($0)" } ?? "") + reasons)
+    }
+
+    /// Applies a provider's answer to a live attempt; returns the events.
+    /// An answer for an attempt that is already final changes nothing (it is
+    /// recorded: a late or contradicting answer is something to look at).
+    func apply(_ result: AdapterResult, to session: inout Session, attempt attemptID: String, at: Date) -> [SessionEvent] {
+        guard let attempt = try? session.attempt(attemptID) else { return [] }
+        let sessionID = session.id
+        let providerID = attempt.providerID
+        func event(_ type: String, _ status: String, amount: Money? = nil, detail: String? = nil) -> SessionEvent {
+            SessionEvent(sessionID: sessionID, at: at, type: type, attemptID: attemptID, status: status, providerID: providerID,
+                         amount: amount, detail: detail)
+        }
+        let statusNote = result.providerStatus.map { "provider status \($0)" }
+        guard !attempt.status.isFinal else {
+            let agrees = result.status.rawValue == attempt.status.rawValue
+            return [event(agrees ? "attempt.confirmed" : "attempt.discrepancy", attempt.status.rawValue,
+                          detail: "the provider reports \(result.status.rawValue)" + (statusNote.map { "; \($0)" } ?? ""))]
+        }
+        try? session.update(attempt: attemptID) { a in
+            if let reference = result.providerReference { a.providerReference = reference }
+            if let providerStatus = result.providerStatus { a.providerStatus = providerStatus }
+            a.updatedAt = at
+        }
+        switch result.status {
+        case .succeeded, .authorized:
+            let next: AttemptStatus = result.status == .succeeded ? .succeeded : .authorized
+            let approved = result.amount ?? attempt.requested
+            do {
+                try session.move(attempt: attemptID, to: next, approved: approved)
+            } catch {
+                // An answer the domain cannot accept (another currency, a zero
+                // amount) is a provider fault: the money may have moved, so the
+                // attempt is left for a person and for reconciliation.
+                return markUnknown(&session, attempt: attemptID, reason: "unusable \(result.status.rawValue) answer: \(error)", at: at)
+            }
+            try? session.update(attempt: attemptID) { $0.problem = nil }
+            var events = [event("attempt.\(next.rawValue)", next.rawValue, amount: approved, detail: statusNote)]
+            if approved.value < attempt.requested.value {
+                events[0].detail = "partial approval: \(approved.value) of \(attempt.requested.value)" + (statusNote.map { "; \($0)" } ?? "")
+            }
+            events.append(SessionEvent(sessionID: sessionID, at: at, type: "session.completed", attemptID: attemptID,
+                                       status: SessionStatus.completed.rawValue, providerID: providerID, amount: approved))
+            return events
+        case .pending:
+            try? session.move(attempt: attemptID, to: .pending)
+            let checks = attempt.checks
+            try? session.update(attempt: attemptID) { a in
+                a.action = result.action
+                a.problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: providerID) }
+                a.leaseUntil = nil
+                a.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: checks))
+            }
+            let detail = result.action.map { "payer action: \($0.type.rawValue)" } ?? result.problem.map { "\($0.code): \($0.message)" } ?? statusNote
+            return [event("attempt.pending", "pending", detail: detail)]
+        case .failed, .cancelled:
+            let code = result.status == .cancelled ? "user_cancelled" : "payment_failed"
+            let problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: providerID) }
+                ?? ProblemCatalog.problem(code: code, detail: "\(providerID) reported \(result.status.rawValue) without a reason")
+            return fail(&session, attempt: attemptID, problem: problem, as: result.status == .cancelled ? .cancelled : .failed, at: at)
+        }
+    }
+
+    func fail(_ session: inout Session, attempt attemptID: String, problem: Problem, as status: AttemptStatus = .failed, at: Date) -> [SessionEvent] {
+        guard (try? session.move(attempt: attemptID, to: status)) != nil else { return [] }
+        try? session.update(attempt: attemptID) { a in
+            a.problem = problem
+            a.updatedAt = at
+        }
+        let providerID = (try? session.attempt(attemptID))?.providerID
+        return [SessionEvent(sessionID: session.id, at: at, type: "attempt.\(status.rawValue)", attemptID: attemptID,
+                             status: status.rawValue, providerID: providerID, detail: "\(problem.code): \(problem.detail)")]
+    }
+
+    /// The provider may or may not have acted: the attempt waits, pending,
+    /// for a verify. Never retried elsewhere.
+    func markUnknown(_ session: inout Session, attempt attemptID: String, reason: String, at: Date) -> [SessionEvent] {
+        guard let attempt = try? session.attempt(attemptID), !attempt.status.isFinal else { return [] }
+        if attempt.status == .processing { try? session.move(attempt: attemptID, to: .pending) }
+        let checks = attempt.checks
+        try? session.update(attempt: attemptID) { a in
+            a.leaseUntil = nil
+            a.updatedAt = at
+            a.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: checks))
+            if a.action == nil {
+                a.problem = ProblemCatalog.problem(code: "network_error", detail: "\(a.providerID): \(reason); the outcome is being verified")
+            }
+        }
+        return [SessionEvent(sessionID: session.id, at: at, type: "attempt.pending", attemptID: attemptID, status: "pending",
+                             providerID: attempt.providerID, detail: "outcome unknown: \(reason)")]
+    }
+
+    func provider(_ id: String) throws -> any PaymentProvider {
+        guard let provider = directory.provider(id) else {
+            throw ProblemCatalog.problem(code: "provider_error", detail: "provider \(id) is not loaded", retryable: true)
+        }
+        return provider
+    }
+
+    func expireNow(_ session: inout Session, at: Date) async throws {
+        try session.expire()
+        session.updatedAt = at
+        let event = SessionEvent(sessionID: session.id, at: at, type: "session.expired", status: SessionStatus.expired.rawValue,
+                                 detail: "unpaid past its deadline")
+        session = try await commit(session, events: [event])
+    }
+
+    // MARK: Circuit breakers
+
+    func breakerState(_ providerID: String, at: ContinuousClock.Instant) -> CircuitBreaker.State {
+        breakers.withLock { $0[providerID]?.state(at: at) ?? .closed }
+    }
+
+    func allowCall(_ providerID: String) -> Bool {
+        let at = ContinuousClock.now
+        return breakers.withLock { all in
+            var breaker = all[providerID] ?? CircuitBreaker(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
+            let allowed = breaker.allow(at: at)
+            all[providerID] = breaker
+            return allowed
+        }
+    }
+
+    /// A provider that answered works (a decline included), unless the answer
+    /// is its own failure; no answer is a failure.
+    func record(_ reply: ProviderReply, for providerID: String) {
+        let healthy: Bool = switch reply {
+        case .answered(let result): result.problem?.code != "provider_error"
+        case .notSent, .unknown: false
+        }
+        let at = ContinuousClock.now
+        breakers.withLock { all in
+            var breaker = all[providerID] ?? CircuitBreaker(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
+            if healthy { breaker.recordSuccess() } else { breaker.recordFailure(at: at) }
+            all[providerID] = breaker
+        }
+    }
+
+    /// Each provider's circuit, for operations views.
+    public func circuitStates() -> [String: CircuitBreaker.State] {
+        let at = ContinuousClock.now
+        return breakers.withLock { $0.mapValues { $0.state(at: at) } }
+    }
+}

@@ -1,0 +1,122 @@
+import Foundation
+import GatewayPayloads
+
+extension Checkout {
+    /// Asks the provider where attempt `attemptID` stands and applies the
+    /// answer when the attempt is still live. A final attempt never changes;
+    /// the provider's view is recorded (`attempt.confirmed` or `attempt.discrepancy`).
+    public func verify(attempt attemptID: String) async throws(Problem) -> Attempt {
+        try await guarded {
+            let sessionID = try await sessionID(ofAttempt: attemptID)
+            return try await locks.withLock(sessionID) {
+                try await self.verifyLocked(AttemptRef(sessionID: sessionID, attemptID: attemptID), explicit: true)
+            }
+        }
+    }
+
+    /// Reconciliation's step for one due attempt (see ``Reconciler``).
+    func reconcile(_ ref: AttemptRef) async throws {
+        _ = try await locks.withLock(ref.sessionID) {
+            try await self.verifyLocked(ref, explicit: false)
+        }
+    }
+
+    private func verifyLocked(_ ref: AttemptRef, explicit: Bool) async throws -> Attempt {
+        var session = try await load(ref.sessionID)
+        var attempt = try session.existingAttempt(ref.attemptID)
+        var at = now()
+        var events: [SessionEvent] = []
+        if attempt.status == .processing {
+            if let lease = attempt.leaseUntil, lease > at {
+                // Its engine is still waiting for the provider's answer.
+                if explicit {
+                    throw ProblemCatalog.problem(code: "invalid_state", detail: "attempt \(ref.attemptID) is still being processed; verify after \(lease)", retryable: true)
+                }
+                return attempt
+            }
+            // The engine that sent it stopped (a crash) before recording an answer.
+            events += markUnknown(&session, attempt: ref.attemptID, reason: "its engine stopped before the provider's answer was recorded", at: at)
+            events[events.count - 1].type = "attempt.interrupted"
+            attempt = try session.existingAttempt(ref.attemptID)
+        }
+        if !explicit, attempt.status.isFinal { return attempt }
+        let provider = try self.provider(attempt.providerID)
+        let reply = await provider.perform(.verify(VerifyRequest(paymentId: attempt.id, providerReference: attempt.providerReference)))
+        record(reply, for: attempt.providerID)
+        at = now()
+        switch reply {
+        case .answered(let result):
+            events += apply(result, to: &session, attempt: ref.attemptID, at: at)
+        case .notSent(let reason), .unknown(let reason):
+            events.append(SessionEvent(sessionID: ref.sessionID, at: at, type: "attempt.verify_failed", attemptID: ref.attemptID,
+                                       status: attempt.status.rawValue, providerID: attempt.providerID, detail: reason))
+        }
+        let live = !(try session.existingAttempt(ref.attemptID)).status.isFinal
+        if live {
+            let checks = attempt.checks + 1
+            try? session.update(attempt: ref.attemptID) { a in
+                a.checks = checks
+                a.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: checks))
+            }
+        }
+        guard !events.isEmpty || live else { return attempt }
+        session = try await commit(session, events: events)
+        return try session.existingAttempt(ref.attemptID)
+    }
+
+    /// Expires session `id` if it is open, unpaid, idle and past its deadline.
+    func expireIfDue(_ id: String) async throws {
+        try await locks.withLock(id) {
+            var session = try await self.load(id)
+            let at = self.now()
+            guard session.status == .open, session.liveAttempt == nil, session.expiresAt <= at else { return }
+            try await self.expireNow(&session, at: at)
+        }
+    }
+
+    /// Hands a provider's notification to its adapter; a verified one drives
+    /// the same transitions as a verify, once per provider event id.
+    public func webhook(provider providerID: String, headers: [String: String], body: Data) async throws(Problem) -> WebhookOutcome {
+        try await guarded {
+            let provider = try self.provider(providerID)
+            let request = WebhookRequest(headers: Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a }),
+                                         body: body.base64EncodedString())
+            guard let result = await provider.webhook(request), result.verified else {
+                throw ProblemCatalog.problem(code: "webhook_unverified", detail: "\(providerID) could not verify this notification; nothing changed")
+            }
+            if let eventID = result.eventId, (try? await store.hasWebhook(provider: providerID, eventID: eventID)) == true {
+                return .duplicate
+            }
+            guard let paymentID = result.paymentId, let sessionID = try? await store.sessionID(ofAttempt: paymentID) else {
+                return .ignored("the notification names no payment this host made")
+            }
+            return try await locks.withLock(sessionID) {
+                var session = try await self.load(sessionID)
+                let attempt = try session.existingAttempt(paymentID)
+                guard attempt.providerID == providerID else {
+                    return .ignored("payment \(paymentID) belongs to \(attempt.providerID), not \(providerID)")
+                }
+                let at = self.now()
+                var events = [SessionEvent(sessionID: sessionID, at: at, type: "webhook.received", attemptID: paymentID,
+                                           status: result.status?.rawValue, providerID: providerID, amount: result.amount,
+                                           detail: result.eventId.map { "event \($0)" })]
+                if let status = result.status {
+                    let answer = AdapterResult(status: status, providerReference: result.providerReference, amount: result.amount, problem: result.problem)
+                    events += self.apply(answer, to: &session, attempt: paymentID, at: at)
+                }
+                let stored: [SessionEvent]
+                do {
+                    stored = try await self.store.commit(StoreChange(session: session, events: events, webhook: result.eventId.map { (providerID, $0) }))
+                } catch StoreConflict.duplicateWebhook {
+                    return .duplicate
+                } catch let conflict as StoreConflict {
+                    throw ProblemCatalog.problem(code: "invalid_state", detail: "\(conflict): changed concurrently; the provider will resend", retryable: true)
+                } catch {
+                    throw self.storeProblem(error)
+                }
+                self.hub.publish(stored)
+                return .applied(AttemptRef(sessionID: sessionID, attemptID: paymentID))
+            }
+        }
+    }
+}

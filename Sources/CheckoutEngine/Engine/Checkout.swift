@@ -1,0 +1,241 @@
+import Foundation
+import GatewayPayloads
+import Logging
+import Synchronization
+
+/// The checkout engine: sessions, attempts with safe routing, payment
+/// operations, verification and notifications, over a ``CheckoutStore`` and a
+/// ``ProviderDirectory``.
+///
+/// Rules it keeps (tested in `CheckoutEngineTests`):
+/// - An attempt is committed as `processing`, with a lease, *before* its
+///   provider is called; every answer is committed before it is returned.
+/// - Failover to the next candidate only when the attempt provably did not
+///   charge (nothing sent, or a decline marked safe to retry elsewhere). An
+///   unknown outcome leaves the attempt `pending` for reconciliation.
+/// - Operations on one session run one at a time; sessions run in parallel.
+/// - Under an idempotency key, a request runs once: concurrent duplicates wait
+///   for it, later ones get the committed answer, another request is a conflict.
+///   A request that changed nothing (refused, or an outcome still unknown) is
+///   not remembered: retrying it re-evaluates it, and the provider receives
+///   the same idempotency key again.
+///
+/// Every failure reaches the caller as a ``Problem``.
+public final class Checkout: Sendable {
+    let store: any CheckoutStore
+    let directory: any ProviderDirectory
+    let configuration: CheckoutConfiguration
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let hub = EventHub()
+    let locks = SessionLocks()
+    let gate = IdempotencyGate<any Sendable>()
+    let breakers = Mutex<[String: CircuitBreaker]>([:])
+
+    public init(store: any CheckoutStore, providers: any ProviderDirectory, configuration: CheckoutConfiguration = .init(),
+                logger: Logger = Logger(label: "gateway.checkout"), now: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
+        self.directory = providers
+        self.configuration = configuration
+        self.logger = logger
+        self.now = now
+    }
+
+    // MARK: Sessions
+
+    /// Opens a session and lists the methods that may pay it.
+    public func createSession(_ request: NewSession, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
+        try await guarded {
+            try await idempotent(idempotencyKey, operation: "create_session", target: "", request: request) { key in
+                let at = self.now()
+                guard Currency(code: request.amount.currency) != nil else {
+                    throw ProblemCatalog.problem(code: "invalid_request", detail: "amount.currency \(request.amount.currency) is not a known ISO 4217 currency")
+                }
+                if let country = request.country, !Self.isCountryCode(country) {
+                    throw ProblemCatalog.problem(code: "invalid_request", detail: "country must be an ISO 3166-1 alpha-2 code such as SA (got \(country))")
+                }
+                guard !request.orderId.isEmpty else { throw ProblemCatalog.problem(code: "invalid_request", detail: "orderId must not be empty") }
+                var session: Session
+                do {
+                    session = try Session(
+                        id: Identifiers.make("ses"), amount: request.amount, country: request.country, orderID: request.orderId,
+                        capture: request.capture ?? .automatic, payer: request.payer, returnURL: request.returnUrl,
+                        createdAt: at, expiresAt: at.addingTimeInterval(self.configuration.sessionLifetime))
+                }
+                let snapshot = SessionSnapshot(session: session, availableMethods: self.availableMethods(for: session))
+                let event = SessionEvent(sessionID: session.id, at: at, type: "session.created", status: SessionStatus.open.rawValue,
+                                         amount: session.amount, detail: "order \(session.orderID)")
+                session = try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
+                return SessionSnapshot(session: session, availableMethods: snapshot.availableMethods)
+            }
+        }
+    }
+
+    /// The session as it now is.
+    public func session(_ id: String) async throws(Problem) -> SessionSnapshot {
+        try await guarded {
+            let session = try await load(id)
+            return SessionSnapshot(session: session, availableMethods: availableMethods(for: session))
+        }
+    }
+
+    /// The session a payment (an attempt) belongs to.
+    public func session(ofPayment paymentID: String) async throws(Problem) -> SessionSnapshot {
+        try await guarded {
+            try await session(sessionID(ofAttempt: paymentID))
+        }
+    }
+
+    /// The merchant abandons the checkout. Refused while an attempt is live
+    /// (its money may still move; it is reconciled first).
+    public func abort(session id: String, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
+        try await guarded {
+            try await idempotent(idempotencyKey, operation: "abort", target: id, request: [String: String]()) { key in
+                try await self.locks.withLock(id) {
+                    var session = try await self.load(id)
+                    try session.abort()
+                    let at = self.now()
+                    session.updatedAt = at
+                    let snapshot = SessionSnapshot(session: session, availableMethods: [])
+                    let event = SessionEvent(sessionID: id, at: at, type: "session.cancelled", status: session.status.rawValue, detail: "aborted by the merchant")
+                    session = try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
+                    return SessionSnapshot(session: session, availableMethods: [])
+                }
+            }
+        }
+    }
+
+    /// A session's events: those recorded after `after`, then live ones.
+    public func events(ofSession id: String, after: Int64 = 0) async throws(Problem) -> SessionEvents {
+        try await guarded {
+            _ = try await load(id)
+            return SessionEvents.make(sessionID: id, after: after, store: store, hub: hub)
+        }
+    }
+
+    /// Methods that may pay `session` now: enabled providers matching its
+    /// currency, country, amount and capture mode, whose circuit is not open.
+    public func availableMethods(for session: Session) -> [String] {
+        guard session.status == .open else { return [] }
+        var methods = Set<String>()
+        let at = ContinuousClock.now
+        for profile in directory.profiles() where profile.enabled && breakerState(profile.id, at: at) != .open {
+            for method in profile.methods where !methods.contains(method) {
+                if profile.refusal(method: method, amount: session.amount, country: session.country, capture: session.capture) == nil {
+                    methods.insert(method)
+                }
+            }
+        }
+        return methods.sorted()
+    }
+
+    // MARK: Shared machinery
+
+    func load(_ id: String) async throws -> Session {
+        guard let found = try await store.session(id) else { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+        return found
+    }
+
+    func sessionID(ofAttempt attemptID: String) async throws -> String {
+        guard let found = try await store.sessionID(ofAttempt: attemptID) else { throw ProblemCatalog.problem(code: "not_found", detail: "no payment or attempt \(attemptID)") }
+        return found
+    }
+
+    /// Commits `session` (read at its current version) with `events`, then
+    /// publishes them. Returns the session at its new version.
+    @discardableResult
+    func commit(_ session: Session, events: [SessionEvent], answer: IdempotentAnswer? = nil,
+                webhook: (provider: String, eventID: String)? = nil) async throws -> Session {
+        var committed = session
+        let stored: [SessionEvent]
+        stored = try await store.commit(StoreChange(session: session, events: events, answer: answer, webhook: webhook))
+        committed.version += 1
+        hub.publish(stored)
+        return committed
+    }
+
+    func storeProblem(_ error: any Error) -> Problem {
+        logger.error("store failure: \(error)")
+        return ProblemCatalog.problem(code: "provider_error", detail: "the payment store failed: \(error)", retryable: true)
+    }
+
+    /// Runs `body` once per idempotency key (see the type's rules).
+    func idempotent<Request: Encodable, Response: Codable & Sendable>(
+        _ key: String?, operation: String, target: String, request: Request,
+        _ body: @escaping @Sendable (IdempotencyScope?) async throws -> Response
+    ) async throws -> Response {
+        guard let key else { return try await body(nil) }
+        guard !key.isEmpty, key.utf8.count <= 255 else {
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must have 1 to 255 bytes")
+        }
+        let fingerprint: String
+        do { fingerprint = try Fingerprint.of(operation: operation, target: target, body: request) } catch {
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "the request cannot be encoded: \(error)")
+        }
+        let scope = IdempotencyScope(key: key, fingerprint: fingerprint)
+        let store = self.store
+        do {
+            let answer = try await gate.run(key: key, fingerprint: fingerprint) { () async throws -> any Sendable in
+                if let stored = try await store.answer(forKey: key) {
+                    guard stored.fingerprint == fingerprint else { throw IdempotencyGate<any Sendable>.Refusal.conflict(key: key) }
+                    return try AnswerCoding.decoder.decode(Response.self, from: stored.body)
+                }
+                return try await body(scope)
+            }
+            return answer as! Response
+        } catch let refusal as IdempotencyGate<any Sendable>.Refusal {
+            throw ProblemCatalog.problem(code: "idempotency_conflict", detail: refusal.description)
+        } catch StoreConflict.duplicateKey(let key) {
+            throw ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was used concurrently by another host")
+        }
+    }
+
+    /// Runs an operation's body and reports whatever it throws as a problem.
+    func guarded<T>(_ body: () async throws -> T) async throws(Problem) -> T {
+        do {
+            return try await body()
+        } catch let problem as Problem {
+            throw problem
+        } catch let refused as DomainError {
+            throw ProblemCatalog.problem(from: refused)
+        } catch let conflict as StoreConflict {
+            throw ProblemCatalog.problem(code: "invalid_state", detail: "\(conflict): another request changed it first; read it again", retryable: true)
+        } catch {
+            throw storeProblem(error)
+        }
+    }
+
+    static func isCountryCode(_ code: String) -> Bool {
+        code.utf8.count == 2 && code.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
+    }
+}
+
+/// The key and fingerprint a mutating call runs under; makes the answer to commit.
+struct IdempotencyScope: Sendable {
+    var key: String
+    var fingerprint: String
+
+    func answer(_ value: some Encodable, at: Date) -> IdempotentAnswer? {
+        guard let body = try? AnswerCoding.encoder.encode(value) else { return nil }
+        return IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, createdAt: at)
+    }
+
+    /// The provider-side idempotency key of a follow-up operation under this key.
+    func providerKey(_ operation: String, of paymentID: String) -> String { "\(paymentID):\(operation):\(key)" }
+}
+
+/// How committed answers are encoded (exact dates, stable keys).
+public enum AnswerCoding {
+    public static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }
+
+    public static var decoder: JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }
+}

@@ -1,0 +1,21 @@
+import Foundation
+
+/// The engine's knobs, with production defaults.
+public struct CheckoutConfiguration: Sendable {
+    /// How long an unpaid session accepts attempts.
+    public var sessionLifetime: TimeInterval = 30 * 60
+    /// Added to a provider's call timeout to make the lease of an attempt in flight.
+    public var leaseMargin: TimeInterval = 2
+    /// Reconciliation's verify schedule for a pending attempt: the n-th verify
+    /// waits `reconcileBackoff[n]` seconds (the last entry repeats forever).
+    public var reconcileBackoff: [TimeInterval] = [1, 2, 4, 8, 15, 30, 60, 120, 300, 600, 1800, 3600]
+    /// Consecutive provider failures that open its circuit, and for how long.
+    public var breakerThreshold = 5
+    public var breakerCooldown: Duration = .seconds(30)
+
+    public init() {}
+
+    func backoff(after checks: Int) -> TimeInterval {
+        reconcileBackoff.isEmpty ? 60 : reconcileBackoff[min(checks, reconcileBackoff.count - 1)]
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import GatewayPayloads
+
+/// Create a checkout session.
+public struct NewSession: Codable, Sendable, Hashable {
+    public var amount: Money
+    /// ISO 3166-1 alpha-2; routing only offers providers that serve it.
+    public var country: String?
+    public var orderId: String
+    public var payer: Payer?
+    public var capture: CaptureMode?
+    public var returnUrl: String?
+
+    public init(amount: Money, country: String? = nil, orderId: String, payer: Payer? = nil,
+                capture: CaptureMode? = nil, returnUrl: String? = nil) {
+        self.amount = amount
+        self.country = country
+        self.orderId = orderId
+        self.payer = payer
+        self.capture = capture
+        self.returnUrl = returnUrl
+    }
+}
+
+/// Try to pay a session with a method (optionally through one provider).
+public struct NewAttempt: Codable, Sendable, Hashable {
+    public var method: String
+    public var provider: String?
+    /// Method-specific data handed to the adapter and never stored: a token, an
+    /// encrypted card, a phone number; for the mock, `scenario`.
+    public var instrument: [String: JSONValue]?
+
+    public init(method: String, provider: String? = nil, instrument: [String: JSONValue]? = nil) {
+        self.method = method
+        self.provider = provider
+        self.instrument = instrument
+    }
+}
+
+/// What the payer did about a pending attempt's action.
+public struct PayerInput: Codable, Sendable, Hashable {
+    public var otp: String?
+    public var returnParams: [String: String]?
+
+    public init(otp: String? = nil, returnParams: [String: String]? = nil) {
+        self.otp = otp
+        self.returnParams = returnParams
+    }
+}
+
+/// A session with what may pay it now.
+public struct SessionSnapshot: Codable, Sendable, Equatable {
+    public var session: Session
+    /// Methods of enabled providers whose manifests match this session's
+    /// currency, country, amount and capture mode (empty once it is not open).
+    public var availableMethods: [String]
+}
+
+/// The outcome of a capture, refund or void.
+public struct PaymentChange: Codable, Sendable, Equatable {
+    public var paymentId: String
+    public var operation: PaymentOperation
+    /// What moved (nil for a void).
+    public var amount: Money?
+    public var providerReference: String?
+    /// The payment's balance after the change.
+    public var balance: PaymentBalance
+}
+
+/// What became of a provider notification.
+public enum WebhookOutcome: Sendable, Equatable {
+    /// Applied to attempt `attemptID` (its status may or may not have changed).
+    case applied(AttemptRef)
+    /// Already applied once (same provider event id): nothing changed.
+    case duplicate
+    /// Verified, but about no payment this host knows.
+    case ignored(String)
+}

@@ -1,0 +1,82 @@
+import Foundation
+
+/// The engine's durable memory. A change is committed atomically (the session,
+/// its new events, and the idempotent answer it produced) and is durable when
+/// `commit` returns, so the engine acknowledges nothing that could be lost.
+///
+/// Never given card data: sessions and attempts hold no instrument, and
+/// answers are built from them.
+public protocol CheckoutStore: Sendable {
+    /// Applies `change` atomically. A session's `version` must equal the
+    /// stored one (0 for a new session), else ``StoreConflict`` is thrown and
+    /// nothing is written; on success the stored version is `version + 1`.
+    /// Returns the events as stored, with their sequence numbers.
+    func commit(_ change: StoreChange) async throws -> [SessionEvent]
+    func session(_ id: String) async throws -> Session?
+    /// The session an attempt (a payment) belongs to.
+    func sessionID(ofAttempt attemptID: String) async throws -> String?
+    /// The answer first given under an idempotency key.
+    func answer(forKey key: String) async throws -> IdempotentAnswer?
+    /// A session's events after sequence `after`, oldest first.
+    func events(ofSession id: String, after: Int64) async throws -> [SessionEvent]
+    /// Live attempts whose next verify is due at `now` (pending ones, and
+    /// processing ones whose engine lost its lease), oldest first.
+    func dueAttempts(at now: Date, limit: Int) async throws -> [AttemptRef]
+    /// Open sessions past their deadline.
+    func expiredSessions(at now: Date, limit: Int) async throws -> [String]
+    /// Whether a provider's notification `eventID` was already applied.
+    func hasWebhook(provider: String, eventID: String) async throws -> Bool
+}
+
+/// One atomic change.
+public struct StoreChange: Sendable {
+    /// The session as it now is; `version` is the version it was read at.
+    public var session: Session?
+    public var events: [SessionEvent]
+    public var answer: IdempotentAnswer?
+    /// A provider notification applied with this change (deduplication).
+    public var webhook: (provider: String, eventID: String)?
+
+    public init(session: Session?, events: [SessionEvent], answer: IdempotentAnswer? = nil,
+                webhook: (provider: String, eventID: String)? = nil) {
+        self.session = session
+        self.events = events
+        self.answer = answer
+        self.webhook = webhook
+    }
+}
+
+/// A committed answer to a request made under an idempotency key.
+public struct IdempotentAnswer: Sendable, Equatable {
+    public var key: String
+    /// What the request was (operation, target and body), hashed.
+    public var fingerprint: String
+    /// The answer document (JSON), replayed as is.
+    public var body: Data
+    public var createdAt: Date
+
+    public init(key: String, fingerprint: String, body: Data, createdAt: Date) {
+        self.key = key
+        self.fingerprint = fingerprint
+        self.body = body
+        self.createdAt = createdAt
+    }
+}
+
+/// An attempt of a session.
+public struct AttemptRef: Sendable, Hashable {
+    public var sessionID: String
+    public var attemptID: String
+    public init(sessionID: String, attemptID: String) {
+        self.sessionID = sessionID
+        self.attemptID = attemptID
+    }
+}
+
+/// Someone else changed the session since it was read, or the key or
+/// notification was already used: nothing was written.
+public enum StoreConflict: Error, Sendable, Equatable {
+    case staleSession(id: String, expected: Int)
+    case duplicateKey(String)
+    case duplicateWebhook(provider: String, eventID: String)
+}

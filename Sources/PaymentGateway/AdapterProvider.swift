@@ -1,0 +1,49 @@
+import CheckoutEngine
+import GatewayPayloads
+import PluginHost
+
+/// A loaded adapter as the engine's ``PaymentProvider``: each operation goes
+/// through the libffi bridge, and every way a call can end is reduced to
+/// answered, not sent (provably not charged), or unknown.
+struct AdapterProvider: PaymentProvider {
+    let adapter: AdapterInstance
+
+    var id: String { adapter.manifest.id }
+
+    func perform(_ call: ProviderCall) async -> ProviderReply {
+        do {
+            let result: AdapterResult = switch call {
+            case .authorize(let request): try await adapter.call(.authorize, request)
+            case .proceed(let request): try await adapter.call(.continue, request)
+            case .verify(let request): try await adapter.call(.verify, request)
+            case .capture(let request): try await adapter.call(.capture, request)
+            case .refund(let request): try await adapter.call(.refund, request)
+            case .void(let request): try await adapter.call(.void, request)
+            }
+            return .answered(result)
+        } catch {
+            let reason = "\(call.operation.rawValue) \(error)"
+            return error.outcomeUnknown ? .unknown(reason) : .notSent(reason)
+        }
+    }
+
+    func webhook(_ request: WebhookRequest) async -> WebhookResult? {
+        try? await adapter.call(.webhook, request, as: WebhookResult.self)
+    }
+}
+
+extension ProviderProfile {
+    /// What routing needs of a manifest. Only routing decides eligibility: the
+    /// manifest's claims become this profile, and nothing else reads them.
+    public init(manifest: Manifest) {
+        var limits: [String: ClosedRange<Int64>] = [:]
+        for (currency, limit) in manifest.amountLimits {
+            limits[currency] = (limit.min ?? 1)...(limit.max ?? Int64.max)
+        }
+        self.init(
+            id: manifest.id, enabled: manifest.enabled, priority: manifest.priority, methods: Set(manifest.methods),
+            currencies: Set(manifest.currencies), countries: Set(manifest.countries), limits: limits,
+            supportsManualCapture: manifest.operations.contains(.capture),
+            callTimeout: .milliseconds(manifest.timeoutMilliseconds))
+    }
+}

@@ -1,0 +1,136 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import Logging
+import PluginHost
+import SQLiteCheckoutStore
+import ServiceLifecycle
+
+/// The gateway as a library: the plugin host (manifests, adapters), the
+/// checkout engine and its store, and reconciliation, in one value an app
+/// holds. It is a swift-service-lifecycle `Service`: put it in the app's
+/// `ServiceGroup`, and `run()` reconciles in the background until graceful
+/// shutdown, then drains the adapters.
+///
+/// ```swift
+/// let gateway = try PaymentGateway(configuration: .init(manifests: "manifests", data: ".gateway"))
+/// let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-1"))
+/// let attempt = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada"), idempotencyKey: "o-1-pay")
+/// ```
+public final class PaymentGateway: Service, Sendable {
+    public struct Configuration: Sendable {
+        /// The folder of provider manifests.
+        public var manifests: URL
+        /// Where the host keeps its state: `checkout.sqlite` and `plugins/`.
+        public var data: URL
+        /// The engine's store; SQLite at `data/checkout.sqlite` when nil.
+        public var store: (any CheckoutStore)?
+        public var checkout = CheckoutConfiguration()
+        /// Time between reconciliation passes.
+        public var reconcileInterval: Duration = .seconds(1)
+        /// How long adapters get to finish their calls at shutdown.
+        public var shutdownGrace: Duration = .seconds(10)
+        /// Lets sandbox adapters (the mock) keep their simulated provider's
+        /// books in `data/`, so a later process finds the payments a real
+        /// provider would remember. Off for production adapters.
+        public var sandboxState = false
+
+        public init(manifests: String, data: String) {
+            self.manifests = URL(fileURLWithPath: manifests, isDirectory: true)
+            self.data = URL(fileURLWithPath: data, isDirectory: true)
+        }
+    }
+
+    public let configuration: Configuration
+    public let checkout: Checkout
+    public let providers: HostedProviders
+    public let store: any CheckoutStore
+    let logger: Logger
+
+    /// Opens the store and loads every manifest. A manifest or adapter that
+    /// fails is refused on its own (see ``providerRecords``); only an
+    /// unreadable manifests folder or store stops the gateway.
+    public init(configuration: Configuration, logger: Logger = Logger(label: "gateway")) throws {
+        self.configuration = configuration
+        self.logger = logger
+        if configuration.sandboxState {
+            setenv("GATEWAY_SANDBOX_STATE", configuration.data.path, 1)
+        }
+        let store = try configuration.store ?? SQLiteCheckoutStore(path: configuration.data.appendingPathComponent("checkout.sqlite").path)
+        self.store = store
+        let loader = AdapterLoader(store: LibraryStore(directory: configuration.data.appendingPathComponent("plugins")), logger: logger)
+        providers = HostedProviders(try ProviderRegistry.load(directory: configuration.manifests, loader: loader))
+        checkout = Checkout(store: store, providers: providers, configuration: configuration.checkout, logger: logger)
+    }
+
+    /// What became of each manifest.
+    public var providerRecords: [ProviderRecord] { providers.records }
+
+    /// Reconciles until graceful shutdown (or cancellation), then stops the
+    /// adapters, letting their calls in flight finish within the grace period.
+    public func run() async throws {
+        let reconciler = Reconciler(checkout: checkout, interval: configuration.reconcileInterval)
+        logger.info("gateway running: \(providers.profiles().filter(\.enabled).count) providers enabled")
+        await cancelWhenGracefulShutdown { await reconciler.run() }
+        await shutdown()
+    }
+
+    /// Stops every adapter (waiting for calls in flight, up to the grace period).
+    public func shutdown() async {
+        for adapter in providers.adapters {
+            await adapter.shutdown(grace: configuration.shutdownGrace)
+        }
+    }
+
+    /// One reconciliation pass now (what `run()` does every interval).
+    @discardableResult
+    public func reconcile() async -> Reconciler.Pass {
+        await Reconciler(checkout: checkout).runPass()
+    }
+
+    // MARK: The checkout API (see ``Checkout`` for the rules)
+
+    public func createSession(_ request: NewSession, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
+        try await checkout.createSession(request, idempotencyKey: idempotencyKey)
+    }
+
+    public func session(_ id: String) async throws(Problem) -> SessionSnapshot {
+        try await checkout.session(id)
+    }
+
+    public func attempt(session id: String, _ request: NewAttempt, idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
+        try await checkout.attempt(session: id, request, idempotencyKey: idempotencyKey)
+    }
+
+    public func proceed(session id: String, attempt attemptID: String, _ input: PayerInput, idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
+        try await checkout.proceed(session: id, attempt: attemptID, input, idempotencyKey: idempotencyKey)
+    }
+
+    public func abort(session id: String, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
+        try await checkout.abort(session: id, idempotencyKey: idempotencyKey)
+    }
+
+    public func capture(payment id: String, amount: Int64? = nil, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
+        try await checkout.capture(payment: id, amount: amount, idempotencyKey: idempotencyKey)
+    }
+
+    public func refund(payment id: String, amount: Int64? = nil, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
+        try await checkout.refund(payment: id, amount: amount, idempotencyKey: idempotencyKey)
+    }
+
+    public func void(payment id: String, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
+        try await checkout.void(payment: id, idempotencyKey: idempotencyKey)
+    }
+
+    public func verify(attempt id: String) async throws(Problem) -> Attempt {
+        try await checkout.verify(attempt: id)
+    }
+
+    public func webhook(provider id: String, headers: [String: String], body: Data) async throws(Problem) -> WebhookOutcome {
+        try await checkout.webhook(provider: id, headers: headers, body: body)
+    }
+
+    public func events(ofSession id: String, after: Int64 = 0) async throws(Problem) -> SessionEvents {
+        try await checkout.events(ofSession: id, after: after)
+    }
+}

@@ -1,0 +1,79 @@
+import GRDB
+
+/// Every schema change, by name, in order. A migration, once shipped, is never
+/// edited: a change is a new migration appended here.
+enum Migrations {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+
+        migrator.registerMigration("v1: sessions, attempts, events, idempotency, webhooks") { db in
+            try db.execute(sql: """
+                CREATE TABLE session (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    status TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    amount INTEGER NOT NULL,
+                    currency TEXT NOT NULL,
+                    order_id TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    updated_at REAL NOT NULL,
+                    expires_at REAL NOT NULL,
+                    -- The session and its attempts as JSON. Sessions never hold an
+                    -- instrument: no card number, CVV or token secret is written.
+                    document BLOB NOT NULL
+                );
+                CREATE INDEX session_open_by_expiry ON session(expires_at) WHERE status = 'open';
+
+                -- One row per attempt (the payment id of a succeeded one), for
+                -- lookups and for reconciliation's queue: due_at is the next
+                -- verify of a pending attempt or the lease end of a processing
+                -- one, and NULL once final.
+                CREATE TABLE attempt (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    session_id TEXT NOT NULL REFERENCES session(id),
+                    provider_id TEXT NOT NULL,
+                    status TEXT NOT NULL,
+                    due_at REAL
+                );
+                CREATE INDEX attempt_by_session ON attempt(session_id);
+                CREATE INDEX attempt_due ON attempt(due_at) WHERE due_at IS NOT NULL;
+
+                -- The audit trail: every transition of every session.
+                CREATE TABLE event (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    session_id TEXT NOT NULL,
+                    at REAL NOT NULL,
+                    type TEXT NOT NULL,
+                    attempt_id TEXT,
+                    status TEXT,
+                    provider_id TEXT,
+                    amount INTEGER,
+                    currency TEXT,
+                    detail TEXT
+                );
+                CREATE INDEX event_by_session ON event(session_id, sequence);
+                CREATE TRIGGER event_is_append_only_update BEFORE UPDATE ON event
+                    BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+                CREATE TRIGGER event_is_append_only_delete BEFORE DELETE ON event
+                    BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+
+                -- The first answer given under each idempotency key.
+                CREATE TABLE idempotency (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    fingerprint TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+
+                -- Provider notifications already applied (deduplication).
+                CREATE TABLE webhook (
+                    provider_id TEXT NOT NULL,
+                    event_id TEXT NOT NULL,
+                    received_at REAL NOT NULL,
+                    PRIMARY KEY (provider_id, event_id)
+                );
+                """)
+        }
+        return migrator
+    }
+}

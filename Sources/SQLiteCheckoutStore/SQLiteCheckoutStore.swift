@@ -1,0 +1,125 @@
+import CheckoutEngine
+import Foundation
+import GRDB
+
+/// The engine's store on SQLite, through GRDB.
+///
+/// - WAL journal with `synchronous = FULL`: a commit is on disk when it returns.
+/// - Group commit: changes submitted while a transaction is being written are
+///   written together in the next one (each in its own savepoint, so one
+///   refused change never takes the others down), which pays one fsync for
+///   many payments.
+/// - Sessions are JSON documents (they hold no instrument, so no card data);
+///   attempts are indexed beside them for payment lookups and reconciliation;
+///   events are an append-only table that triggers keep append-only.
+/// - Schema changes are named migrations in ``Migrations``.
+public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
+    let writer: any DatabaseWriter
+    private let batcher: CommitBatcher
+
+    /// Opens (creating if needed) the database at `path` and migrates it.
+    public convenience init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        try FileManager.default.createDirectory(
+            at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
+        try self.init(writer: DatabasePool(path: path, configuration: configuration))
+    }
+
+    /// A store in memory, for tests and throwaway runs.
+    public static func inMemory() throws -> SQLiteCheckoutStore {
+        try SQLiteCheckoutStore(writer: DatabaseQueue())
+    }
+
+    public init(writer: any DatabaseWriter) throws {
+        self.writer = writer
+        try Migrations.migrator.migrate(writer)
+        self.batcher = CommitBatcher(writer: writer)
+    }
+
+    /// The migrations applied to this database, in order.
+    public func appliedMigrations() throws -> [String] {
+        try writer.read { db in try Migrations.migrator.appliedMigrations(db) }
+    }
+
+    // MARK: CheckoutStore
+
+    public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
+        let prepared = try PreparedChange(change)
+        return try await batcher.submit(prepared)
+    }
+
+    public func session(_ id: String) async throws -> Session? {
+        let document = try await writer.read { db in
+            try Data.fetchOne(db, sql: "SELECT document FROM session WHERE id = ?", arguments: [id])
+        }
+        return try document.map { try Coding.decoder.decode(Session.self, from: $0) }
+    }
+
+    public func sessionID(ofAttempt attemptID: String) async throws -> String? {
+        try await writer.read { db in
+            try String.fetchOne(db, sql: "SELECT session_id FROM attempt WHERE id = ?", arguments: [attemptID])
+        }
+    }
+
+    public func answer(forKey key: String) async throws -> IdempotentAnswer? {
+        try await writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT fingerprint, body, created_at FROM idempotency WHERE key = ?", arguments: [key]).map {
+                IdempotentAnswer(key: key, fingerprint: $0["fingerprint"], body: $0["body"],
+                                 createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+            }
+        }
+    }
+
+    public func events(ofSession id: String, after: Int64) async throws -> [SessionEvent] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT sequence, session_id, at, type, attempt_id, status, provider_id, amount, currency, detail
+                FROM event WHERE session_id = ? AND sequence > ? ORDER BY sequence
+                """, arguments: [id, after]).map(EventRow.event(from:))
+        }
+    }
+
+    public func dueAttempts(at now: Date, limit: Int) async throws -> [AttemptRef] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, session_id FROM attempt WHERE due_at IS NOT NULL AND due_at <= ? ORDER BY due_at LIMIT ?
+                """, arguments: [now.timeIntervalSince1970, limit]).map {
+                AttemptRef(sessionID: $0["session_id"], attemptID: $0["id"])
+            }
+        }
+    }
+
+    public func expiredSessions(at now: Date, limit: Int) async throws -> [String] {
+        try await writer.read { db in
+            try String.fetchAll(db, sql: """
+                SELECT id FROM session WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?
+                """, arguments: [now.timeIntervalSince1970, limit])
+        }
+    }
+
+    public func hasWebhook(provider: String, eventID: String) async throws -> Bool {
+        try await writer.read { db in
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM webhook WHERE provider_id = ? AND event_id = ?", arguments: [provider, eventID]) ?? false
+        }
+    }
+}
+
+/// How session documents are encoded: exact dates, stable key order.
+enum Coding {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.sortedKeys]
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
+}
