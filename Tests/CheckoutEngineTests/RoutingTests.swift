@@ -25,7 +25,7 @@ import Testing
         let decision = Router.route(method: "visa", amount: sar1000, country: "SA", capture: .automatic,
                                     profiles: [profile("c", priority: 50), profile("a", priority: 10), profile("b", priority: 10)])
         #expect(decision.candidates.map(\.providerID) == ["a", "b", "c"])
-        #expect(decision.candidates[0].reason.contains("priority 10"))
+        #expect(decision.candidates[0].reason.contains("priority (10)"))
     }
 
     @Test func methodCountryAmountAndCaptureModeFilter() {

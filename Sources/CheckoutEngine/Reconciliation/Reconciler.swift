@@ -26,6 +26,7 @@ public struct Reconciler: Sendable {
         public var verified = 0
         public var failed = 0
         public var expired = 0
+        public init() {}
     }
 
     /// Runs passes until the task is cancelled.

@@ -1,0 +1,96 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PropertyBased
+import Synchronization
+import Testing
+
+/// Random sequences of engine calls against a provider whose every answer is
+/// random too (success, decline, safe decline, pending, nothing sent, unknown),
+/// checking after each call what must always hold. PropertyBased shrinks a
+/// failing sequence to a short one.
+@Suite struct EnginePropertyTests {
+    /// One step: which call, and a number that picks its details.
+    struct Step: CustomStringConvertible {
+        var code: Int
+        var operation: Int { code % 9 }
+        var detail: Int { code / 9 }
+        var description: String { "op\(operation)/\(detail)" }
+    }
+
+    static func randomReply(_ call: ProviderCall, _ pick: Int) -> ProviderReply {
+        switch pick % 7 {
+        case 0: .notSent("refused")
+        case 1: .unknown("dropped")
+        case 2: .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "05", retryable: false)))
+        case 3: .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "provider_error", message: "96", retryable: true, safeToRetryElsewhere: true)))
+        case 4: .answered(AdapterResult(status: .pending, providerReference: "r-\(call.paymentId)"))
+        default: .answered(ScriptedProvider.success(call))
+        }
+    }
+
+    @Test func noSequenceOfCallsBreaksAnInvariant() async throws {
+        await propertyCheck(count: 60, input: Gen.int(in: 0...899).array(of: 1...40)) { codes in
+            let picks = Shared<[Int]>(codes.reversed().map { $0 % 7 })
+            let unknownSeen = Mutex<Set<String>>([])
+            let providers = ["a", "b"].map { id in
+                ScriptedProvider(id) { call in
+                    let reply = Self.randomReply(call, picks.withLock { $0.popLast() ?? 5 })
+                    if case .unknown = reply, case .authorize(let r) = call { unknownSeen.withLock { _ = $0.insert(r.paymentId) } }
+                    return reply
+                }
+            }
+            let f = try EngineFixture([(profile("a", priority: 1), providers[0]), (profile("b", priority: 2), providers[1])])
+            let session = try await f.session(10_000, capture: codes.first.map { $0 % 2 == 0 ? .automatic : .manual } ?? .automatic)
+            for step in codes.map(Step.init) {
+                let current = try await f.checkout.session(session.id).session
+                let payment = current.payment?.id ?? "att_none"
+                let live = current.liveAttempt?.id ?? "att_none"
+                do {
+                    switch step.operation {
+                    case 0, 1: _ = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: step.detail % 3 == 0 ? "k\(step.detail % 5)" : nil)
+                    case 2: _ = try await f.checkout.capture(payment: payment, amount: Int64(step.detail * 40))
+                    case 3: _ = try await f.checkout.refund(payment: payment, amount: Int64(step.detail * 40))
+                    case 4: _ = try await f.checkout.void(payment: payment)
+                    case 5: _ = try await f.checkout.abort(session: session.id)
+                    case 6: _ = try await f.checkout.verify(attempt: live)
+                    case 7: _ = try await f.checkout.proceed(session: session.id, attempt: live, PayerInput(otp: "1"))
+                    default:
+                        f.clock.advance(Double(step.detail))
+                        await Reconciler(checkout: f.checkout).runPass()
+                    }
+                } catch is Problem {
+                    // Refusals are fine; what matters is the state they leave.
+                }
+                let after = try await f.checkout.session(session.id).session
+                try Self.check(after, before: current)
+                // An unknown outcome is never followed by another provider's authorize.
+                let unknown = unknownSeen.withLock { $0 }
+                for attempt in after.attempts where unknown.contains(attempt.id) {
+                    #expect(after.attempts.last?.id == attempt.id || attempt.status.isFinal,
+                            "an attempt started while \(attempt.id)'s outcome was unknown")
+                }
+            }
+            let events = try await f.store.events(ofSession: session.id, after: 0)
+            #expect(events.map(\.sequence) == events.map(\.sequence).sorted(), "events out of order")
+        }
+    }
+
+    static func check(_ s: Session, before: Session) throws {
+        let payments = s.attempts.filter(\.status.isPayment)
+        #expect(payments.count <= 1, "two payments in one session")
+        #expect((s.status == .completed) == (payments.count == 1))
+        #expect(s.attempts.filter { !$0.status.isFinal }.count <= 1, "two live attempts")
+        if before.status.isFinal { #expect(s.status == before.status, "a final session changed status") }
+        for (old, new) in zip(before.attempts, s.attempts) where old.status.isFinal {
+            #expect(new.status == old.status, "a final attempt changed")
+        }
+        for attempt in s.attempts {
+            if attempt.status == .processing { Issue.record("an attempt was left processing by a finished call") }
+            guard let b = attempt.balance else { continue }
+            #expect(b.refunded >= 0 && b.refunded <= b.captured, "refunds exceed captures")
+            #expect(b.captured >= 0 && b.captured <= b.authorized.value, "captures exceed the authorization")
+            #expect(!(b.voided && b.captured > 0))
+        }
+    }
+}

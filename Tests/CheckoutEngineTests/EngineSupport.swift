@@ -1,0 +1,109 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import SQLiteCheckoutStore
+import Synchronization
+
+/// A provider whose answers a test scripts, and which records every call.
+final class ScriptedProvider: PaymentProvider, Sendable {
+    let id: String
+    private let script: @Sendable (ProviderCall) async -> ProviderReply
+    private let log = Mutex<[ProviderCall]>([])
+    private let webhookScript: @Sendable (WebhookRequest) -> WebhookResult?
+
+    init(_ id: String, webhook: @escaping @Sendable (WebhookRequest) -> WebhookResult? = { _ in nil },
+         _ script: @escaping @Sendable (ProviderCall) async -> ProviderReply) {
+        self.id = id
+        self.script = script
+        self.webhookScript = webhook
+    }
+
+    /// A provider that approves every authorize and confirms every other operation.
+    static func approving(_ id: String) -> ScriptedProvider {
+        ScriptedProvider(id) { call in .answered(Self.success(call)) }
+    }
+
+    static func success(_ call: ProviderCall) -> AdapterResult {
+        switch call {
+        case .authorize(let r): AdapterResult(status: r.capture == .manual ? .authorized : .succeeded, providerReference: "ref-\(r.paymentId)", amount: r.amount)
+        case .proceed(let r): AdapterResult(status: .succeeded, providerReference: r.providerReference)
+        case .verify(let r): AdapterResult(status: .succeeded, providerReference: r.providerReference ?? "ref-\(r.paymentId)")
+        case .capture(let r), .refund(let r): AdapterResult(status: .succeeded, providerReference: r.providerReference, amount: r.amount)
+        case .void(let r): AdapterResult(status: .succeeded, providerReference: r.providerReference)
+        }
+    }
+
+    func perform(_ call: ProviderCall) async -> ProviderReply {
+        log.withLock { $0.append(call) }
+        return await script(call)
+    }
+
+    func webhook(_ request: WebhookRequest) async -> WebhookResult? { webhookScript(request) }
+
+    var calls: [ProviderCall] { log.withLock { $0 } }
+    func count(_ operation: PaymentOperation) -> Int { calls.filter { $0.operation == operation }.count }
+    /// The idempotency keys the provider was sent for `operation`.
+    func keys(_ operation: PaymentOperation) -> [String] {
+        calls.compactMap { call in
+            switch call {
+            case .authorize(let r): operation == .authorize ? r.idempotencyKey : nil
+            case .capture(let r): operation == .capture ? r.idempotencyKey : nil
+            case .refund(let r): operation == .refund ? r.idempotencyKey : nil
+            default: nil
+            }
+        }
+    }
+}
+
+/// A clock a test moves by hand.
+final class TestClock: Sendable {
+    private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
+    var now: Date { current.withLock { $0 } }
+    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+}
+
+func profile(_ id: String, priority: Int, enabled: Bool = true, methods: Set<String> = ["mada", "visa"]) -> ProviderProfile {
+    ProviderProfile(id: id, enabled: enabled, priority: priority, methods: methods, currencies: ["SAR", "KWD"], countries: ["SA", "KW"],
+                    limits: ["SAR": 100...1_000_000], callTimeout: .seconds(5))
+}
+
+/// An engine over an in-memory SQLite store and scripted providers.
+struct EngineFixture {
+    let store: SQLiteCheckoutStore
+    let clock = TestClock()
+    let checkout: Checkout
+
+    init(_ providers: [(ProviderProfile, ScriptedProvider)], store: SQLiteCheckoutStore? = nil) throws {
+        self.store = try store ?? SQLiteCheckoutStore.inMemory()
+        var configuration = CheckoutConfiguration()
+        configuration.reconcileBackoff = [1, 2, 4]
+        let clock = self.clock
+        checkout = Checkout(store: self.store, providers: StaticProviderDirectory(providers.map { ($0.0, $0.1 as any PaymentProvider) }),
+                            configuration: configuration, now: { clock.now })
+    }
+
+    func session(_ value: Int64 = 1000, currency: String = "SAR", capture: CaptureMode = .automatic, key: String? = nil) async throws -> Session {
+        try await checkout.createSession(
+            NewSession(amount: Money(value: value, currency: currency), country: currency == "KWD" ? "KW" : "SA", orderId: "order-1", capture: capture),
+            idempotencyKey: key).session
+    }
+}
+
+extension ProviderCall {
+    var paymentId: String {
+        switch self {
+        case .authorize(let r): r.paymentId
+        case .proceed(let r): r.paymentId
+        case .verify(let r): r.paymentId
+        case .capture(let r), .refund(let r): r.paymentId
+        case .void(let r): r.paymentId
+        }
+    }
+}
+
+/// A value shared with the closures of scripted providers.
+final class Shared<Value: Sendable>: Sendable {
+    private let value: Mutex<Value>
+    init(_ value: Value) { self.value = Mutex(value) }
+    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
+}
