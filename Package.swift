@@ -107,7 +107,10 @@ let package = Package(
             ]),
         .testTarget(
             name: "PaymentGatewayTests",
-            dependencies: ["PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport"]),
+            dependencies: [
+                "PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport",
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]),
         .testTarget(
             name: "PluginHostTests",
             dependencies: [

@@ -4,29 +4,6 @@ import Logging
 import XCTest
 @testable import PluginHost
 
-/// Where the build put the products under test (the shipped adapters' libraries
-/// and the `gateway` executable): the folder of the running test bundle.
-enum BuildProducts {
-    static let directory: URL = {
-        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-        return URL(fileURLWithPath: exe).deletingLastPathComponent()
-    }()
-
-    static var gateway: URL { directory.appendingPathComponent("gateway") }
-    static var mockLibrary: URL { directory.appendingPathComponent("libMockAdapter.so") }
-    static var exampleCLibrary: URL { directory.appendingPathComponent("libExampleCAdapter.so") }
-
-    /// The repository root (for the shipped manifests and the C header).
-    static let repository: URL = {
-        var url = URL(fileURLWithPath: #filePath)
-        for _ in 0..<3 { url.deleteLastPathComponent() }
-        return url
-    }()
-
-    static var shippedManifests: URL { repository.appendingPathComponent("manifests") }
-    static var headerDirectory: URL { repository.appendingPathComponent("Sources/CGatewayABI/include") }
-}
-
 /// A scratch folder of manifests (copies of the shipped ones, plus whatever a
 /// test writes), with its own content-addressed library store.
 final class ManifestFolder {
@@ -100,35 +77,6 @@ enum CAdapterBuilder {
         guard result.status == 0 else { throw NSError(domain: "cc", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.output]) }
         return output
     }
-}
-
-/// What a finished program printed.
-struct ProcessResult {
-    var status: Int32
-    var stdout: String
-    var stderr: String
-    /// Both streams, for messages that may go to either.
-    var output: String { stdout + stderr }
-}
-
-/// Runs a program to completion.
-@discardableResult
-func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: errorFile) }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = try FileHandle(forWritingTo: errorFile)
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let errors = (try? Data(contentsOf: errorFile)) ?? Data()
-    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errors, as: UTF8.self))
 }
 
 extension Array where Element == ProviderRecord {

@@ -1,0 +1,82 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PaymentGateway
+import PluginHost
+import ServiceLifecycle
+import TestSupport
+import Testing
+
+/// The embeddable gateway, as an app holds it: shipped manifests, the real
+/// mock adapter, SQLite in a scratch folder.
+@Suite struct EmbeddedGatewayTests {
+    let data = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-embedded-\(UUID().uuidString)")
+
+    func gateway() throws -> PaymentGateway {
+        try PaymentGateway(configuration: .init(manifests: BuildProducts.shippedManifests.path, data: data.path))
+    }
+
+    @Test func threeDSecureThroughTheRealAdapterWithEvents() async throws {
+        let gateway = try gateway()
+        let session = try await gateway.createSession(NewSession(amount: Money(value: 5000, currency: "SAR"), country: "SA", orderId: "o-1"))
+        #expect(session.availableMethods.contains("mada"))
+        let events = try await gateway.events(ofSession: session.session.id)
+        let pending = try await gateway.attempt(session: session.session.id, NewAttempt(method: "visa", provider: "mock", instrument: ["scenario": .string("three_ds")]))
+        #expect(pending.status == .pending && pending.action?.type == .threeDS)
+        let done = try await gateway.proceed(session: session.session.id, attempt: pending.id, PayerInput(returnParams: ["outcome": "approve"]))
+        #expect(done.status == .succeeded)
+        var types: [String] = []
+        for try await event in events {
+            types.append(event.type)
+            if event.type == "session.completed" { break }
+        }
+        #expect(types == ["session.created", "attempt.started", "attempt.pending", "attempt.succeeded", "session.completed"])
+        let refund = try await gateway.refund(payment: done.id, amount: 2000, idempotencyKey: "r-1")
+        #expect(refund.balance.refunded == 2000)
+        await gateway.shutdown()
+    }
+
+    @Test func manualCaptureVoidAndRefundLimitsThroughTheMock() async throws {
+        let gateway = try gateway()
+        let session = try await gateway.createSession(NewSession(amount: Money(value: 1234, currency: "KWD"), country: "KW", orderId: "o-2", capture: .manual))
+        let authorized = try await gateway.attempt(session: session.session.id, NewAttempt(method: "visa"))
+        #expect(authorized.status == .authorized)
+        _ = try await gateway.capture(payment: authorized.id, amount: 1000)
+        await #expect { try await gateway.refund(payment: authorized.id, amount: 1001) } throws: { ($0 as? Problem)?.code == "invalid_request" }
+        await #expect { try await gateway.void(payment: authorized.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        await gateway.shutdown()
+    }
+
+    @Test func itRunsAsAServiceUntilGracefulShutdown() async throws {
+        let gateway = try gateway()
+        let group = ServiceGroup(configuration: .init(services: [gateway], logger: .init(label: "test")))
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { try await group.run() }
+            let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), orderId: "o-3"))
+            // pending_then_success: the running service's reconciler finalises it.
+            let pending = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", instrument: ["scenario": .string("pending_then_success")]))
+            #expect(pending.status == .pending)
+            var status = pending.status
+            for _ in 0..<100 where status == .pending {
+                try await Task.sleep(for: .milliseconds(100))
+                status = try await gateway.session(session.session.id).session.attempts[0].status
+            }
+            #expect(status == .succeeded)
+            await group.triggerGracefulShutdown()
+            try await tasks.waitForAll()
+        }
+    }
+
+    @Test func theManifestBecomesTheRoutingProfile() throws {
+        let manifest = try ManifestFile.read(BuildProducts.shippedManifests.appendingPathComponent("mock.json")).get()
+        let profile = ProviderProfile(manifest: manifest)
+        let sar = { (v: Int64) in Money(value: v, currency: "SAR") }
+        #expect(profile.refusal(method: "mada", amount: sar(100), country: "SA", capture: .automatic) == nil)
+        #expect(profile.refusal(method: "mada", amount: sar(99), country: "SA", capture: .automatic)?.contains("limits") == true)
+        #expect(profile.refusal(method: "mada", amount: Money(value: 1000, currency: "XXX"), country: "SA", capture: .automatic) != nil)
+        #expect(profile.refusal(method: "ideal", amount: sar(1000), country: "SA", capture: .automatic) != nil)
+        #expect(profile.refusal(method: "mada", amount: sar(1000), country: "BR", capture: .automatic) != nil)
+        #expect(profile.callTimeout == .milliseconds(manifest.timeoutMilliseconds))
+        #expect(profile.supportsManualCapture)
+    }
+}

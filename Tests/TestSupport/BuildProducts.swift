@@ -1,0 +1,55 @@
+import Foundation
+
+/// Where the build put the products under test (the shipped adapters' libraries
+/// and the `gateway` executable): the folder of the running test bundle.
+public enum BuildProducts {
+    public static let directory: URL = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent()
+    }()
+
+    public static var gateway: URL { directory.appendingPathComponent("gateway") }
+    public static var mockLibrary: URL { directory.appendingPathComponent("libMockAdapter.so") }
+    public static var exampleCLibrary: URL { directory.appendingPathComponent("libExampleCAdapter.so") }
+
+    /// The repository root (for the shipped manifests and the C header).
+    public static let repository: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url
+    }()
+
+    public static var shippedManifests: URL { repository.appendingPathComponent("manifests") }
+    public static var headerDirectory: URL { repository.appendingPathComponent("Sources/CGatewayABI/include") }
+}
+
+
+/// What a finished program printed.
+public struct ProcessResult: Sendable {
+    public var status: Int32
+    public var stdout: String
+    public var stderr: String
+    /// Both streams, for messages that may go to either.
+    public var output: String { stdout + stderr }
+}
+
+/// Runs a program to completion.
+@discardableResult
+public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
+    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
+    _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
+    defer { try? FileManager.default.removeItem(at: errorFile) }
+    let pipe = Pipe()
+    process.standardOutput = pipe
+    process.standardError = try FileHandle(forWritingTo: errorFile)
+    try process.run()
+    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    let errors = (try? Data(contentsOf: errorFile)) ?? Data()
+    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errors, as: UTF8.self))
+}
+
