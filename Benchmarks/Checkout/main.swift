@@ -1,1 +1,118 @@
-print("x")
+// The checkout benchmark: complete payments per second through the engine,
+// in-process, with the mock adapter (through the libffi bridge) and SQLite.
+//
+//   swift build -c release && .build/release/checkout-benchmark [--manifests DIR] [--payments N] [--concurrency C]
+//
+// A complete payment is what `gateway pay` does: create a session, then an
+// attempt that succeeds, each under an idempotency key, each durable before
+// it returns (SQLite WAL, synchronous=FULL, one fsync per group commit).
+//
+// Measured in the same run, as ratios:
+//   (1) durable: SQLite on disk (the embedded default);
+//   (2) baseline: the same engine on an in-memory SQLite store (no disk);
+//   (3) the bare bridge: the same number of authorize calls to the mock, no engine.
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import Logging
+import PaymentGateway
+import PluginHost
+import SQLiteCheckoutStore
+
+let arguments = CommandLine.arguments
+func option(_ name: String, _ fallback: String) -> String {
+    guard let i = arguments.firstIndex(of: name), i + 1 < arguments.count else { return fallback }
+    return arguments[i + 1]
+}
+let manifests = option("--manifests", "./manifests")
+let payments = Int(option("--payments", "20000"))!
+let concurrency = Int(option("--concurrency", "64"))!
+
+LoggingSystem.bootstrap { label in
+    var handler = StreamLogHandler.standardError(label: label)
+    handler.logLevel = .error
+    return handler
+}
+
+func nanoseconds() -> UInt64 {
+    var t = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &t)
+    return UInt64(t.tv_sec) * 1_000_000_000 + UInt64(t.tv_nsec)
+}
+
+struct Figures {
+    var perSecond: Double
+    var p50: Double
+    var p99: Double
+}
+
+/// Runs `count` operations, `concurrency` at a time; returns the rate and latency percentiles (µs).
+func measure(_ count: Int, _ operation: @escaping @Sendable (Int) async throws -> Void) async throws -> Figures {
+    let start = nanoseconds()
+    let latencies = try await withThrowingTaskGroup(of: [UInt64].self) { group in
+        let perWorker = count / concurrency
+        for worker in 0..<concurrency {
+            group.addTask {
+                var mine: [UInt64] = []
+                mine.reserveCapacity(perWorker)
+                for i in 0..<perWorker {
+                    let t0 = nanoseconds()
+                    try await operation(worker * perWorker + i)
+                    mine.append(nanoseconds() - t0)
+                }
+                return mine
+            }
+        }
+        return try await group.reduce(into: [UInt64]()) { $0 += $1 }.sorted()
+    }
+    let seconds = Double(nanoseconds() - start) / 1e9
+    func p(_ q: Double) -> Double { Double(latencies[min(latencies.count - 1, Int(Double(latencies.count) * q))]) / 1000 }
+    return Figures(perSecond: Double(latencies.count) / seconds, p50: p(0.5), p99: p(0.99))
+}
+
+func gateway(store: (any CheckoutStore)?, data: URL) throws -> PaymentGateway {
+    var configuration = PaymentGateway.Configuration(manifests: manifests, data: data.path)
+    configuration.store = store
+    return try PaymentGateway(configuration: configuration)
+}
+
+func payments(_ gateway: PaymentGateway, run: String, count: Int) async throws -> Figures {
+    try await measure(count) { i in
+        let session = try await gateway.createSession(
+            NewSession(amount: Money(value: 1000 + Int64(i % 500), currency: "SAR"), country: "SA", orderId: "\(run)-\(i)"),
+            idempotencyKey: "\(run)-\(i)-s")
+        let attempt = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", provider: "mock"), idempotencyKey: "\(run)-\(i)-a")
+        precondition(attempt.status == .succeeded, "payment \(i): \(attempt.status)")
+    }
+}
+
+let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-benchmark-\(UUID().uuidString)")
+defer { try? FileManager.default.removeItem(at: scratch) }
+
+let durable = try gateway(store: nil, data: scratch.appendingPathComponent("disk"))
+let memory = try gateway(store: try SQLiteCheckoutStore.inMemory(), data: scratch.appendingPathComponent("memory"))
+guard let adapter = durable.providerRecords.first(where: { $0.id == "mock" })?.adapter else {
+    fatalError("the mock adapter did not load from \(manifests)")
+}
+
+print("checkout benchmark: \(payments) payments, \(concurrency) at a time, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+_ = try await payments(durable, run: "warm-d", count: 2000)
+_ = try await payments(memory, run: "warm-m", count: 2000)
+
+var rounds: [(disk: Figures, memory: Figures, bridge: Figures)] = []
+for round in 0..<3 {
+    let disk = try await payments(durable, run: "d\(round)", count: payments)
+    let mem = try await payments(memory, run: "m\(round)", count: payments)
+    let bridge = try await measure(payments) { i in
+        let request = AuthorizeRequest(paymentId: "b\(round)-\(i)", idempotencyKey: "b\(round)-\(i)", amount: Money(value: 1000, currency: "SAR"),
+                                       method: "mada", orderId: "o")
+        _ = try await adapter.call(.authorize, request)
+    }
+    rounds.append((disk, mem, bridge))
+    print(String(format: "round %d: durable %.0f/s (p50 %.0f µs, p99 %.0f µs) | in-memory store %.0f/s (p50 %.0f, p99 %.0f) | bare bridge authorize %.0f/s",
+                 round + 1, disk.perSecond, disk.p50, disk.p99, mem.perSecond, mem.p50, mem.p99, bridge.perSecond))
+}
+let best = rounds.max { $0.disk.perSecond < $1.disk.perSecond }!
+print(String(format: "best round: durable %.0f payments/s, p50 %.0f µs, p99 %.0f µs; %.2f× the in-memory-store baseline; the bare bridge is %.1f× faster than a whole durable payment",
+             best.disk.perSecond, best.disk.p50, best.disk.p99, best.disk.perSecond / best.memory.perSecond, best.bridge.perSecond / best.disk.perSecond))
+print("goal: 5,000 durable payments/s")

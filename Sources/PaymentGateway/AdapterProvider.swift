@@ -20,15 +20,33 @@ struct AdapterProvider: PaymentProvider {
             case .refund(let request): try await adapter.call(.refund, request)
             case .void(let request): try await adapter.call(.void, request)
             }
-            return .answered(result)
+            return .answered(Self.masked(result))
         } catch {
-            let reason = "\(call.operation.rawValue) \(error)"
+            let reason = Redaction.maskingCardNumbers(in: "\(call.operation.rawValue) \(error)")
             return error.outcomeUnknown ? .unknown(reason) : .notSent(reason)
         }
     }
 
     func webhook(_ request: WebhookRequest) async -> WebhookResult? {
-        try? await adapter.call(.webhook, request, as: WebhookResult.self)
+        guard var result = try? await adapter.call(.webhook, request, as: WebhookResult.self) else { return nil }
+        result.problem = result.problem.map(Self.masked)
+        return result
+    }
+
+    /// Adapter text is stored in attempts and events: a card number an
+    /// adapter echoes (in a message or a provider status) is masked first.
+    static func masked(_ result: AdapterResult) -> AdapterResult {
+        var result = result
+        result.problem = result.problem.map(masked)
+        result.providerStatus = result.providerStatus.map(Redaction.maskingCardNumbers(in:))
+        return result
+    }
+
+    static func masked(_ problem: AdapterProblem) -> AdapterProblem {
+        var problem = problem
+        problem.message = Redaction.maskingCardNumbers(in: problem.message)
+        problem.providerCode = problem.providerCode.map(Redaction.maskingCardNumbers(in:))
+        return problem
     }
 }
 

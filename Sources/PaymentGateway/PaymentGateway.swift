@@ -60,7 +60,8 @@ public final class PaymentGateway: Service, Sendable {
         self.store = store
         let loader = AdapterLoader(store: LibraryStore(directory: configuration.data.appendingPathComponent("plugins")), logger: logger)
         providers = HostedProviders(try ProviderRegistry.load(directory: configuration.manifests, loader: loader))
-        checkout = Checkout(store: store, providers: providers, configuration: configuration.checkout, logger: logger)
+        let fingerprintKey = try SecretKeyFile.load(configuration.data.appendingPathComponent("idempotency.key"))
+        checkout = Checkout(store: store, providers: providers, fingerprintKey: fingerprintKey, configuration: configuration.checkout, logger: logger)
     }
 
     /// What became of each manifest.

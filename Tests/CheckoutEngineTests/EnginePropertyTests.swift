@@ -49,9 +49,9 @@ import Testing
                 do {
                     switch step.operation {
                     case 0, 1: _ = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: step.detail % 3 == 0 ? "k\(step.detail % 5)" : nil)
-                    case 2: _ = try await f.checkout.capture(payment: payment, amount: Int64(step.detail * 40))
-                    case 3: _ = try await f.checkout.refund(payment: payment, amount: Int64(step.detail * 40))
-                    case 4: _ = try await f.checkout.void(payment: payment)
+                    case 2: _ = try await f.checkout.capture(payment: payment, amount: Int64(step.detail * 40), idempotencyKey: "cap-\(step.detail % 7)")
+                    case 3: _ = try await f.checkout.refund(payment: payment, amount: Int64(step.detail * 40), idempotencyKey: "ref-\(step.detail % 7)")
+                    case 4: _ = try await f.checkout.void(payment: payment, idempotencyKey: "void-\(step.detail % 3)")
                     case 5: _ = try await f.checkout.abort(session: session.id)
                     case 6: _ = try await f.checkout.verify(attempt: live)
                     case 7: _ = try await f.checkout.proceed(session: session.id, attempt: live, PayerInput(otp: "1"))

@@ -78,7 +78,7 @@ struct EngineFixture {
         var configuration = CheckoutConfiguration()
         configuration.reconcileBackoff = [1, 2, 4]
         let clock = self.clock
-        checkout = Checkout(store: self.store, providers: StaticProviderDirectory(providers.map { ($0.0, $0.1 as any PaymentProvider) }),
+        checkout = Checkout(store: self.store, providers: StaticProviderDirectory(providers.map { ($0.0, $0.1 as any PaymentProvider) }), fingerprintKey: testKey,
                             configuration: configuration, now: { clock.now })
     }
 
@@ -107,3 +107,6 @@ final class Shared<Value: Sendable>: Sendable {
     init(_ value: Value) { self.value = Mutex(value) }
     func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
 }
+
+/// The fingerprint key of engines under test (stable, as in production).
+let testKey = Data(repeating: 7, count: 32)

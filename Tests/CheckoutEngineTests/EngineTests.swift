@@ -265,16 +265,17 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let session = try await f.session(1000, capture: .manual)
         let payment = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
-        _ = try await f.checkout.capture(payment: payment.id, amount: 700)
-        await #expect { try await f.checkout.capture(payment: payment.id, amount: 301) } throws: { ($0 as? Problem)?.code == "invalid_request" }
-        await #expect { try await f.checkout.void(payment: payment.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
-        _ = try await f.checkout.refund(payment: payment.id, amount: 200)
-        let last = try await f.checkout.refund(payment: payment.id)
+        _ = try await f.checkout.capture(payment: payment.id, amount: 700, idempotencyKey: "op-1")
+        await #expect { try await f.checkout.capture(payment: payment.id, amount: 301, idempotencyKey: "op-2") } throws: { ($0 as? Problem)?.code == "invalid_request" }
+        await #expect { try await f.checkout.void(payment: payment.id, idempotencyKey: "op-3") } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        _ = try await f.checkout.refund(payment: payment.id, amount: 200, idempotencyKey: "op-4")
+        let last = try await f.checkout.refund(payment: payment.id, idempotencyKey: "op-5")
         #expect(last.amount?.value == 500 && last.balance.refundable == 0)
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1) } throws: { ($0 as? Problem)?.code == "invalid_request" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1, idempotencyKey: "op-6") } throws: { ($0 as? Problem)?.code == "invalid_request" }
         #expect(a.count(.refund) == 2)
         let types = try await f.store.events(ofSession: session.id, after: 0).map(\.type)
-        #expect(types.suffix(3) == ["payment.captured", "payment.refunded", "payment.refunded"])
+        #expect(types.filter { !$0.hasSuffix("_sent") }.suffix(3) == ["payment.captured", "payment.refunded", "payment.refunded"])
+        #expect(types.filter { $0.hasSuffix("_sent") }.count == 3, "each operation is recorded before it is sent")
     }
 
     @Test func aProviderDeclineOfARefundChangesNoBalance() async throws {
@@ -285,14 +286,38 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let session = try await f.session()
         let payment = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 100) } throws: { ($0 as? Problem)?.code == "refund_refused" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 100, idempotencyKey: "op-7") } throws: { ($0 as? Problem)?.code == "refund_refused" }
         #expect(try await f.checkout.session(session.id).session.attempts[0].balance?.refunded == 0)
+    }
+
+    @Test func aRefundPendingAtTheProviderHoldsItsAmountSoNoOtherKeyCanRefundItAgain() async throws {
+        let settled = Shared(false)
+        let a = ScriptedProvider("a") { call in
+            if case .refund = call, !settled.withLock({ $0 }) { return .answered(AdapterResult(status: .pending, providerReference: "rf")) }
+            return .answered(ScriptedProvider.success(call))
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let payment = try await f.checkout.attempt(session: try await f.session(1000).id, NewAttempt(method: "mada"))
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r2") } throws: { ($0 as? Problem)?.code == "invalid_request" }
+        settled.withLock { $0 = true }
+        let done = try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1")
+        #expect(done.balance.refunded == 1000 && done.balance.inFlight.isEmpty)
+        #expect(a.count(.refund) == 2)
+    }
+
+    @Test func movingMoneyWithoutAnIdempotencyKeyIsRefused() async throws {
+        let f = try EngineFixture([(profile("a", priority: 1), .approving("a"))])
+        let payment = try await f.checkout.attempt(session: try await f.session().id, NewAttempt(method: "mada"))
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1) } throws: {
+            ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail.contains("idempotency key") == true
+        }
     }
 
     @Test func unknownIDsAreNotFound() async throws {
         let f = try EngineFixture([(profile("a", priority: 1), .approving("a"))])
         await #expect { try await f.checkout.session("ses_nope") } throws: { ($0 as? Problem)?.status == 404 }
-        await #expect { try await f.checkout.refund(payment: "att_nope") } throws: { ($0 as? Problem)?.status == 404 }
+        await #expect { try await f.checkout.refund(payment: "att_nope", idempotencyKey: "op-8") } throws: { ($0 as? Problem)?.status == 404 }
     }
 }
 

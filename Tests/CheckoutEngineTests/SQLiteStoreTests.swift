@@ -70,7 +70,7 @@ import Testing
         let path = temporaryPath()
         let store = try SQLiteCheckoutStore(path: path)
         let provider = ScriptedProvider.approving("a")
-        let checkout = Checkout(store: store, providers: StaticProviderDirectory([(profile("a", priority: 1), provider)]))
+        let checkout = Checkout(store: store, providers: StaticProviderDirectory([(profile("a", priority: 1), provider)]), fingerprintKey: testKey)
         let session = try await checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o"))
         let pan = "4111111111111111"
         _ = try await checkout.attempt(session: session.session.id, NewAttempt(method: "visa", instrument: ["number": .string(pan), "cvv": .string("737")]),

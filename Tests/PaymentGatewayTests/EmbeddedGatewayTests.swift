@@ -41,9 +41,9 @@ import Testing
         let session = try await gateway.createSession(NewSession(amount: Money(value: 1234, currency: "KWD"), country: "KW", orderId: "o-2", capture: .manual))
         let authorized = try await gateway.attempt(session: session.session.id, NewAttempt(method: "visa"))
         #expect(authorized.status == .authorized)
-        _ = try await gateway.capture(payment: authorized.id, amount: 1000)
-        await #expect { try await gateway.refund(payment: authorized.id, amount: 1001) } throws: { ($0 as? Problem)?.code == "invalid_request" }
-        await #expect { try await gateway.void(payment: authorized.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        _ = try await gateway.capture(payment: authorized.id, amount: 1000, idempotencyKey: "op-1")
+        await #expect { try await gateway.refund(payment: authorized.id, amount: 1001, idempotencyKey: "op-2") } throws: { ($0 as? Problem)?.code == "invalid_request" }
+        await #expect { try await gateway.void(payment: authorized.id, idempotencyKey: "op-3") } throws: { ($0 as? Problem)?.code == "invalid_state" }
         await gateway.shutdown()
     }
 

@@ -115,7 +115,7 @@ import Testing
         // Restart on the same file: reconciliation picks it up once the dead
         // engine's lease (timeout 1 s + margin) has run out.
         var status = "processing"
-        for _ in 0..<40 where status == "processing" || status == "pending" {
+        for _ in 0..<80 where status == "processing" || status == "pending" {
             let pass = try gateway(["reconcile"], manifests: manifests)
             #expect(pass.status == 0, "\(pass.output)")
             let shown = try json(try gateway(["session", id, "--json"], manifests: manifests))

@@ -8,6 +8,16 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
     public private(set) var captured: Int64
     public private(set) var refunded: Int64
     public private(set) var voided: Bool
+    /// Captures and refunds sent to the provider whose outcome is not known
+    /// yet (unknown, or pending at the provider), by the provider idempotency
+    /// key they were sent with. Held back from what may be captured or
+    /// refunded until a retry under the same key settles them.
+    public private(set) var inFlight: [String: InFlight] = [:]
+
+    public struct InFlight: Sendable, Equatable, Codable {
+        public var operation: String
+        public var amount: Int64
+    }
     /// Charged at once (automatic capture): nothing is left to capture or void.
     public let capturedAutomatically: Bool
 
@@ -19,8 +29,22 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
         self.capturedAutomatically = capturedAutomatically
     }
 
-    public var capturable: Int64 { voided ? 0 : authorized.value - captured }
-    public var refundable: Int64 { captured - refunded }
+    public var capturable: Int64 { voided ? 0 : authorized.value - captured - held("capture") - held("void") }
+    public var refundable: Int64 { captured - refunded - held("refund") }
+
+    private func held(_ operation: String) -> Int64 {
+        inFlight.values.reduce(0) { $0 + ($1.operation == operation ? $1.amount : 0) }
+    }
+
+    /// Holds `amount` back for an operation sent under `key` whose outcome is not known.
+    public mutating func hold(_ operation: String, _ amount: Int64, key: String) {
+        inFlight[key] = InFlight(operation: operation, amount: amount)
+    }
+
+    /// Releases what was held under `key` (the operation settled either way).
+    public mutating func release(key: String) {
+        inFlight[key] = nil
+    }
 
     /// Checks a capture of `amount` (full or partial) without applying it.
     public func checkCapture(_ amount: Money) throws(DomainError) {
@@ -49,7 +73,7 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
     /// Checks a void (release of an uncaptured authorization) without applying it.
     public func checkVoid() throws(DomainError) {
         if voided { throw .alreadyVoided }
-        guard captured == 0 else { throw .voidAfterCapture(captured: captured) }
+        guard captured == 0, held("capture") == 0 else { throw .voidAfterCapture(captured: captured + held("capture")) }
     }
 
     public mutating func void() throws(DomainError) {

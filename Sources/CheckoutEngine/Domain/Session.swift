@@ -116,6 +116,19 @@ public struct Session: Sendable, Equatable, Codable {
         try setBalance(balance, of: id)
     }
 
+    /// Holds back, or releases, an amount in flight on payment `id` (see ``PaymentBalance/inFlight``).
+    public mutating func hold(_ operation: String, _ amount: Int64, key: String, of id: String) throws(DomainError) {
+        var balance = try paymentBalance(id)
+        balance.hold(operation, amount, key: key)
+        try setBalance(balance, of: id)
+    }
+
+    public mutating func release(key: String, of id: String) throws(DomainError) {
+        var balance = try paymentBalance(id)
+        balance.release(key: key)
+        try setBalance(balance, of: id)
+    }
+
     /// The balance of payment `id`.
     public func paymentBalance(_ id: String) throws(DomainError) -> PaymentBalance {
         guard let attempt = attempts.first(where: { $0.id == id }) else { throw .unknownAttempt(id) }

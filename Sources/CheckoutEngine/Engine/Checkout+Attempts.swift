@@ -89,7 +89,12 @@ extension Checkout {
             let started = SessionEvent(sessionID: id, at: at, type: "attempt.started", attemptID: attemptID,
                                        status: AttemptStatus.processing.rawValue, providerID: candidate.providerID,
                                        amount: session.amount, detail: attempt.routingReason)
-            session = try await commit(session, events: [started])
+            do {
+                session = try await commit(session, events: [started])
+            } catch {
+                releaseProbe(candidate.providerID)
+                throw error
+            }
 
             let reply = await provider.perform(.authorize(AuthorizeRequest(
                 paymentId: attemptID, idempotencyKey: attemptID, amount: session.amount, method: request.method,
@@ -160,6 +165,9 @@ extension Checkout {
         case .succeeded, .authorized:
             let next: AttemptStatus = result.status == .succeeded ? .succeeded : .authorized
             let approved = result.amount ?? attempt.requested
+            guard approved.value <= attempt.requested.value else {
+                return markUnknown(&session, attempt: attemptID, reason: "\(providerID) reports \(approved.value) approved, more than the \(attempt.requested.value) asked", at: at)
+            }
             do {
                 try session.move(attempt: attemptID, to: next, approved: approved)
             } catch {
@@ -180,7 +188,8 @@ extension Checkout {
             try? session.move(attempt: attemptID, to: .pending)
             let checks = attempt.checks
             try? session.update(attempt: attemptID) { a in
-                a.action = result.action
+                // A verify that says "still pending" without an action leaves the payer's action in place.
+                if let action = result.action { a.action = action }
                 a.problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: providerID) }
                 a.leaseUntil = nil
                 a.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: checks))
@@ -253,6 +262,11 @@ extension Checkout {
             all[providerID] = breaker
             return allowed
         }
+    }
+
+    /// Gives back a half-open probe slot taken for a call that was never made.
+    func releaseProbe(_ providerID: String) {
+        breakers.withLock { $0[providerID]?.releaseProbe() }
     }
 
     /// A provider that answered works (a decline included), unless the answer

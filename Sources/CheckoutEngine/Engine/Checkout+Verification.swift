@@ -40,9 +40,15 @@ extension Checkout {
             attempt = try session.existingAttempt(ref.attemptID)
         }
         if !explicit, attempt.status.isFinal { return attempt }
-        let provider = try self.provider(attempt.providerID)
-        let reply = await provider.perform(.verify(VerifyRequest(paymentId: attempt.id, providerReference: attempt.providerReference)))
-        record(reply, for: attempt.providerID)
+        // A provider that is no longer loaded cannot verify: the attempt is
+        // rescheduled (never dropped, never blocking the queue) until it is back.
+        let reply: ProviderReply
+        if let provider = directory.provider(attempt.providerID) {
+            reply = await provider.perform(.verify(VerifyRequest(paymentId: attempt.id, providerReference: attempt.providerReference)))
+            record(reply, for: attempt.providerID)
+        } else {
+            reply = .notSent("provider \(attempt.providerID) is not loaded")
+        }
         at = now()
         switch reply {
         case .answered(let result):

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatewayPayloads
 import Logging
@@ -31,9 +32,16 @@ public final class Checkout: Sendable {
     let locks = SessionLocks()
     let gate = IdempotencyGate<any Sendable>()
     let breakers = Mutex<[String: CircuitBreaker]>([:])
+    let fingerprinter: Fingerprinter
 
-    public init(store: any CheckoutStore, providers: any ProviderDirectory, configuration: CheckoutConfiguration = .init(),
+    /// - Parameter fingerprintKey: the secret that keys idempotency
+    ///   fingerprints (at least 32 bytes). Keep it stable across restarts (a
+    ///   new key makes every replay a conflict) and apart from the store.
+    public init(store: any CheckoutStore, providers: any ProviderDirectory, fingerprintKey: Data,
+                configuration: CheckoutConfiguration = .init(),
                 logger: Logger = Logger(label: "gateway.checkout"), now: @escaping @Sendable () -> Date = { Date() }) {
+        precondition(fingerprintKey.count >= 32, "the fingerprint key must have at least 32 bytes")
+        self.fingerprinter = Fingerprinter(key: SymmetricKey(data: fingerprintKey))
         self.store = store
         self.directory = providers
         self.configuration = configuration
@@ -169,7 +177,7 @@ public final class Checkout: Sendable {
             throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must have 1 to 255 bytes")
         }
         let fingerprint: String
-        do { fingerprint = try Fingerprint.of(operation: operation, target: target, body: request) } catch {
+        do { fingerprint = try fingerprinter.of(operation: operation, target: target, body: request) } catch {
             throw ProblemCatalog.problem(code: "invalid_request", detail: "the request cannot be encoded: \(error)")
         }
         let scope = IdempotencyScope(key: key, fingerprint: fingerprint)
@@ -226,16 +234,16 @@ struct IdempotencyScope: Sendable {
 
 /// How committed answers are encoded (exact dates, stable keys).
 public enum AnswerCoding {
-    public static var encoder: JSONEncoder {
+    public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.outputFormatting = [.sortedKeys]
         return encoder
-    }
+    }()
 
-    public static var decoder: JSONDecoder {
+    public static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         return decoder
-    }
+    }()
 }

@@ -4,8 +4,11 @@ import Foundation
 public struct CheckoutConfiguration: Sendable {
     /// How long an unpaid session accepts attempts.
     public var sessionLifetime: TimeInterval = 30 * 60
-    /// Added to a provider's call timeout to make the lease of an attempt in flight.
-    public var leaseMargin: TimeInterval = 2
+    /// Added to a provider's call timeout to make the lease of an attempt in
+    /// flight. It covers the commit that precedes the call (a store under load
+    /// waits for its group commit, milliseconds), so that no other
+    /// process takes the attempt for abandoned while its call is still running.
+    public var leaseMargin: TimeInterval = 5
     /// Reconciliation's verify schedule for a pending attempt: the n-th verify
     /// waits `reconcileBackoff[n]` seconds (the last entry repeats forever).
     public var reconcileBackoff: [TimeInterval] = [1, 2, 4, 8, 15, 30, 60, 120, 300, 600, 1800, 3600]

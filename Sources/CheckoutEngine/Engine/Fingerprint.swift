@@ -2,16 +2,37 @@ import Crypto
 import Foundation
 
 /// What identifies a request for idempotency: its operation, its target and
-/// its body (canonical JSON, keys sorted), hashed, so that the body itself,
-/// which may carry an instrument, is never stored.
-enum Fingerprint {
-    static func of(operation: String, target: String, body: some Encodable) throws -> String {
+/// its body (canonical JSON, keys sorted), under HMAC-SHA256 with a secret
+/// key kept apart from the store. The body, which may carry an instrument, is
+/// never stored, and its keyed hash cannot be searched for a card number by
+/// someone who holds the database but not the key.
+struct Fingerprinter: Sendable {
+    let key: SymmetricKey
+
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        var hasher = SHA256()
-        hasher.update(data: Data("\(operation)\n\(target)\n".utf8))
-        hasher.update(data: try encoder.encode(body))
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return encoder
+    }()
+
+    func of(operation: String, target: String, body: some Encodable) throws -> String {
+        var mac = HMAC<SHA256>(key: key)
+        mac.update(data: Data("\(operation)\n\(target)\n".utf8))
+        mac.update(data: try Self.encoder.encode(body))
+        return Hex.string(mac.finalize())
+    }
+}
+
+enum Hex {
+    private static let digits = Array("0123456789abcdef".utf8)
+
+    static func string(_ bytes: some Sequence<UInt8>) -> String {
+        var out: [UInt8] = []
+        for byte in bytes {
+            out.append(digits[Int(byte >> 4)])
+            out.append(digits[Int(byte & 0x0f)])
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

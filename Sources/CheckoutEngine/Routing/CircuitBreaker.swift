@@ -37,6 +37,11 @@ public struct CircuitBreaker: Sendable, Equatable {
         }
     }
 
+    /// The probe slot taken by ``allow(at:)`` was not used (the call was never made).
+    public mutating func releaseProbe() {
+        probeInFlight = false
+    }
+
     /// A call reached the provider and got an answer (a decline counts: the provider works).
     public mutating func recordSuccess() {
         consecutiveFailures = 0
