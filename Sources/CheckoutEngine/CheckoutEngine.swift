@@ -1,4 +1,4 @@
-/// # The checkout engine (issue 3, being built)
+/// # The checkout engine
 ///
 /// Turns "a shopper wants to pay" into calls on adapters, where money can be
 /// lost or charged twice, so every rule is explicit and tested. Pure Swift, no
@@ -6,16 +6,19 @@
 ///
 /// Shape, bottom to top:
 /// - `Domain/`: sessions, attempts and the payment balance as value types whose
-///   transitions are checked (`DomainError` for an illegal one). Money is
+///   transitions are checked (`DomainError` for an illegal one); problems
+///   (RFC 9457, payer messages in English and Arabic). Money is
 ///   `GatewayPayloads.Money` (Int64 minor units + a known ISO 4217 currency).
 /// - `Routing/`: candidates by method, currency, country, amount and capture
 ///   mode in manifest priority order, each with the reason it was chosen; a
-///   circuit breaker per provider. (Next: failover only when an attempt
-///   provably did not charge, in the engine that drives attempts.)
-/// - `Idempotency/`: every mutating call keyed; same key + same request gets
-///   the first answer and concurrent ones wait for it; same key + another
-///   request is a conflict. (Next: answers persisted by the store.)
-/// - Store (next): a protocol, with SQLite (GRDB, WAL, named migrations); a
-///   state change is durable before it is acknowledged; an append-only event log.
-/// - Reconciliation, events, the embeddable `Gateway` type and `gateway pay`.
+///   circuit breaker per provider.
+/// - `Idempotency/`: concurrent calls with one key run once.
+/// - `Ports/`: `CheckoutStore` (durable before acknowledged) and
+///   `PaymentProvider` / `ProviderDirectory` (answered, not sent, or unknown).
+/// - `Engine/`: `Checkout`, which drives sessions, attempts (with failover only
+///   when provably not charged), payer steps, captures/refunds/voids (held
+///   before they are sent), verification and notifications.
+/// - `Events/`: the append-only log as an `AsyncSequence` per session.
+/// - `Reconciliation/`: the janitor that verifies pending attempts on a backoff
+///   schedule, picks up what a crash left in flight, and expires sessions.
 public enum CheckoutEngine {}
