@@ -14,7 +14,7 @@ struct PreparedChange: Sendable {
         self.document = try change.session.map { session in
             var next = session
             next.version += 1
-            return try Coding.encoder.encode(next)
+            return try DocumentCoding.encoder.encode(next)
         }
     }
 

@@ -56,7 +56,7 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
         let document = try await writer.read { db in
             try Data.fetchOne(db, sql: "SELECT document FROM session WHERE id = ?", arguments: [id])
         }
-        return try document.map { try Coding.decoder.decode(Session.self, from: $0) }
+        return try document.map { try DocumentCoding.decoder.decode(Session.self, from: $0) }
     }
 
     public func sessionID(ofAttempt attemptID: String) async throws -> String? {
@@ -96,7 +96,10 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     public func expiredSessions(at now: Date, limit: Int) async throws -> [String] {
         try await writer.read { db in
             try String.fetchAll(db, sql: """
-                SELECT id FROM session WHERE status = 'open' AND expires_at <= ? ORDER BY expires_at LIMIT ?
+                SELECT id FROM session
+                WHERE status = 'open' AND expires_at <= ?
+                  AND NOT EXISTS (SELECT 1 FROM attempt WHERE attempt.session_id = session.id AND attempt.due_at IS NOT NULL)
+                ORDER BY expires_at LIMIT ?
                 """, arguments: [now.timeIntervalSince1970, limit])
         }
     }
@@ -106,20 +109,4 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
             try Bool.fetchOne(db, sql: "SELECT 1 FROM webhook WHERE provider_id = ? AND event_id = ?", arguments: [provider, eventID]) ?? false
         }
     }
-}
-
-/// How session documents are encoded: exact dates, stable key order.
-enum Coding {
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
-    }()
 }

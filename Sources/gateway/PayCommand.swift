@@ -55,7 +55,7 @@ struct PayCommand: AsyncParsableCommand {
         let gateway = try HostSetup.gateway(host, verbose: verbose)
         let orderID = orderID ?? idempotencyKey.map { "cli-\($0)" } ?? "cli-\(UUID().uuidString.prefix(8).lowercased())"
         let instrument = scenario.map { ["scenario": JSONValue.string($0)] }
-        do {
+        try await reportingProblems(json: json) {
             let session = try await gateway.createSession(
                 NewSession(amount: Money(value: amount, currency: currency.uppercased()), country: country?.uppercased(), orderId: orderID, capture: capture),
                 idempotencyKey: idempotencyKey.map { "\($0):session" })
@@ -65,14 +65,22 @@ struct PayCommand: AsyncParsableCommand {
             let current = try await gateway.session(session.session.id).session
             try CheckoutOutput.print(attempt: attempt, session: current, json: json)
             if attempt.status == .failed || attempt.status == .cancelled { throw ExitCode(2) }
-        } catch let problem as Problem {
-            try CheckoutOutput.print(problem: problem, json: json)
-            throw ExitCode(1)
         }
     }
 }
 
 extension CaptureMode: ExpressibleByArgument {}
+
+/// Runs a checkout command's body; a refusal is printed as its problem and
+/// ends the command with exit status 1.
+func reportingProblems(json: Bool, _ body: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch let problem as Problem {
+        try CheckoutOutput.print(problem: problem, json: json)
+        throw ExitCode(1)
+    }
+}
 
 /// `gateway verify`: ask the provider where an attempt stands.
 struct VerifyCommand: AsyncParsableCommand {
@@ -90,13 +98,10 @@ struct VerifyCommand: AsyncParsableCommand {
 
     func run() async throws {
         let gateway = try HostSetup.gateway(host)
-        do {
+        try await reportingProblems(json: json) {
             let attempt = try await gateway.verify(attempt: self.attempt)
             let session = try await gateway.checkout.session(ofPayment: attempt.id).session
             try CheckoutOutput.print(attempt: attempt, session: session, json: json)
-        } catch let problem as Problem {
-            try CheckoutOutput.print(problem: problem, json: json)
-            throw ExitCode(1)
         }
     }
 }
@@ -116,13 +121,10 @@ struct SessionCommand: AsyncParsableCommand {
 
     func run() async throws {
         let gateway = try HostSetup.gateway(host)
-        do {
+        try await reportingProblems(json: json) {
             let snapshot = id.hasPrefix("att_") ? try await gateway.checkout.session(ofPayment: id) : try await gateway.session(id)
             let events = try await gateway.store.events(ofSession: snapshot.session.id, after: 0)
             try CheckoutOutput.print(session: snapshot, events: events, json: json)
-        } catch let problem as Problem {
-            try CheckoutOutput.print(problem: problem, json: json)
-            throw ExitCode(1)
         }
     }
 }

@@ -70,7 +70,6 @@ extension Checkout {
         let decision = Router.route(
             method: request.method, amount: session.amount, country: session.country, capture: session.capture,
             pinnedProvider: request.provider, profiles: directory.profiles(), breakerState: { self.breakerState($0, at: clock) })
-        let timeouts = Dictionary(directory.profiles().map { ($0.id, $0.callTimeout) }, uniquingKeysWith: { a, _ in a })
         var skipped: [String] = decision.excluded.map { "\($0.providerID): \($0.reason)" }
         var failedBefore: String?
         for (index, candidate) in decision.candidates.enumerated() {
@@ -83,8 +82,8 @@ extension Checkout {
             var attempt = Attempt(
                 id: attemptID, method: request.method, providerID: candidate.providerID,
                 routingReason: candidate.reason + (failedBefore.map { "; after \($0)" } ?? ""), requested: session.amount, at: at)
-            let timeout = timeouts[candidate.providerID] ?? .seconds(30)
-            attempt.leaseUntil = at.addingTimeInterval(Double(timeout.components.seconds) + configuration.leaseMargin + 1)
+            let timeout = candidate.callTimeout.components
+            attempt.leaseUntil = at.addingTimeInterval(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18 + configuration.leaseMargin)
             try session.start(attempt)
             let started = SessionEvent(sessionID: id, at: at, type: "attempt.started", attemptID: attemptID,
                                        status: AttemptStatus.processing.rawValue, providerID: candidate.providerID,
@@ -217,7 +216,8 @@ extension Checkout {
 
     /// The provider may or may not have acted: the attempt waits, pending,
     /// for a verify. Never retried elsewhere.
-    func markUnknown(_ session: inout Session, attempt attemptID: String, reason: String, at: Date) -> [SessionEvent] {
+    func markUnknown(_ session: inout Session, attempt attemptID: String, reason: String, at: Date,
+                     event type: String = "attempt.pending") -> [SessionEvent] {
         guard let attempt = try? session.attempt(attemptID), !attempt.status.isFinal else { return [] }
         if attempt.status == .processing { try? session.move(attempt: attemptID, to: .pending) }
         let checks = attempt.checks
@@ -229,7 +229,7 @@ extension Checkout {
                 a.problem = ProblemCatalog.problem(code: "network_error", detail: "\(a.providerID): \(reason); the outcome is being verified")
             }
         }
-        return [SessionEvent(sessionID: session.id, at: at, type: "attempt.pending", attemptID: attemptID, status: "pending",
+        return [SessionEvent(sessionID: session.id, at: at, type: type, attemptID: attemptID, status: "pending",
                              providerID: attempt.providerID, detail: "outcome unknown: \(reason)")]
     }
 

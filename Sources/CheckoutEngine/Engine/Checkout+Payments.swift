@@ -133,13 +133,3 @@ extension Checkout {
         }
     }
 }
-
-extension Session {
-    func existingAttempt(_ id: String) throws -> Attempt {
-        do { return try attempt(id) }
-    }
-
-    func paymentBalanceOrProblem(_ id: String) throws -> PaymentBalance {
-        do { return try paymentBalance(id) }
-    }
-}

@@ -23,7 +23,7 @@ extension Checkout {
 
     private func verifyLocked(_ ref: AttemptRef, explicit: Bool) async throws -> Attempt {
         var session = try await load(ref.sessionID)
-        var attempt = try session.existingAttempt(ref.attemptID)
+        var attempt = try session.attempt(ref.attemptID)
         var at = now()
         var events: [SessionEvent] = []
         if attempt.status == .processing {
@@ -35,9 +35,9 @@ extension Checkout {
                 return attempt
             }
             // The engine that sent it stopped (a crash) before recording an answer.
-            events += markUnknown(&session, attempt: ref.attemptID, reason: "its engine stopped before the provider's answer was recorded", at: at)
-            events[events.count - 1].type = "attempt.interrupted"
-            attempt = try session.existingAttempt(ref.attemptID)
+            events += markUnknown(&session, attempt: ref.attemptID, reason: "its engine stopped before the provider's answer was recorded",
+                                  at: at, event: "attempt.interrupted")
+            attempt = try session.attempt(ref.attemptID)
         }
         if !explicit, attempt.status.isFinal { return attempt }
         // A provider that is no longer loaded cannot verify: the attempt is
@@ -57,7 +57,7 @@ extension Checkout {
             events.append(SessionEvent(sessionID: ref.sessionID, at: at, type: "attempt.verify_failed", attemptID: ref.attemptID,
                                        status: attempt.status.rawValue, providerID: attempt.providerID, detail: reason))
         }
-        let live = !(try session.existingAttempt(ref.attemptID)).status.isFinal
+        let live = !(try session.attempt(ref.attemptID)).status.isFinal
         if live {
             let checks = attempt.checks + 1
             try? session.update(attempt: ref.attemptID) { a in
@@ -67,16 +67,18 @@ extension Checkout {
         }
         guard !events.isEmpty || live else { return attempt }
         session = try await commit(session, events: events)
-        return try session.existingAttempt(ref.attemptID)
+        return try session.attempt(ref.attemptID)
     }
 
-    /// Expires session `id` if it is open, unpaid, idle and past its deadline.
-    func expireIfDue(_ id: String) async throws {
+    /// Expires session `id` if it is open, unpaid, idle and past its deadline;
+    /// returns whether it did.
+    func expireIfDue(_ id: String) async throws -> Bool {
         try await locks.withLock(id) {
             var session = try await self.load(id)
             let at = self.now()
-            guard session.status == .open, session.liveAttempt == nil, session.expiresAt <= at else { return }
+            guard session.status == .open, session.liveAttempt == nil, session.expiresAt <= at else { return false }
             try await self.expireNow(&session, at: at)
+            return true
         }
     }
 
@@ -98,7 +100,7 @@ extension Checkout {
             }
             return try await locks.withLock(sessionID) {
                 var session = try await self.load(sessionID)
-                let attempt = try session.existingAttempt(paymentID)
+                let attempt = try session.attempt(paymentID)
                 guard attempt.providerID == providerID else {
                     return .ignored("payment \(paymentID) belongs to \(attempt.providerID), not \(providerID)")
                 }

@@ -186,7 +186,7 @@ public final class Checkout: Sendable {
             let answer = try await gate.run(key: key, fingerprint: fingerprint) { () async throws -> any Sendable in
                 if let stored = try await store.answer(forKey: key) {
                     guard stored.fingerprint == fingerprint else { throw IdempotencyGate<any Sendable>.Refusal.conflict(key: key) }
-                    return try AnswerCoding.decoder.decode(Response.self, from: stored.body)
+                    return try DocumentCoding.decoder.decode(Response.self, from: stored.body)
                 }
                 return try await body(scope)
             }
@@ -224,7 +224,7 @@ struct IdempotencyScope: Sendable {
     var fingerprint: String
 
     func answer(_ value: some Encodable, at: Date) -> IdempotentAnswer? {
-        guard let body = try? AnswerCoding.encoder.encode(value) else { return nil }
+        guard let body = try? DocumentCoding.encoder.encode(value) else { return nil }
         return IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, createdAt: at)
     }
 
@@ -232,8 +232,9 @@ struct IdempotencyScope: Sendable {
     func providerKey(_ operation: String, of paymentID: String) -> String { "\(paymentID):\(operation):\(key)" }
 }
 
-/// How committed answers are encoded (exact dates, stable keys).
-public enum AnswerCoding {
+/// How the engine's documents are encoded at rest: sessions and committed
+/// answers (exact dates, stable keys). Stores use it too.
+public enum DocumentCoding {
     public static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayPayloads
 
 /// What identifies a request for idempotency: its operation, its target and
 /// its body (canonical JSON, keys sorted), under HMAC-SHA256 with a secret
@@ -19,20 +20,7 @@ struct Fingerprinter: Sendable {
         var mac = HMAC<SHA256>(key: key)
         mac.update(data: Data("\(operation)\n\(target)\n".utf8))
         mac.update(data: try Self.encoder.encode(body))
-        return Hex.string(mac.finalize())
-    }
-}
-
-enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
-
-    static func string(_ bytes: some Sequence<UInt8>) -> String {
-        var out: [UInt8] = []
-        for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0f)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        return Hex.lowercase(mac.finalize())
     }
 }
 

@@ -22,7 +22,8 @@ public protocol CheckoutStore: Sendable {
     /// Live attempts whose next verify is due at `now` (pending ones, and
     /// processing ones whose engine lost its lease), oldest first.
     func dueAttempts(at now: Date, limit: Int) async throws -> [AttemptRef]
-    /// Open sessions past their deadline.
+    /// Open sessions past their deadline with no live attempt (one with a live
+    /// attempt waits for reconciliation to settle it first).
     func expiredSessions(at now: Date, limit: Int) async throws -> [String]
     /// Whether a provider's notification `eventID` was already applied.
     func hasWebhook(provider: String, eventID: String) async throws -> Bool

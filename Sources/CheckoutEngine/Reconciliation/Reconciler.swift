@@ -70,8 +70,7 @@ public struct Reconciler: Sendable {
         }
         for id in (try? await checkout.store.expiredSessions(at: at, limit: batch)) ?? [] {
             do {
-                try await checkout.expireIfDue(id)
-                pass.expired += 1
+                if try await checkout.expireIfDue(id) { pass.expired += 1 }
             } catch {
                 checkout.logger.warning("expiring \(id) failed: \(error)")
             }

@@ -6,6 +6,8 @@ public struct RoutingDecision: Sendable, Equatable {
         public var providerID: String
         /// Why it was chosen, kept on the attempt for audit.
         public var reason: String
+        /// The longest a call to it can take (its profile's `callTimeout`).
+        public var callTimeout: Duration = .seconds(30)
     }
 
     public var candidates: [Candidate]
@@ -50,7 +52,7 @@ public enum Router {
                 ? "pinned by the request"
                 : "candidate \(rank + 1) of \(eligible.count) for \(method) in \(amount.currency) by priority (\(entry.profile.priority))"
             if entry.halfOpen { reason += "; circuit half-open: this call is the probe" }
-            return RoutingDecision.Candidate(providerID: entry.profile.id, reason: reason)
+            return RoutingDecision.Candidate(providerID: entry.profile.id, reason: reason, callTimeout: entry.profile.callTimeout)
         }
         return RoutingDecision(candidates: candidates, excluded: excluded)
     }

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayPayloads
 
 /// A content-addressed store of adapter libraries: the bytes whose sha256 the
 /// loader checked are written, once, to `<directory>/<sha256>.so`, and that copy
@@ -15,7 +16,7 @@ public struct LibraryStore: Sendable {
 
     /// The digest of `bytes`, lower-case hex.
     public static func sha256Hex(_ bytes: Data) -> String {
-        SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        Hex.lowercase(SHA256.hash(data: bytes))
     }
 
     /// Writes `bytes` (whose digest is `digest`) into the store if absent and
