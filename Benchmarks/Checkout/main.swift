@@ -27,6 +27,8 @@ func option(_ name: String, _ fallback: String) -> String {
 let manifests = option("--manifests", "./manifests")
 let payments = Int(option("--payments", "20000"))!
 let concurrency = Int(option("--concurrency", "64"))!
+/// `--durable-only`: no baselines (for profiling the durable path alone).
+let durableOnly = arguments.contains("--durable-only")
 
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
@@ -102,6 +104,10 @@ _ = try await payments(memory, run: "warm-m", count: 2000)
 var rounds: [(disk: Figures, memory: Figures, bridge: Figures)] = []
 for round in 0..<3 {
     let disk = try await payments(durable, run: "d\(round)", count: payments)
+    if durableOnly {
+        print(String(format: "round %d: durable %.0f/s (p50 %.0f µs, p99 %.0f µs)", round + 1, disk.perSecond, disk.p50, disk.p99))
+        continue
+    }
     let mem = try await payments(memory, run: "m\(round)", count: payments)
     let bridge = try await measure(payments) { i in
         let request = AuthorizeRequest(paymentId: "b\(round)-\(i)", idempotencyKey: "b\(round)-\(i)", amount: Money(value: 1000, currency: "SAR"),
@@ -111,6 +117,10 @@ for round in 0..<3 {
     rounds.append((disk, mem, bridge))
     print(String(format: "round %d: durable %.0f/s (p50 %.0f µs, p99 %.0f µs) | in-memory store %.0f/s (p50 %.0f, p99 %.0f) | bare bridge authorize %.0f/s",
                  round + 1, disk.perSecond, disk.p50, disk.p99, mem.perSecond, mem.p50, mem.p99, bridge.perSecond))
+}
+if durableOnly {
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
 }
 let best = rounds.max { $0.disk.perSecond < $1.disk.perSecond }!
 print(String(format: "best round: durable %.0f payments/s, p50 %.0f µs, p99 %.0f µs; %.2f× the in-memory-store baseline; the bare bridge is %.1f× faster than a whole durable payment",

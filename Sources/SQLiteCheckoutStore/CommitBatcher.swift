@@ -4,95 +4,150 @@ import GatewayPayloads
 import GRDB
 import Synchronization
 
-/// A change made ready for writing (encoded outside the write transaction).
+/// A change made ready for writing: encoded, and its statement arguments
+/// built, on the submitter's thread, so that the single writer thread only
+/// binds and steps.
+///
+/// Its conflicts (a stale session, a used idempotency key or notification) are
+/// all found before its first write, so a refused change has written nothing
+/// and needs no savepoint. An error after its first write is ``Partial``.
 struct PreparedChange: Sendable {
-    var change: StoreChange
-    var document: Data?
+    private enum SessionWrite: Sendable {
+        case insert(StatementArguments)
+        case update(StatementArguments, version: Int)
+    }
+
+    private let sessionID: String?
+    private let sessionWrite: SessionWrite?
+    private let attempts: [StatementArguments]
+    private let events: [SessionEvent]
+    private let eventArguments: [StatementArguments]
+    private let answer: (key: String, arguments: StatementArguments)?
+    private let webhook: (provider: String, eventID: String, arguments: StatementArguments)?
+
+    /// A change failed after it had written something: only a savepoint (or
+    /// the whole transaction) can undo it.
+    struct Partial: Error {
+        var underlying: any Error
+    }
 
     init(_ change: StoreChange) throws {
-        self.change = change
-        self.document = try change.session.map { session in
+        if let session = change.session {
             var next = session
             next.version += 1
-            return try DocumentCoding.encoder.encode(next)
-        }
-    }
-
-    /// Writes the change in `db` (inside a savepoint of the batch's transaction).
-    func write(_ db: Database) throws -> [SessionEvent] {
-        if let session = change.session, let document {
-            try write(session, document: document, db)
-        }
-        var stored: [SessionEvent] = []
-        for var event in change.events {
-            try db.execute(sql: """
-                INSERT INTO event (session_id, at, type, attempt_id, status, provider_id, amount, currency, detail)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """, arguments: [event.sessionID, event.at.timeIntervalSince1970, event.type, event.attemptID, event.status,
-                                 event.providerID, event.amount?.value, event.amount?.currency, event.detail])
-            event.sequence = db.lastInsertedRowID
-            stored.append(event)
-        }
-        if let answer = change.answer {
-            do {
-                try db.execute(sql: "INSERT INTO idempotency (key, fingerprint, body, created_at) VALUES (?, ?, ?, ?)",
-                               arguments: [answer.key, answer.fingerprint, answer.body, answer.createdAt.timeIntervalSince1970])
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw StoreConflict.duplicateKey(answer.key)
-            }
-        }
-        if let webhook = change.webhook {
-            do {
-                try db.execute(sql: "INSERT INTO webhook (provider_id, event_id, received_at) VALUES (?, ?, ?)",
-                               arguments: [webhook.provider, webhook.eventID, Date().timeIntervalSince1970])
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw StoreConflict.duplicateWebhook(provider: webhook.provider, eventID: webhook.eventID)
-            }
-        }
-        return stored
-    }
-
-    private func write(_ session: Session, document: Data, _ db: Database) throws {
-        let arguments: StatementArguments = [
-            session.status.rawValue, session.version + 1, session.amount.value, session.amount.currency, session.orderID,
-            session.createdAt.timeIntervalSince1970, session.updatedAt.timeIntervalSince1970,
-            session.expiresAt.timeIntervalSince1970, document, session.id,
-        ]
-        if session.version == 0 {
-            do {
-                try db.execute(sql: """
-                    INSERT INTO session (status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """, arguments: arguments)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw StoreConflict.staleSession(id: session.id, expected: 0)
+            let document = try DocumentCoding.encode(next)
+            let arguments: StatementArguments = [
+                session.status.rawValue, session.version + 1, session.amount.value, session.amount.currency, session.orderID,
+                session.createdAt.timeIntervalSince1970, session.updatedAt.timeIntervalSince1970,
+                session.expiresAt.timeIntervalSince1970, document, session.id,
+            ]
+            sessionID = session.id
+            sessionWrite = session.version == 0 ? .insert(arguments) : .update(arguments + [session.version], version: session.version)
+            attempts = session.attempts.map { attempt in
+                let due: Double? = switch attempt.status {
+                case .processing: attempt.leaseUntil?.timeIntervalSince1970 ?? 0
+                case .pending: attempt.nextCheckAt?.timeIntervalSince1970 ?? 0
+                default: nil
+                }
+                return [attempt.id, session.id, attempt.providerID, attempt.status.rawValue, due]
             }
         } else {
-            try db.execute(sql: """
+            sessionID = nil
+            sessionWrite = nil
+            attempts = []
+        }
+        events = change.events
+        eventArguments = change.events.map { event in
+            [event.sessionID, event.at.timeIntervalSince1970, event.type, event.attemptID, event.status,
+             event.providerID, event.amount?.value, event.amount?.currency, event.detail]
+        }
+        answer = change.answer.map { answer in
+            (answer.key, [answer.key, answer.fingerprint, answer.body, answer.createdAt.timeIntervalSince1970])
+        }
+        webhook = change.webhook.map { webhook in
+            (webhook.provider, webhook.eventID, [webhook.provider, webhook.eventID, Date().timeIntervalSince1970])
+        }
+    }
+
+    /// Writes the change in `db`, inside the batch's transaction. Throws a
+    /// ``StoreConflict`` having written nothing, or ``Partial``.
+    func write(_ db: Database) throws -> [SessionEvent] {
+        // Conflicts first, before anything is written.
+        if let answer,
+           try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM idempotency WHERE key = ?"), arguments: [answer.key]) == true {
+            throw StoreConflict.duplicateKey(answer.key)
+        }
+        if let webhook,
+           try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM webhook WHERE provider_id = ? AND event_id = ?"),
+                             arguments: [webhook.provider, webhook.eventID]) == true {
+            throw StoreConflict.duplicateWebhook(provider: webhook.provider, eventID: webhook.eventID)
+        }
+        switch sessionWrite {
+        case .insert(let arguments):
+            do {
+                // A failed statement undoes itself: nothing is written.
+                try db.cachedStatement(sql: """
+                    INSERT INTO session (status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """).execute(arguments: arguments)
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                throw StoreConflict.staleSession(id: sessionID!, expected: 0)
+            }
+        case .update(let arguments, let version):
+            // Writes nothing unless the stored version is the one read.
+            try db.cachedStatement(sql: """
                 UPDATE session SET status = ?, version = ?, amount = ?, currency = ?, order_id = ?, created_at = ?,
                     updated_at = ?, expires_at = ?, document = ?
                 WHERE id = ? AND version = ?
-                """, arguments: arguments + [session.version])
-            guard db.changesCount == 1 else { throw StoreConflict.staleSession(id: session.id, expected: session.version) }
+                """).execute(arguments: arguments)
+            guard db.changesCount == 1 else { throw StoreConflict.staleSession(id: sessionID!, expected: version) }
+        case nil:
+            break
         }
-        for attempt in session.attempts {
-            let due: Double? = switch attempt.status {
-            case .processing: attempt.leaseUntil?.timeIntervalSince1970 ?? 0
-            case .pending: attempt.nextCheckAt?.timeIntervalSince1970 ?? 0
-            default: nil
-            }
-            try db.execute(sql: """
+        do {
+            return try writeRest(db)
+        } catch {
+            throw Partial(underlying: error)
+        }
+    }
+
+    private func writeRest(_ db: Database) throws -> [SessionEvent] {
+        for arguments in attempts {
+            try db.cachedStatement(sql: """
                 INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES (?, ?, ?, ?, ?)
                 ON CONFLICT(id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at
                 WHERE attempt.status IS NOT excluded.status OR attempt.due_at IS NOT excluded.due_at
-                """, arguments: [attempt.id, session.id, attempt.providerID, attempt.status.rawValue, due])
+                """).execute(arguments: arguments)
         }
+        var stored = events
+        for index in stored.indices {
+            try db.cachedStatement(sql: """
+                INSERT INTO event (session_id, at, type, attempt_id, status, provider_id, amount, currency, detail)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: eventArguments[index])
+            stored[index].sequence = db.lastInsertedRowID
+        }
+        if let answer {
+            try db.cachedStatement(sql: "INSERT INTO idempotency (key, fingerprint, body, created_at) VALUES (?, ?, ?, ?)")
+                .execute(arguments: answer.arguments)
+        }
+        if let webhook {
+            try db.cachedStatement(sql: "INSERT INTO webhook (provider_id, event_id, received_at) VALUES (?, ?, ?)")
+                .execute(arguments: webhook.arguments)
+        }
+        return stored
     }
 }
 
 /// Group commit: changes submitted while a transaction is being written wait
-/// and are written together in the next transaction, each in its own
-/// savepoint. Every submitter is answered only after its transaction commits.
+/// and are written together in the next transaction. Every submitter is
+/// answered only after its transaction commits.
+///
+/// A batch is written without savepoints: a refused change has written
+/// nothing (``PreparedChange``). If a change fails part-way, which takes an
+/// error from SQLite itself, the transaction is rolled back and the batch
+/// written again with each change in a savepoint, so that only that change is
+/// undone.
 final class CommitBatcher: Sendable {
     private struct Pending {
         var change: PreparedChange
@@ -127,6 +182,43 @@ final class CommitBatcher: Sendable {
         }
     }
 
+    /// Writes `changes` in one transaction (BEGIN and COMMIT as cached
+    /// statements: GRDB's `write` compiles them every time). Without
+    /// savepoints, returns nil, having rolled back, if a change failed after
+    /// writing part of itself.
+    private static func transaction(_ changes: [PreparedChange], _ db: Database, savepoints: Bool) throws -> [Result<[SessionEvent], Error>]? {
+        try db.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
+        do {
+            var results: [Result<[SessionEvent], Error>] = []
+            results.reserveCapacity(changes.count)
+            for change in changes {
+                if savepoints {
+                    try db.cachedStatement(sql: "SAVEPOINT change").execute()
+                }
+                do {
+                    results.append(.success(try change.write(db)))
+                } catch let conflict as StoreConflict {
+                    results.append(.failure(conflict))
+                } catch let partial as PreparedChange.Partial {
+                    guard savepoints else {
+                        try db.cachedStatement(sql: "ROLLBACK").execute()
+                        return nil
+                    }
+                    try db.cachedStatement(sql: "ROLLBACK TO SAVEPOINT change").execute()
+                    results.append(.failure(partial.underlying))
+                }
+                if savepoints {
+                    try db.cachedStatement(sql: "RELEASE SAVEPOINT change").execute()
+                }
+            }
+            try db.cachedStatement(sql: "COMMIT").execute()
+            return results
+        } catch {
+            if db.isInsideTransaction { try? db.cachedStatement(sql: "ROLLBACK").execute() }
+            throw error
+        }
+    }
+
     private func drain() async {
         while true {
             let batch = state.withLock { state -> [Pending] in
@@ -139,22 +231,12 @@ final class CommitBatcher: Sendable {
             let changes = batch.map(\.change)
             let results: [Result<[SessionEvent], Error>]
             do {
-                results = try await writer.write { db in
-                    var results: [Result<[SessionEvent], Error>] = []
-                    results.reserveCapacity(changes.count)
-                    for change in changes {
-                        var outcome: Result<[SessionEvent], Error> = .success([])
-                        do {
-                            try db.inSavepoint {
-                                outcome = .success(try change.write(db))
-                                return .commit
-                            }
-                        } catch {
-                            outcome = .failure(error)
-                        }
-                        results.append(outcome)
-                    }
-                    return results
+                results = try await writer.writeWithoutTransaction { db in
+                    // Almost always no change fails part-way, and the batch is
+                    // written without savepoints. If one does, the transaction
+                    // is rolled back and the batch written again, each change in
+                    // a savepoint that undoes it alone.
+                    try Self.transaction(changes, db, savepoints: false) ?? Self.transaction(changes, db, savepoints: true)!
                 }
             } catch {
                 // The transaction itself failed (disk full, I/O error): nothing

@@ -83,4 +83,64 @@ import Testing
         // The adapter did receive it: it was passed through, not dropped.
         if case .authorize(let r) = provider.calls.first { #expect(r.instrument?["number"] == .string(pan)) } else { Issue.record("no authorize") }
     }
+
+    /// A change that fails after writing part of itself (here a trigger refuses
+    /// its event, after its session row was written) must leave nothing, and
+    /// the changes batched with it must still commit.
+    @Test func aChangeFailingPartWayIsUndoneAloneAndTheBatchCommits() async throws {
+        let queue = try DatabaseQueue()
+        let store = try SQLiteCheckoutStore(writer: queue)
+        try await queue.write { db in
+            try db.execute(sql: """
+                CREATE TRIGGER refuse_boom BEFORE INSERT ON event WHEN NEW.type = 'boom'
+                BEGIN SELECT RAISE(ABORT, 'boom refused'); END
+                """)
+        }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<40 {
+                group.addTask {
+                    let id = "s\(i)"
+                    let session = try Session(id: id, amount: Money(value: 1, currency: "SAR"), country: nil, orderID: "o", capture: .automatic)
+                    let change = StoreChange(session: session, events: [SessionEvent(sessionID: id, at: Date(), type: i == 7 ? "boom" : "session.created")],
+                                             answer: IdempotentAnswer(key: "k\(i)", fingerprint: "f", body: Data("{}".utf8), createdAt: Date()))
+                    if i == 7 {
+                        await #expect(throws: DatabaseError.self) { try await store.commit(change) }
+                    } else {
+                        _ = try await store.commit(change)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await store.session("s7") == nil, "the failed change's session row was kept")
+        #expect(try await store.answer(forKey: "k7") == nil)
+        #expect(try await store.session("s8") != nil)
+        let count = try await queue.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM session") }
+        #expect(count == 39)
+    }
+
+    /// The writer never checkpoints below its backstop; the checkpointer thread
+    /// copies committed pages into the database file on its own.
+    @Test func theCheckpointerCopiesTheLogIntoTheDatabaseFile() async throws {
+        let path = temporaryPath()
+        let store = try SQLiteCheckoutStore(path: path)
+        let autocheckpoint = try await store.writer.read { db in try Int.fetchOne(db, sql: "PRAGMA wal_autocheckpoint") }
+        #expect(autocheckpoint == Checkpointer.writerLimitPages)
+        for i in 0..<50 {
+            let session = try Session(id: "s\(i)", amount: Money(value: 1, currency: "SAR"), country: nil, orderID: "o", capture: .automatic)
+            _ = try await store.commit(StoreChange(session: session, events: []))
+        }
+        // A copy of the database file alone (no log) holds them once the
+        // checkpointer has run.
+        let copy = temporaryPath()
+        try FileManager.default.createDirectory(atPath: (copy as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        var found = 0
+        for _ in 0..<250 where found < 50 {
+            try await Task.sleep(for: .milliseconds(20))
+            try? FileManager.default.removeItem(atPath: copy)
+            try FileManager.default.copyItem(atPath: path, toPath: copy)
+            found = (try? await DatabaseQueue(path: copy).read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM session") ?? 0 }) ?? 0
+        }
+        #expect(found == 50)
+    }
 }

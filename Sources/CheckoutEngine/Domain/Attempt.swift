@@ -96,3 +96,10 @@ public struct Attempt: Sendable, Equatable, Codable {
         }
     }
 }
+
+extension Attempt {
+    /// For the document codec only: restores the status as it was stored.
+    mutating func restore(status: AttemptStatus) {
+        self.status = status
+    }
+}

@@ -86,3 +86,16 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
         guard amount.value > 0 else { throw .nonPositiveAmount(amount.value) }
     }
 }
+
+extension PaymentBalance {
+    /// For the document codec only: a balance exactly as it was stored.
+    init(restoring authorized: Money, captured: Int64, refunded: Int64, voided: Bool, inFlight: [String: InFlight],
+         capturedAutomatically: Bool) {
+        self.authorized = authorized
+        self.captured = captured
+        self.refunded = refunded
+        self.voided = voided
+        self.inFlight = inFlight
+        self.capturedAutomatically = capturedAutomatically
+    }
+}

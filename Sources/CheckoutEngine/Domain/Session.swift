@@ -158,3 +158,12 @@ public struct Session: Sendable, Equatable, Codable {
         if let live = liveAttempt { throw .attemptInProgress(attemptID: live.id) }
     }
 }
+
+extension Session {
+    /// For the document codec only: sets what the domain's operations
+    /// otherwise guard, to restore a session exactly as it was stored.
+    mutating func restore(status: SessionStatus, attempts: [Attempt]) {
+        self.status = status
+        self.attempts = attempts
+    }
+}

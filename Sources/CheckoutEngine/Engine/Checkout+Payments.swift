@@ -24,7 +24,15 @@ extension Checkout {
         }
     }
 
-    private struct AmountBody: Codable { var amount: Int64? }
+    private struct AmountBody: Fingerprintable {
+        var amount: Int64?
+
+        func writeCanonical(to w: inout JSONWriter) {
+            w.beginObject()
+            if let amount { w.member("amount", amount) }
+            w.endObject()
+        }
+    }
 
     /// One capture, refund or void. These move money, so each needs an
     /// idempotency key: the provider receives a key derived from it, and a

@@ -30,6 +30,7 @@ public final class Checkout: Sendable {
     let now: @Sendable () -> Date
     let hub = EventHub()
     let locks = SessionLocks()
+    let sessions = SessionCache()
     let gate = IdempotencyGate<any Sendable>()
     let breakers = Mutex<[String: CircuitBreaker]>([:])
     let fingerprinter: Fingerprinter
@@ -98,7 +99,7 @@ public final class Checkout: Sendable {
     /// (its money may still move; it is reconciled first).
     public func abort(session id: String, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
-            try await idempotent(idempotencyKey, operation: "abort", target: id, request: [String: String]()) { key in
+            try await idempotent(idempotencyKey, operation: "abort", target: id, request: EmptyBody()) { key in
                 try await self.locks.withLock(id) {
                     var session = try await self.load(id)
                     try session.abort()
@@ -139,8 +140,14 @@ public final class Checkout: Sendable {
 
     // MARK: Shared machinery
 
+    /// The session as stored now: the cached copy when the store still has
+    /// that version, else read (and cached).
     func load(_ id: String) async throws -> Session {
+        if let cached = sessions.get(id), try await store.sessionVersion(id) == cached.version {
+            return cached
+        }
         guard let found = try await store.session(id) else { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+        sessions.put(found)
         return found
     }
 
@@ -156,8 +163,14 @@ public final class Checkout: Sendable {
                 webhook: (provider: String, eventID: String)? = nil) async throws -> Session {
         var committed = session
         let stored: [SessionEvent]
-        stored = try await store.commit(StoreChange(session: session, events: events, answer: answer, webhook: webhook))
+        do {
+            stored = try await store.commit(StoreChange(session: session, events: events, answer: answer, webhook: webhook))
+        } catch {
+            sessions.remove(session.id)
+            throw error
+        }
         committed.version += 1
+        sessions.put(committed)
         hub.publish(stored)
         return committed
     }
@@ -168,7 +181,7 @@ public final class Checkout: Sendable {
     }
 
     /// Runs `body` once per idempotency key (see the type's rules).
-    func idempotent<Request: Encodable, Response: Codable & Sendable>(
+    func idempotent<Request: Fingerprintable, Response: Codable & Sendable>(
         _ key: String?, operation: String, target: String, request: Request,
         _ body: @escaping @Sendable (IdempotencyScope?) async throws -> Response
     ) async throws -> Response {
@@ -176,17 +189,14 @@ public final class Checkout: Sendable {
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must have 1 to 255 bytes")
         }
-        let fingerprint: String
-        do { fingerprint = try fingerprinter.of(operation: operation, target: target, body: request) } catch {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "the request cannot be encoded: \(error)")
-        }
+        let fingerprint = fingerprinter.of(operation: operation, target: target, body: request)
         let scope = IdempotencyScope(key: key, fingerprint: fingerprint)
         let store = self.store
         do {
             let answer = try await gate.run(key: key, fingerprint: fingerprint) { () async throws -> any Sendable in
                 if let stored = try await store.answer(forKey: key) {
                     guard stored.fingerprint == fingerprint else { throw IdempotencyGate<any Sendable>.Refusal.conflict(key: key) }
-                    return try DocumentCoding.decoder.decode(Response.self, from: stored.body)
+                    return try DocumentCoding.decode(Response.self, from: stored.body)
                 }
                 return try await body(scope)
             }
@@ -224,7 +234,7 @@ struct IdempotencyScope: Sendable {
     var fingerprint: String
 
     func answer(_ value: some Encodable, at: Date) -> IdempotentAnswer? {
-        guard let body = try? DocumentCoding.encoder.encode(value) else { return nil }
+        guard let body = try? DocumentCoding.encode(value) else { return nil }
         return IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, createdAt: at)
     }
 
@@ -233,16 +243,33 @@ struct IdempotencyScope: Sendable {
 }
 
 /// How the engine's documents are encoded at rest: sessions and committed
-/// answers (exact dates, stable keys). Stores use it too.
+/// answers (exact dates, stable member order). Documents with a hand-written
+/// codec (``JSONPayload``: sessions, attempts, snapshots, payment changes) use
+/// it; anything else goes through Foundation's coders, which read and write
+/// the same JSON. Stores use it too.
 public enum DocumentCoding {
-    public static let encoder: JSONEncoder = {
+    public static func encode(_ value: some Encodable) throws -> Data {
+        if let document = value as? any JSONPayload {
+            return Data(document.jsonBytes())
+        }
+        return try encoder.encode(value)
+    }
+
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        if let document = type as? any JSONPayload.Type {
+            return try document.init(jsonData: data) as! T
+        }
+        return try decoder.decode(type, from: data)
+    }
+
+    static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
         encoder.outputFormatting = [.sortedKeys]
         return encoder
     }()
 
-    public static let decoder: JSONDecoder = {
+    static let decoder: JSONDecoder = {
         let decoder = JSONDecoder()
         decoder.dateDecodingStrategy = .secondsSince1970
         return decoder

@@ -10,29 +10,61 @@ import GatewayPayloads
 struct Fingerprinter: Sendable {
     let key: SymmetricKey
 
-    private static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }()
-
-    func of(operation: String, target: String, body: some Encodable) throws -> String {
+    func of(operation: String, target: String, body: some Fingerprintable) -> String {
         var mac = HMAC<SHA256>(key: key)
         mac.update(data: Data("\(operation)\n\(target)\n".utf8))
-        mac.update(data: try Self.encoder.encode(body))
+        var writer = JSONWriter()
+        body.writeCanonical(to: &writer)
+        mac.update(data: writer.bytes)
         return Hex.lowercase(mac.finalize())
     }
 }
 
-/// Opaque ids: a prefix and 20 random base-32 characters (100 bits).
-enum Identifiers {
-    private static let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
+/// A request body with one canonical JSON form: members in a fixed order, nil
+/// members omitted, maps with sorted keys. Equal requests write equal bytes.
+protocol Fingerprintable {
+    func writeCanonical(to w: inout JSONWriter)
+}
 
-    static func make(_ prefix: String) -> String {
-        var generator = SystemRandomNumberGenerator()
-        var bytes = [UInt8](prefix.utf8)
-        bytes.append(UInt8(ascii: "_"))
-        for _ in 0..<20 { bytes.append(alphabet[Int(generator.next() % 32)]) }
-        return String(decoding: bytes, as: UTF8.self)
+extension NewSession: Fingerprintable {
+    func writeCanonical(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("amount", amount)
+        w.member("country", country)
+        w.member("orderId", orderId)
+        w.member("payer", payer)
+        w.member("capture", capture?.rawValue)
+        w.member("returnUrl", returnUrl)
+        w.endObject()
+    }
+}
+
+extension NewAttempt: Fingerprintable {
+    func writeCanonical(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("method", method)
+        w.member("provider", provider)
+        if let instrument {
+            w.key("instrument")
+            w.value(.object(instrument))
+        }
+        w.endObject()
+    }
+}
+
+extension PayerInput: Fingerprintable {
+    func writeCanonical(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("otp", otp)
+        w.member("returnParams", returnParams)
+        w.endObject()
+    }
+}
+
+/// A request with no body (abort).
+struct EmptyBody: Fingerprintable {
+    func writeCanonical(to w: inout JSONWriter) {
+        w.beginObject()
+        w.endObject()
     }
 }

@@ -13,6 +13,9 @@ public protocol CheckoutStore: Sendable {
     /// Returns the events as stored, with their sequence numbers.
     func commit(_ change: StoreChange) async throws -> [SessionEvent]
     func session(_ id: String) async throws -> Session?
+    /// The stored version of a session (nil if there is none): lets the
+    /// engine use its cached copy when it is still current.
+    func sessionVersion(_ id: String) async throws -> Int?
     /// The session an attempt (a payment) belongs to.
     func sessionID(ofAttempt attemptID: String) async throws -> String?
     /// The answer first given under an idempotency key.
@@ -27,6 +30,12 @@ public protocol CheckoutStore: Sendable {
     func expiredSessions(at now: Date, limit: Int) async throws -> [String]
     /// Whether a provider's notification `eventID` was already applied.
     func hasWebhook(provider: String, eventID: String) async throws -> Bool
+}
+
+extension CheckoutStore {
+    public func sessionVersion(_ id: String) async throws -> Int? {
+        try await session(id)?.version
+    }
 }
 
 /// One atomic change.

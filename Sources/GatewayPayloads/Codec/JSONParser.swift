@@ -205,7 +205,8 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    private mutating func number() throws(JSONParseError) -> Double {
+    /// A number, read exactly as Swift reads its shortest decimal form.
+    public mutating func double() throws(JSONParseError) -> Double {
         skipWhitespace()
         let start = offset
         while offset < end, "+-.eE0123456789".utf8.contains(base[offset]) { offset += 1 }
@@ -230,7 +231,7 @@ public struct JSONParser: ~Copyable {
         case UInt8(ascii: "n"):
             guard takeNull() else { throw error("expected null") }
             return .null
-        case .some: return .number(try number())
+        case .some: return .number(try double())
         case nil: throw error("unexpected end of document")
         }
     }

@@ -35,7 +35,7 @@ extension JSONPayload {
 
 /// Collects a document's required members and names the first one missing.
 @inline(__always)
-func required<T>(_ value: T?, _ name: StaticString, _ parser: borrowing JSONParser) throws(JSONParseError) -> T {
+public func required<T>(_ value: T?, _ name: StaticString, _ parser: borrowing JSONParser) throws(JSONParseError) -> T {
     guard let value else { throw parser.error("missing required member \"\(name)\"") }
     return value
 }
