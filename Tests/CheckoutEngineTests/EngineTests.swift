@@ -236,6 +236,24 @@ import Testing
         #expect(a.count(.authorize) == 1)
     }
 
+    /// Each engine caches the sessions it committed; another engine (another
+    /// process) on the same store changing one must never be hidden by it.
+    @Test func aSessionChangedByAnotherEngineIsReadAfresh() async throws {
+        let a = ScriptedProvider.approving("a")
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let other = try EngineFixture([(profile("a", priority: 1), a)], store: f.store)
+        let session = try await f.session()
+        #expect(try await f.checkout.session(session.id).session.status == .open)
+        _ = try await other.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
+        // The first engine's cached copy is still open; the store's is completed.
+        let seen = try await f.checkout.session(session.id).session
+        #expect(seen.status == .completed)
+        await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada")) } throws: {
+            ($0 as? Problem)?.code == "invalid_state"
+        }
+        #expect(a.count(.authorize) == 1)
+    }
+
     @Test func anUnknownCaptureIsNotRememberedAndItsRetrySendsTheSameProviderKey() async throws {
         let firstCapture = Shared(true)
         let a = ScriptedProvider("a") { call in
