@@ -8,15 +8,21 @@ import GatewayPayloads
 /// never stored, and its keyed hash cannot be searched for a card number by
 /// someone who holds the database but not the key.
 struct Fingerprinter: Sendable {
-    let key: SymmetricKey
+    /// Keyed once; each fingerprint starts from a copy.
+    private let keyed: HMAC<SHA256>
+
+    init(key: SymmetricKey) {
+        keyed = HMAC<SHA256>(key: key)
+    }
 
     func of(operation: String, target: String, body: some Fingerprintable) -> String {
-        var mac = HMAC<SHA256>(key: key)
-        mac.update(data: Data("\(operation)\n\(target)\n".utf8))
-        var writer = JSONWriter()
+        var mac = keyed
+        var writer = JSONWriter(capacity: 512)
+        writer.string(operation)
+        writer.string(target)
         body.writeCanonical(to: &writer)
         mac.update(data: writer.bytes)
-        return Hex.lowercase(mac.finalize())
+        return mac.finalize().withUnsafeBytes { Hex.lowercase($0) }
     }
 }
 
