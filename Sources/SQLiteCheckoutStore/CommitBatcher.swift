@@ -35,7 +35,7 @@ struct PreparedChange: Sendable {
         if let session = change.session {
             var next = session
             next.version += 1
-            let document = try DocumentCoding.encode(next)
+            let document = DocumentCoding.encode(next)
             let arguments: StatementArguments = [
                 session.status.rawValue, session.version + 1, session.amount.value, session.amount.currency, session.orderID,
                 session.createdAt.timeIntervalSince1970, session.updatedAt.timeIntervalSince1970,

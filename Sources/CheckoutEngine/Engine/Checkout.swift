@@ -181,7 +181,7 @@ public final class Checkout: Sendable {
     }
 
     /// Runs `body` once per idempotency key (see the type's rules).
-    func idempotent<Request: Fingerprintable, Response: Codable & Sendable>(
+    func idempotent<Request: Fingerprintable, Response: JSONPayload>(
         _ key: String?, operation: String, target: String, request: Request,
         _ body: @escaping @Sendable (IdempotencyScope?) async throws -> Response
     ) async throws -> Response {
@@ -233,9 +233,8 @@ struct IdempotencyScope: Sendable {
     var key: String
     var fingerprint: String
 
-    func answer(_ value: some Encodable, at: Date) -> IdempotentAnswer? {
-        guard let body = try? DocumentCoding.encode(value) else { return nil }
-        return IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, createdAt: at)
+    func answer(_ value: some JSONPayload, at: Date) -> IdempotentAnswer {
+        IdempotentAnswer(key: key, fingerprint: fingerprint, body: DocumentCoding.encode(value), createdAt: at)
     }
 
     /// The provider-side idempotency key of a follow-up operation under this key.
@@ -243,35 +242,14 @@ struct IdempotencyScope: Sendable {
 }
 
 /// How the engine's documents are encoded at rest: sessions and committed
-/// answers (exact dates, stable member order). Documents with a hand-written
-/// codec (``JSONPayload``: sessions, attempts, snapshots, payment changes) use
-/// it; anything else goes through Foundation's coders, which read and write
-/// the same JSON. Stores use it too.
+/// answers, through their hand-written codecs (``JSONPayload``), which write
+/// the same JSON as their Codable conformances. Stores use it too.
 public enum DocumentCoding {
-    public static func encode(_ value: some Encodable) throws -> Data {
-        if let document = value as? any JSONPayload {
-            return Data(document.jsonBytes())
-        }
-        return try encoder.encode(value)
+    public static func encode(_ value: some JSONPayload) -> Data {
+        Data(value.jsonBytes())
     }
 
-    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        if let document = type as? any JSONPayload.Type {
-            return try document.init(jsonData: data) as! T
-        }
-        return try decoder.decode(type, from: data)
+    public static func decode<T: JSONPayload>(_ type: T.Type, from data: Data) throws -> T {
+        try T(jsonData: data)
     }
-
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = [.sortedKeys]
-        return encoder
-    }()
-
-    static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
-        return decoder
-    }()
 }

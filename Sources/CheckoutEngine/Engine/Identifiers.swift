@@ -9,8 +9,8 @@ import Foundation
 enum Identifiers {
     private static let alphabet = Array("0123456789abcdefghjkmnpqrstvwxyz".utf8)
 
-    static func make(_ prefix: String, at now: Date = Date()) -> String {
-        let milliseconds = UInt64(max(0, now.timeIntervalSince1970 * 1000))
+    static func make(_ prefix: String) -> String {
+        let milliseconds = UInt64(max(0, Date().timeIntervalSince1970 * 1000))
         // 128 random bits in two draws (a system call each); 80 are used.
         var generator = SystemRandomNumberGenerator()
         let random: (UInt64, UInt64) = (generator.next(), generator.next())
