@@ -119,6 +119,31 @@ import Testing
         #expect(count == 39)
     }
 
+    /// Lookups run on the store's own read-only connections (and on GRDB's
+    /// pool when all are taken): each sees every commit that returned before
+    /// it, with many more lookups at once than there are connections.
+    @Test func aLookupSeesEveryCommitThatReturnedBeforeIt() async throws {
+        let store = try SQLiteCheckoutStore(path: temporaryPath())
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for i in 0..<64 {
+                group.addTask {
+                    var session = try Session(id: "s\(i)", amount: Money(value: 1, currency: "SAR"), country: nil, orderID: "o", capture: .automatic)
+                    for version in 0..<5 {
+                        session.version = version
+                        let answer = IdempotentAnswer(key: "k\(i)-\(version)", fingerprint: "f", body: Data("{}".utf8), createdAt: Date())
+                        _ = try await store.commit(StoreChange(session: session, events: [], answer: answer))
+                        #expect(try await store.sessionVersion("s\(i)") == version + 1)
+                        #expect(try await store.answer(forKey: "k\(i)-\(version)")?.fingerprint == "f")
+                        #expect(try await store.session("s\(i)")?.version == version + 1)
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try await store.answer(forKey: "never used") == nil)
+        #expect(try await store.sessionVersion("missing") == nil)
+    }
+
     /// The writer never checkpoints below its backstop; the checkpointer thread
     /// copies committed pages into the database file on its own.
     @Test func theCheckpointerCopiesTheLogIntoTheDatabaseFile() async throws {

@@ -129,10 +129,8 @@ public final class Checkout: Sendable {
         var methods = Set<String>()
         let at = ContinuousClock.now
         for profile in directory.profiles() where profile.enabled && breakerState(profile.id, at: at) != .open {
-            for method in profile.methods where !methods.contains(method) {
-                if profile.refusal(method: method, amount: session.amount, country: session.country, capture: session.capture) == nil {
-                    methods.insert(method)
-                }
+            if profile.refusal(amount: session.amount, country: session.country, capture: session.capture) == nil {
+                methods.formUnion(profile.methods)
             }
         }
         return methods.sorted()

@@ -37,6 +37,13 @@ public struct ProviderProfile: Sendable, Equatable {
     public func refusal(method: String, amount: Money, country: String?, capture: CaptureMode) -> String? {
         if !enabled { return "disabled" }
         if !methods.contains(method) { return "does not offer \(method)" }
+        return refusal(amount: amount, country: country, capture: capture)
+    }
+
+    /// Why this provider cannot take the payment with any of its methods, or
+    /// nil when it can take it with each of them.
+    public func refusal(amount: Money, country: String?, capture: CaptureMode) -> String? {
+        if !enabled { return "disabled" }
         if !currencies.contains(amount.currency) { return "does not take \(amount.currency)" }
         if let country, !countries.contains(country) { return "does not serve \(country)" }
         if let range = limits[amount.currency], !range.contains(amount.value) {

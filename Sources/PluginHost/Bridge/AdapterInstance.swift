@@ -49,6 +49,11 @@ public final class AdapterInstance: Sendable {
         self.instance = SendablePointer(instance)
         self.context = context
         self.hostTable = hostTable
+        let cancel = functions.cancel
+        let pointer = self.instance
+        // Timed-out calls are cancelled in the adapter (the instance is never
+        // freed while it owes completions, so the pointer stays valid).
+        context.calls.onTimeout { callID in cancel?.callVoid(pointer.pointer, callID) }
     }
 
     /// Invokes `operation` with a request document and waits for its outcome.
@@ -60,10 +65,7 @@ public final class AdapterInstance: Sendable {
         let limit = timeout ?? .milliseconds(manifest.timeoutMilliseconds)
         return await withTaskCancellationHandler {
             await withUnsafeContinuation { (continuation: UnsafeContinuation<CallOutcome, Never>) in
-                let deadline = DispatchWorkItem { [self] in
-                    if calls.resolve(callID, with: .timedOut) { cancelInAdapter(callID) }
-                }
-                calls.register(callID, continuation: continuation, deadline: deadline)
+                calls.register(callID, continuation: continuation, timeout: UInt64(max(limit.nanoseconds, 0)))
                 if closed.load(ordering: .acquiring) {
                     calls.resolve(callID, with: .refused(status: ABIStatus.busy.rawValue))
                     return
@@ -72,7 +74,6 @@ public final class AdapterInstance: Sendable {
                     calls.resolve(callID, with: .refused(status: ABIStatus.cancelled.rawValue))
                     return
                 }
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(limit.nanoseconds)), execute: deadline)
                 let status = payload.withUnsafeBytes { bytes in
                     functions.invoke.callInvoke(instance.pointer, callID, operation.code, bytes.baseAddress, bytes.count)
                 }

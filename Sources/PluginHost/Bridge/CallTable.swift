@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Synchronization
 
@@ -29,10 +28,10 @@ public struct ProtocolViolation: Sendable, Hashable, CustomStringConvertible {
 /// it gone. A completion for a call the host gave up on (timeout, cancel) is
 /// expected and dropped; any other stray completion is a protocol violation.
 final class CallTable: Sendable {
-    /// DispatchWorkItem is thread-safe but not marked Sendable.
-    private struct Pending: @unchecked Sendable {
+    private struct Pending: Sendable {
         var continuation: UnsafeContinuation<CallOutcome, Never>
-        var deadline: DispatchWorkItem?
+        /// When the call times out (``DeadlineSweeper/now()`` nanoseconds).
+        var deadline: UInt64
     }
 
     private struct State {
@@ -46,9 +45,18 @@ final class CallTable: Sendable {
     private let state = Mutex(State())
     private let nextID = Atomic<UInt64>(1)
     private let onViolation: @Sendable (ProtocolViolation) -> Void
+    /// Tells the adapter to cancel a call that timed out (set by its instance).
+    private let onTimeout = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
+    private let sweeper = DeadlineSweeper.shared
 
     init(onViolation: @escaping @Sendable (ProtocolViolation) -> Void) {
         self.onViolation = onViolation
+        sweeper.register(self)
+    }
+
+    /// What to do with a call that timed out, besides resolving it.
+    func onTimeout(_ action: @escaping @Sendable (UInt64) -> Void) {
+        onTimeout.withLock { $0 = action }
     }
 
     /// A call id never used before on this instance.
@@ -57,9 +65,25 @@ final class CallTable: Sendable {
     }
 
     /// Registers a call before the adapter can possibly complete it.
-    func register(_ callID: UInt64, continuation: UnsafeContinuation<CallOutcome, Never>, deadline: DispatchWorkItem?) {
-        let pending = Pending(continuation: continuation, deadline: deadline)
+    /// It times out `timeout` nanoseconds from now, unless resolved first.
+    func register(_ callID: UInt64, continuation: UnsafeContinuation<CallOutcome, Never>, timeout: UInt64) {
+        let pending = Pending(continuation: continuation, deadline: DeadlineSweeper.now() &+ timeout)
         state.withLock { $0.pending[callID] = pending }
+        sweeper.callStarted()
+    }
+
+    /// Resolves as timed out every call due by `now` (the sweeper's tick),
+    /// and has the adapter cancel them.
+    func timeOutCalls(dueBy now: UInt64) {
+        let due = state.withLock { state -> [UInt64] in
+            guard !state.pending.isEmpty else { return [] }
+            return state.pending.compactMap { $0.value.deadline <= now ? $0.key : nil }
+        }
+        guard !due.isEmpty else { return }
+        let cancel = onTimeout.withLock { $0 }
+        for callID in due where resolve(callID, with: .timedOut) {
+            cancel?(callID)
+        }
     }
 
     /// The adapter's `complete(call_id, ...)`.
@@ -73,7 +97,7 @@ final class CallTable: Sendable {
         }
         switch found {
         case .pending(let pending):
-            pending.deadline?.cancel()
+            sweeper.callEnded()
             pending.continuation.resume(returning: .completed(status: status, payload: payload))
         case .abandoned:
             break
@@ -99,7 +123,7 @@ final class CallTable: Sendable {
             return pending
         }
         guard let pending else { return false }
-        pending.deadline?.cancel()
+        sweeper.callEnded()
         pending.continuation.resume(returning: outcome)
         return true
     }
