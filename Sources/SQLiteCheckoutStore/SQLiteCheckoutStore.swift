@@ -13,8 +13,9 @@ import Synchronization
 ///   failed one (undone alone, see ``CommitBatcher``) never takes the others
 ///   down. The writer thread only binds and steps: documents are encoded and
 ///   statement arguments built by each submitter, statements are cached.
-/// - Point lookups run on the calling thread; ids are time-ordered, so new rows
-///   land at the right edge of each index.
+/// - Point lookups run on the calling thread, on read-only connections of the
+///   store's own (``Readers``); ids are time-ordered, so new rows land at the
+///   right edge of each index.
 /// - Sessions are JSON documents (they hold no instrument, so no card data);
 ///   attempts are indexed beside them for payment lookups and reconciliation;
 ///   events are an append-only table that triggers keep append-only.
@@ -105,9 +106,9 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     }
 
     /// A point lookup by primary key: one SELECT, which SQLite runs in its own
-    /// read transaction (so it needs no explicit one), on the calling thread.
-    /// Such a read takes microseconds; a hop to a reader's queue and back
-    /// costs more than the read itself.
+    /// read transaction (so it needs no explicit one), on the calling thread
+    /// and a free lookup connection. Such a read takes microseconds; a hop to
+    /// a reader's queue and back costs more than the read itself.
     private func lookup<T>(_ body: (Database) throws -> T) throws -> T {
         if let readers, let found = try readers.withConnection(body) {
             return found
