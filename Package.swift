@@ -110,6 +110,7 @@ let package = Package(
             dependencies: [
                 "PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         .testTarget(
             name: "PluginHostTests",

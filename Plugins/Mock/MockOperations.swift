@@ -108,14 +108,8 @@ extension MockAdapter {
         try withLedger { ledger in
             let found = request.providerReference.flatMap { ledger.payments[$0] }
                 ?? ledger.payments.values.first { $0.paymentId == request.paymentId }
-            guard var payment = found else { return Self.unknown(request.providerReference ?? request.paymentId) }
-            let age = host.monotonicNanoseconds &- payment.createdAtNanoseconds
-            if payment.scenario == .pendingThenSuccess, payment.status == .pending, age >= UInt64(settleAfterMilliseconds) * 1_000_000 {
-                payment.status = .succeeded
-                payment.captured = payment.approved.value
-                ledger.payments[payment.reference] = payment
-            }
-            return Self.result(payment)
+            guard let payment = found else { return Self.unknown(request.providerReference ?? request.paymentId) }
+            return Self.result(settle(payment, in: &ledger))
         }
     }
 
@@ -192,7 +186,7 @@ extension MockAdapter {
             return refused("the body is not a mock notification")
         }
         return try withLedger { ledger in
-            guard let payment = ledger.payments[notification.providerReference] else {
+            guard let payment = ledger.payments[notification.providerReference].map({ settle($0, in: &ledger) }) else {
                 return WebhookResult(verified: true, eventId: notification.eventId, providerReference: notification.providerReference,
                                      problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false))
             }
@@ -203,6 +197,19 @@ extension MockAdapter {
     }
 
     // MARK: Helpers
+
+    /// A `pending_then_success` payment settles once its time has come, as
+    /// whoever looks first (a verify or a notification) finds.
+    private func settle(_ payment: MockPayment, in ledger: inout MockLedger) -> MockPayment {
+        var payment = payment
+        let age = host.monotonicNanoseconds &- payment.createdAtNanoseconds
+        if payment.scenario == .pendingThenSuccess, payment.status == .pending, age >= UInt64(settleAfterMilliseconds) * 1_000_000 {
+            payment.status = .succeeded
+            payment.captured = payment.approved.value
+            ledger.payments[payment.reference] = payment
+        }
+        return payment
+    }
 
     private func move(_ request: AmountRequest, operation: String, apply: (inout MockPayment) -> AdapterProblem?) throws -> AdapterResult {
         try withLedger { ledger in

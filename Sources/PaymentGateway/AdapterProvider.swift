@@ -23,7 +23,10 @@ struct AdapterProvider: PaymentProvider {
             return .answered(Self.masked(result))
         } catch {
             let reason = Redaction.maskingCardNumbers(in: "\(call.operation.rawValue) \(error)")
-            return error.outcomeUnknown ? .unknown(reason) : .notSent(reason)
+            switch error {
+            case .refused(.invalidRequest, _), .failed(.invalidRequest, _): return .invalidRequest(reason)
+            default: return error.outcomeUnknown ? .unknown(reason) : .notSent(reason)
+            }
         }
     }
 

@@ -145,6 +145,21 @@ import Testing
         #expect(attempt.providerID == "b" && attempt.status == .succeeded)
     }
 
+    /// The adapter refused the request itself: the next provider would be sent
+    /// the same, so it is not tried, and the circuit counts it as healthy.
+    @Test func anInvalidRequestNeitherFailsOverNorCountsAgainstTheCircuit() async throws {
+        let a = ScriptedProvider("a") { _ in .invalidRequest("authorize failed (GW_E_INVALID_REQUEST): instrument.token is missing") }
+        let b = ScriptedProvider.approving("b")
+        let f = try EngineFixture([(profile("a", priority: 1), a), (profile("b", priority: 2), b)])
+        for _ in 0..<8 {
+            let attempt = try await f.checkout.attempt(session: try await f.session().id, NewAttempt(method: "mada"))
+            #expect(attempt.status == .failed && attempt.providerID == "a")
+            #expect(attempt.problem?.code == "invalid_request" && attempt.problem?.retryable == false)
+        }
+        #expect(b.calls.isEmpty)
+        #expect(f.checkout.circuitStates()["a"] == .closed)
+    }
+
     @Test func aRealDeclineNeverFailsOver() async throws {
         let b = ScriptedProvider.approving("b")
         let f = try EngineFixture([(profile("a", priority: 1), Self.decline(safe: false)), (profile("b", priority: 2), b)])

@@ -47,6 +47,28 @@ import Testing
         await gateway.shutdown()
     }
 
+    /// A request the adapter refuses as invalid (here an unknown mock
+    /// scenario) is the merchant's fault: the attempt fails with
+    /// `invalid_request`, no other provider is tried, and however many come,
+    /// the provider's circuit stays closed for everyone else.
+    @Test func invalidRequestsNeverOpenTheProvidersCircuit() async throws {
+        let gateway = try gateway()
+        let threshold = gateway.configuration.checkout.breakerThreshold
+        for i in 0...threshold {
+            let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "bad-\(i)"))
+            let attempt = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", instrument: ["scenario": .string("no_such_scenario")]))
+            #expect(attempt.status == .failed)
+            #expect(attempt.problem?.code == "invalid_request")
+            #expect(attempt.problem?.retryable == false)
+            #expect(try await gateway.session(session.session.id).session.attempts.count == 1, "no failover on an invalid request")
+        }
+        #expect(gateway.checkout.circuitStates()["mock"] == .closed)
+        let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "good"))
+        #expect(session.availableMethods.contains("mada"))
+        #expect(try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada")).status == .succeeded)
+        await gateway.shutdown()
+    }
+
     @Test func itRunsAsAServiceUntilGracefulShutdown() async throws {
         let gateway = try gateway()
         let group = ServiceGroup(configuration: .init(services: [gateway], logger: .init(label: "test")))

@@ -48,6 +48,8 @@ extension Checkout {
                         events = self.apply(result, to: &session, attempt: attemptID, at: at)
                     case .notSent(let reason):
                         throw ProblemCatalog.problem(code: "provider_error", detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
+                    case .invalidRequest(let reason):
+                        throw ProblemCatalog.problem(code: "invalid_request", detail: "\(attempt.providerID) refused the request: \(reason); nothing was sent")
                     case .unknown(let reason):
                         events = self.markUnknown(&session, attempt: attemptID, reason: reason, at: at)
                     }
@@ -118,6 +120,10 @@ extension Checkout {
                     failover = true
                     failedBefore = "\(candidate.providerID) was not reached (\(reason))"
                 }
+            case .invalidRequest(let reason):
+                // The request itself is wrong: every provider would be sent the same.
+                let problem = ProblemCatalog.problem(code: "invalid_request", detail: "\(candidate.providerID) refused the request: \(reason); nothing was sent")
+                events = fail(&session, attempt: attemptID, problem: problem, at: at)
             case .unknown(let reason):
                 events = markUnknown(&session, attempt: attemptID, reason: reason, at: at)
             }
@@ -274,6 +280,7 @@ extension Checkout {
     func record(_ reply: ProviderReply, for providerID: String) {
         let healthy: Bool = switch reply {
         case .answered(let result): result.problem?.code != "provider_error"
+        case .invalidRequest: true
         case .notSent, .unknown: false
         }
         let at = ContinuousClock.now

@@ -133,6 +133,10 @@ extension Checkout {
             try session.release(key: providerKey, of: paymentID)
             try await commit(session, events: [event("payment.\(operation.rawValue)_failed", detail: "not sent: \(reason)")])
             throw ProblemCatalog.problem(code: "provider_error", detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
+        case .invalidRequest(let reason):
+            try session.release(key: providerKey, of: paymentID)
+            try await commit(session, events: [event("payment.\(operation.rawValue)_failed", detail: "refused as invalid: \(reason)")])
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "\(attempt.providerID) refused the \(operation.rawValue): \(reason); nothing was sent")
         case .unknown(let reason):
             try await commit(session, events: [event("payment.\(operation.rawValue)_unknown", detail: reason)])
             throw ProblemCatalog.problem(

@@ -53,7 +53,7 @@ extension Checkout {
         switch reply {
         case .answered(let result):
             events += apply(result, to: &session, attempt: ref.attemptID, at: at)
-        case .notSent(let reason), .unknown(let reason):
+        case .notSent(let reason), .invalidRequest(let reason), .unknown(let reason):
             events.append(SessionEvent(sessionID: ref.sessionID, at: at, type: "attempt.verify_failed", attemptID: ref.attemptID,
                                        status: attempt.status.rawValue, providerID: attempt.providerID, detail: reason))
         }

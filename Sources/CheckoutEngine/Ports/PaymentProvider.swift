@@ -25,9 +25,15 @@ public enum ProviderCall: Sendable {
 public enum ProviderReply: Sendable, Equatable {
     /// The provider answered.
     case answered(AdapterResult)
-    /// Nothing reached the provider (refused before sending, an invalid
-    /// request, an unsupported operation): provably not charged.
+    /// Nothing reached the provider (refused before sending, an unsupported
+    /// operation, the adapter or its provider unreachable): provably not
+    /// charged, and another provider may be tried.
     case notSent(String)
+    /// The adapter refused the request itself as invalid (a malformed
+    /// instrument, a field its provider requires): nothing was sent, and the
+    /// request has to change. The merchant's fault, not the provider's: it
+    /// neither counts against the provider's circuit nor moves to another.
+    case invalidRequest(String)
     /// It may have reached the provider, but no answer came (timeout, dropped
     /// connection, adapter crash or a result that cannot be read). Only a
     /// verify can tell; never retried elsewhere.
