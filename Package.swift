@@ -23,6 +23,9 @@ let package = Package(
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
     ],
     targets: [
         // The C ABI: one self-contained header, the only file a third party needs.
@@ -62,12 +65,27 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The checkout API over HTTP (Hummingbird 2): v1 routes, admin, operations,
+        // live manifests, metrics. `gateway serve` runs it.
+        .target(
+            name: "CheckoutHTTP",
+            dependencies: [
+                "PaymentGateway", "CheckoutEngine", "PluginHost", "GatewayPayloads",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            resources: [.copy("openapi.json")]),
         // Swift adapter SDK: implement one protocol, write one export line.
         .target(name: "GatewayAdapterSDK", dependencies: ["CGatewayABI", "GatewayPayloads"]),
         .executableTarget(
             name: "gateway",
             dependencies: [
-                "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine",
+                "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -111,6 +129,13 @@ let package = Package(
                 "PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+            ]),
+        .testTarget(
+            name: "CheckoutHTTPTests",
+            dependencies: [
+                "CheckoutHTTP", "PaymentGateway", "CheckoutEngine", "PluginHost", "GatewayPayloads", "TestSupport",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
             name: "PluginHostTests",

@@ -198,6 +198,9 @@ extension MockAdapter {
 
     // MARK: Helpers
 
+    /// The provider status of a completed follow-up operation.
+    static let doneStatus = ["capture": "CAPTURED", "refund": "REFUNDED", "void": "VOIDED"]
+
     /// A `pending_then_success` payment settles once its time has come, as
     /// whoever looks first (a verify or a notification) finds.
     private func settle(_ payment: MockPayment, in ledger: inout MockLedger) -> MockPayment {
@@ -228,7 +231,7 @@ extension MockAdapter {
             } else {
                 ledger.payments[payment.reference] = payment
                 answer = AdapterResult(status: .succeeded, providerReference: payment.reference + "_" + operation + "_" + host.randomID(prefix: ""),
-                                       amount: request.amount, providerStatus: operation.uppercased() + "D")
+                                       amount: request.amount, providerStatus: Self.doneStatus[operation] ?? operation.uppercased())
             }
             ledger.answers[key] = answer
             return answer

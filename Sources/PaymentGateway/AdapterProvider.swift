@@ -7,10 +7,25 @@ import PluginHost
 /// answered, not sent (provably not charged), or unknown.
 struct AdapterProvider: PaymentProvider {
     let adapter: AdapterInstance
+    var observer: AdapterCallObserver?
 
     var id: String { adapter.manifest.id }
 
     func perform(_ call: ProviderCall) async -> ProviderReply {
+        guard let observer else { return await send(call) }
+        let started = ContinuousClock.now
+        let reply = await send(call)
+        let outcome = switch reply {
+        case .answered(let result): result.status.rawValue
+        case .notSent: "not_sent"
+        case .invalidRequest: "invalid_request"
+        case .unknown: "unknown"
+        }
+        observer(AdapterCall(provider: id, operation: call.operation.rawValue, duration: ContinuousClock.now - started, outcome: outcome))
+        return reply
+    }
+
+    private func send(_ call: ProviderCall) async -> ProviderReply {
         do {
             let result: AdapterResult = switch call {
             case .authorize(let request): try await adapter.call(.authorize, request)
@@ -52,6 +67,18 @@ struct AdapterProvider: PaymentProvider {
         return problem
     }
 }
+
+/// One adapter call as metrics see it.
+public struct AdapterCall: Sendable {
+    public var provider: String
+    public var operation: String
+    public var duration: Duration
+    /// The result's status (`succeeded`, `pending`, ...), or `not_sent`,
+    /// `invalid_request`, `unknown` when no result came.
+    public var outcome: String
+}
+
+public typealias AdapterCallObserver = @Sendable (AdapterCall) -> Void
 
 extension ProviderProfile {
     /// What routing needs of a manifest. Only routing decides eligibility: the

@@ -15,8 +15,10 @@ public final class HostedProviders: ProviderDirectory, Sendable {
     }
 
     private let state = Mutex(State())
+    private let observer: AdapterCallObserver?
 
-    public init(_ records: [ProviderRecord] = []) {
+    public init(_ records: [ProviderRecord] = [], observer: AdapterCallObserver? = nil) {
+        self.observer = observer
         replace(with: records)
     }
 
@@ -30,7 +32,7 @@ public final class HostedProviders: ProviderDirectory, Sendable {
             for record in records {
                 guard let manifest = record.manifest else { continue }
                 if let adapter = record.adapter, record.state == .loaded {
-                    state.providers[manifest.id] = AdapterProvider(adapter: adapter)
+                    state.providers[manifest.id] = AdapterProvider(adapter: adapter, observer: observer)
                     state.profiles.append(ProviderProfile(manifest: manifest))
                 } else if record.state == .disabled {
                     state.profiles.append(ProviderProfile(manifest: manifest))

@@ -34,6 +34,9 @@ public final class PaymentGateway: Service, Sendable {
         /// books in `data/`, so a later process finds the payments a real
         /// provider would remember. Off for production adapters.
         public var sandboxState = false
+        /// Told of every adapter call (provider, operation, time taken, how it
+        /// ended), for metrics.
+        public var callObserver: AdapterCallObserver?
 
         public init(manifests: String, data: String) {
             self.manifests = URL(fileURLWithPath: manifests, isDirectory: true)
@@ -45,6 +48,8 @@ public final class PaymentGateway: Service, Sendable {
     public let checkout: Checkout
     public let providers: HostedProviders
     public let store: any CheckoutStore
+    /// Applies the manifests folder as it now is (live reload).
+    public let manifests: ManifestReloader
     let logger: Logger
 
     /// Opens the store and loads every manifest. A manifest or adapter that
@@ -59,7 +64,9 @@ public final class PaymentGateway: Service, Sendable {
         let store = try configuration.store ?? SQLiteCheckoutStore(path: configuration.data.appendingPathComponent("checkout.sqlite").path)
         self.store = store
         let loader = AdapterLoader(store: LibraryStore(directory: configuration.data.appendingPathComponent("plugins")), logger: logger)
-        providers = HostedProviders(try ProviderRegistry.load(directory: configuration.manifests, loader: loader))
+        providers = HostedProviders(observer: configuration.callObserver)
+        manifests = ManifestReloader(directory: configuration.manifests, loader: loader, providers: providers, logger: logger)
+        try manifests.reload()
         let fingerprintKey = try SecretKeyFile.load(configuration.data.appendingPathComponent("idempotency.key"))
         checkout = Checkout(store: store, providers: providers, fingerprintKey: fingerprintKey, configuration: configuration.checkout, logger: logger)
     }

@@ -24,7 +24,7 @@ import Testing
         #expect(first.status == 0, "\(first.output)")
         let attempt = try json(first)["attempt"] as? [String: Any]
         #expect(attempt?["status"] as? String == "succeeded")
-        #expect(attempt?["providerID"] as? String == "mock")
+        #expect(attempt?["providerId"] as? String == "mock")
 
         let keyed = ["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "success", "--idempotency-key", "order-42", "--json"]
         let a = try json(try gateway(keyed))["attempt"] as? [String: Any]

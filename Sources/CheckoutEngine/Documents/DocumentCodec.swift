@@ -149,7 +149,7 @@ extension Attempt: JSONPayload {
         w.beginObject()
         w.member("id", id)
         w.member("method", method)
-        w.member("providerID", providerID)
+        w.member("providerId", providerID)
         w.member("routingReason", routingReason)
         w.member("status", status.rawValue)
         w.member("providerReference", providerReference)
@@ -175,7 +175,7 @@ extension Attempt: JSONPayload {
             switch key {
             case "id": id = try p.string()
             case "method": method = try p.string()
-            case "providerID": providerID = try p.string()
+            case "providerId": providerID = try p.string()
             case "routingReason": routingReason = try p.string()
             case "status": status = try p.enumeration(AttemptStatus.self)
             case "providerReference": providerReference = try p.optionalString()
@@ -192,7 +192,7 @@ extension Attempt: JSONPayload {
             default: try p.skipValue()
             }
         }
-        self.init(id: try required(id, "id", p), method: try required(method, "method", p), providerID: try required(providerID, "providerID", p),
+        self.init(id: try required(id, "id", p), method: try required(method, "method", p), providerID: try required(providerID, "providerId", p),
                   routingReason: try required(routingReason, "routingReason", p), requested: try required(requested, "requested", p),
                   at: try required(createdAt, "createdAt", p))
         restore(status: try required(status, "status", p))
@@ -214,10 +214,10 @@ extension Session: JSONPayload {
         w.member("id", id)
         w.member("amount", amount)
         w.member("country", country)
-        w.member("orderID", orderID)
+        w.member("orderId", orderID)
         w.member("capture", capture.rawValue)
         w.member("payer", payer)
-        w.member("returnURL", returnURL)
+        w.member("returnUrl", returnURL)
         w.member("status", status.rawValue)
         w.key("attempts")
         w.beginArray()
@@ -239,10 +239,10 @@ extension Session: JSONPayload {
             case "id": id = try p.string()
             case "amount": amount = try Money(parsing: &p)
             case "country": country = try p.optionalString()
-            case "orderID": orderID = try p.string()
+            case "orderId": orderID = try p.string()
             case "capture": capture = try p.enumeration(CaptureMode.self)
             case "payer": payer = try p.nested(Payer.self)
-            case "returnURL": returnURL = try p.optionalString()
+            case "returnUrl": returnURL = try p.optionalString()
             case "status": status = try p.enumeration(SessionStatus.self)
             case "attempts":
                 var list: [Attempt] = []
@@ -258,7 +258,7 @@ extension Session: JSONPayload {
         let amountValue = try required(amount, "amount", p)
         guard amountValue.value > 0 else { throw p.error("session amount must be positive (got \(amountValue.value))") }
         do {
-            self = try Session(id: try required(id, "id", p), amount: amountValue, country: country, orderID: try required(orderID, "orderID", p),
+            self = try Session(id: try required(id, "id", p), amount: amountValue, country: country, orderID: try required(orderID, "orderId", p),
                                capture: try required(capture, "capture", p), payer: payer, returnURL: returnURL,
                                createdAt: try required(createdAt, "createdAt", p), expiresAt: try required(expiresAt, "expiresAt", p))
         } catch let parse as JSONParseError {

@@ -63,6 +63,12 @@ public struct Attempt: Sendable, Equatable, Codable {
     /// How many verifies reconciliation has made.
     public var checks: Int
 
+    /// JSON member names: `providerId`, as the API's requests spell ids.
+    enum CodingKeys: String, CodingKey {
+        case id, method, providerID = "providerId", routingReason, status, providerReference, providerStatus, action, problem
+        case requested, balance, createdAt, updatedAt, leaseUntil, nextCheckAt, checks
+    }
+
     public init(id: String, method: String, providerID: String, routingReason: String, requested: Money, at now: Date = Date(timeIntervalSince1970: 0)) {
         self.id = id
         self.method = method

@@ -105,6 +105,31 @@ public enum ProblemCatalog {
             title: "Notification not verified", status: 401, retryable: false,
             en: "This notification could not be verified.",
             ar: "تعذّر التحقق من هذا الإشعار."),
+        // Problems of an HTTP request itself (the checkout API).
+        "malformed_request": Entry(
+            title: "Malformed request", status: 400, retryable: false,
+            en: "Something went wrong with this request. Please try again.",
+            ar: "حدث خطأ في هذا الطلب. يرجى المحاولة مرة أخرى."),
+        "unauthorized": Entry(
+            title: "Unauthorized", status: 401, retryable: false,
+            en: "This request is not authorised.",
+            ar: "هذا الطلب غير مصرّح به."),
+        "method_not_allowed": Entry(
+            title: "Method not allowed", status: 405, retryable: false,
+            en: "Something went wrong with this request. Please try again.",
+            ar: "حدث خطأ في هذا الطلب. يرجى المحاولة مرة أخرى."),
+        "payload_too_large": Entry(
+            title: "Request body too large", status: 413, retryable: false,
+            en: "Something went wrong with this request. Please try again.",
+            ar: "حدث خطأ في هذا الطلب. يرجى المحاولة مرة أخرى."),
+        "unsupported_media_type": Entry(
+            title: "Unsupported media type", status: 415, retryable: false,
+            en: "Something went wrong with this request. Please try again.",
+            ar: "حدث خطأ في هذا الطلب. يرجى المحاولة مرة أخرى."),
+        "internal_error": Entry(
+            title: "Internal error", status: 500, retryable: true,
+            en: "Something went wrong on our side. Please try again in a moment.",
+            ar: "حدث خطأ من جانبنا. يرجى المحاولة مرة أخرى بعد قليل."),
         "outcome_unknown": Entry(
             title: "Outcome not yet known", status: 504, retryable: true,
             en: "We could not confirm this operation yet. Please try again with the same request.",

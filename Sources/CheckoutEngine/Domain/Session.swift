@@ -39,6 +39,12 @@ public struct Session: Sendable, Equatable, Codable {
     /// Bumped by the store on every committed change (optimistic concurrency).
     public var version: Int
 
+    /// JSON member names: `orderId`, `returnUrl`, as the API's requests spell them.
+    enum CodingKeys: String, CodingKey {
+        case id, amount, country, orderID = "orderId", capture, payer, returnURL = "returnUrl", status, attempts
+        case createdAt, updatedAt, expiresAt, version
+    }
+
     public init(id: String, amount: Money, country: String?, orderID: String, capture: CaptureMode,
                 payer: Payer? = nil, returnURL: String? = nil,
                 createdAt: Date = Date(timeIntervalSince1970: 0), expiresAt: Date = .distantFuture) throws(DomainError) {

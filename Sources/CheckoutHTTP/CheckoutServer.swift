@@ -1,0 +1,89 @@
+import Dispatch
+import Foundation
+import Hummingbird
+import Logging
+import PaymentGateway
+import ServiceLifecycle
+import UnixSignals
+
+/// `gateway serve`: the checkout API, the gateway's reconciler and the
+/// manifests watcher as one service group.
+///
+/// SIGTERM or SIGINT shuts it down gracefully, in reverse order of start: the
+/// server stops accepting and finishes the requests in flight, the watcher
+/// stops, then the gateway lets adapter calls finish (bounded by its grace)
+/// and the store has committed everything it acknowledged. SIGHUP reloads the
+/// manifests at once.
+public struct CheckoutServer: Sendable {
+    public struct Configuration: Sendable {
+        public var host = "127.0.0.1"
+        public var port = 8080
+        /// How often the manifests folder is looked at for changes.
+        public var manifestPoll: Duration = .milliseconds(500)
+        public init() {}
+    }
+
+    public let gateway: PaymentGateway
+    public let api: CheckoutAPI
+    let configuration: Configuration
+    let logger: Logger
+
+    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, configuration: Configuration, logger: Logger) {
+        self.gateway = gateway
+        self.api = CheckoutAPI(gateway: gateway, metrics: metrics, admin: admin, logger: logger)
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// The Hummingbird application; `onRunning` gets the bound port (useful with port 0).
+    public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
+        Application(
+            router: api.router(),
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "gateway"),
+            onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+            logger: logger)
+    }
+
+    /// Runs until SIGTERM or SIGINT.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let reload = reloadOnHangUp()
+        defer { reload.cancel() }
+        try await serviceGroup(signals: [.sigterm, .sigint], onRunning: onRunning).run()
+    }
+
+    /// The gateway, the manifests watcher and the server, started in that
+    /// order and shut down gracefully in the reverse one.
+    public func serviceGroup(signals: [UnixSignal], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
+        let watcher = WatcherService(watcher: ManifestWatcher(reloader: gateway.manifests, interval: configuration.manifestPoll, logger: logger))
+        return ServiceGroup(configuration: .init(
+            services: [.init(service: gateway), .init(service: watcher), .init(service: application(onRunning: onRunning))],
+            gracefulShutdownSignals: signals,
+            logger: logger))
+    }
+
+    private func reloadOnHangUp() -> any DispatchSourceSignal {
+        signal(SIGHUP, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGHUP)
+        let manifests = gateway.manifests
+        let logger = self.logger
+        source.setEventHandler {
+            do {
+                let report = try manifests.reload()
+                logger.info("SIGHUP: manifests reloaded (applied \(report.applied), removed \(report.removed), refused \(report.refused))")
+            } catch {
+                logger.error("SIGHUP: cannot read the manifests folder: \(error)")
+            }
+        }
+        source.resume()
+        return source
+    }
+}
+
+/// The manifests watcher as a service: polls until graceful shutdown.
+struct WatcherService: Service {
+    let watcher: ManifestWatcher
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await watcher.run() }
+    }
+}

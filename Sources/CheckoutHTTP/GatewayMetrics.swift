@@ -1,0 +1,72 @@
+import CheckoutEngine
+import CoreMetrics
+import Foundation
+import Hummingbird
+import Metrics
+import PaymentGateway
+import Prometheus
+
+/// The server's metrics, in the Prometheus text format at `GET /metrics`.
+///
+/// Recorded through swift-metrics with a factory of its own (not the process's
+/// global `MetricsSystem`), so that several servers in one process (tests)
+/// each count their own.
+public final class GatewayMetrics: Sendable {
+    public let registry = PrometheusCollectorRegistry()
+    let factory: PrometheusMetricsFactory
+
+    public init() {
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.defaultDurationHistogramBuckets = [
+            .microseconds(50), .microseconds(100), .microseconds(250), .microseconds(500),
+            .milliseconds(1), .milliseconds(2.5), .milliseconds(5), .milliseconds(10), .milliseconds(25),
+            .milliseconds(50), .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5),
+            .seconds(5), .seconds(10), .seconds(30),
+        ]
+        self.factory = factory
+    }
+
+    /// Requests by route (the route's pattern, not the raw path), method and status.
+    func request(route: String, method: String, status: Int, duration: Duration) {
+        let dimensions = [("route", route), ("method", method), ("status", String(status))]
+        Counter(label: "http_requests_total", dimensions: dimensions, factory: factory).increment()
+        Timer(label: "http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
+            .recordNanoseconds(duration.nanosecondsClamped)
+    }
+
+    /// Attempts by provider and the status they ended the request in.
+    func attempt(_ attempt: Attempt) {
+        Counter(label: "checkout_attempts_total", dimensions: [("provider", attempt.providerID), ("outcome", attempt.status.rawValue)],
+                factory: factory).increment()
+    }
+
+    /// Adapter calls: latency by provider and operation, and outcomes.
+    public func adapterCall(_ call: AdapterCall) {
+        Timer(label: "adapter_call_duration_seconds", dimensions: [("provider", call.provider), ("operation", call.operation)],
+              factory: factory).recordNanoseconds(call.duration.nanosecondsClamped)
+        Counter(label: "adapter_calls_total", dimensions: [("provider", call.provider), ("operation", call.operation), ("outcome", call.outcome)],
+                factory: factory).increment()
+    }
+
+    /// The exposition, with each provider's circuit state as of now
+    /// (0 closed, 1 half-open, 2 open).
+    func exposition(circuits: [String: CircuitBreaker.State], providers: [String]) -> [UInt8] {
+        for provider in providers {
+            let value: Double = switch circuits[provider] ?? .closed {
+            case .closed: 0
+            case .halfOpen: 1
+            case .open: 2
+            }
+            Gauge(label: "provider_circuit_state", dimensions: [("provider", provider)], factory: factory).record(value)
+        }
+        return registry.emitToBuffer()
+    }
+}
+
+extension Duration {
+    var nanosecondsClamped: Int64 {
+        let (seconds, attoseconds) = components
+        guard seconds < Int64.max / 1_000_000_000 else { return .max }
+        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
+    }
+}

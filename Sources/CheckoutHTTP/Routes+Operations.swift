@@ -1,0 +1,63 @@
+import CheckoutEngine
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+extension CheckoutAPI {
+    /// Liveness, readiness, metrics and the API's contract.
+    func addOperationRoutes(to router: APIRouter) {
+        let gateway = self.gateway
+        let metrics = self.metrics
+
+        router.get("/healthz") { _, _ -> Response in
+            Self.json(Array(#"{"status":"ok"}"#.utf8))
+        }
+
+        // Ready when the store answers a read and at least one enabled
+        // provider's adapter is loaded.
+        router.get("/readyz") { _, _ -> Response in
+            do {
+                _ = try await gateway.store.sessionVersion("readiness-probe")
+            } catch {
+                throw ProblemError(ProblemCatalog.problem(code: "internal_error", detail: "the store does not answer: \(error)", retryable: true)
+                    .withStatus(503))
+            }
+            let loaded = gateway.providerRecords.filter { $0.state == .loaded }.compactMap(\.id)
+            guard !loaded.isEmpty else {
+                throw ProblemError(ProblemCatalog.problem(code: "internal_error", detail: "no provider is loaded and enabled", retryable: true)
+                    .withStatus(503))
+            }
+            return Self.json(Array(#"{"status":"ready","providers":\#(loaded.count)}"#.utf8))
+        }
+
+        router.get("/metrics") { _, _ -> Response in
+            let ids = gateway.providerRecords.compactMap(\.id)
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers,
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(circuits: gateway.checkout.circuitStates(), providers: ids))))
+        }
+
+        router.get("/openapi.json") { _, _ -> Response in
+            Self.json(OpenAPIDocument.bytes)
+        }
+    }
+}
+
+extension Problem {
+    func withStatus(_ status: Int) -> Problem {
+        var problem = self
+        problem.status = status
+        return problem
+    }
+}
+
+/// The checked-in OpenAPI 3.1 document (`Sources/CheckoutHTTP/openapi.json`).
+enum OpenAPIDocument {
+    static let bytes: [UInt8] = {
+        guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
+              let data = try? Data(contentsOf: url) else { return Array(#"{"openapi":"3.1.0"}"#.utf8) }
+        return Array(data)
+    }()
+}

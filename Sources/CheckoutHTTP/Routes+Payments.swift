@@ -1,0 +1,94 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PaymentGateway
+
+extension CheckoutAPI {
+    /// Payment operations, provider notifications, the provider list.
+    func addPaymentRoutes(to router: APIRouter) {
+        let gateway = self.gateway
+
+        router.post("/v1/payments/:id/capture") { request, context -> Response in
+            let body = try await JSONBody.read(AmountBody.self, from: request, allowEmpty: AmountBody())
+            let change = try await gateway.capture(payment: try context.parameters.require("id"), amount: body.amount,
+                                                   idempotencyKey: Self.idempotencyKey(request))
+            return Self.json(change)
+        }
+
+        router.post("/v1/payments/:id/refund") { request, context -> Response in
+            let body = try await JSONBody.read(AmountBody.self, from: request, allowEmpty: AmountBody())
+            let change = try await gateway.refund(payment: try context.parameters.require("id"), amount: body.amount,
+                                                  idempotencyKey: Self.idempotencyKey(request))
+            return Self.json(change)
+        }
+
+        router.post("/v1/payments/:id/void") { request, context -> Response in
+            _ = try await JSONBody.read(EmptyBody.self, from: request, allowEmpty: EmptyBody())
+            let change = try await gateway.void(payment: try context.parameters.require("id"), idempotencyKey: Self.idempotencyKey(request))
+            return Self.json(change)
+        }
+
+        router.post("/v1/payments/:id/verify") { request, context -> Response in
+            _ = try await JSONBody.read(EmptyBody.self, from: request, allowEmpty: EmptyBody())
+            let attempt = try await gateway.verify(attempt: try context.parameters.require("id"))
+            return Self.json(attempt)
+        }
+
+        // The raw body and headers go to that provider's adapter, which alone
+        // can verify them; an unverifiable notification changes nothing (401).
+        router.post("/v1/webhooks/:providerId") { request, context -> Response in
+            let provider = try context.parameters.require("providerId")
+            let body = try await JSONBody.collect(request)
+            var headers: [String: String] = [:]
+            for field in request.headers { headers[field.name.canonicalName] = field.value }
+            let outcome = try await gateway.webhook(provider: provider, headers: headers, body: Data(buffer: body))
+            var writer = JSONWriter()
+            writer.beginObject()
+            switch outcome {
+            case .applied(let ref):
+                writer.member("outcome", "applied")
+                writer.member("sessionId", ref.sessionID)
+                writer.member("attemptId", ref.attemptID)
+            case .duplicate:
+                writer.member("outcome", "duplicate")
+            case .ignored(let why):
+                writer.member("outcome", "ignored")
+                writer.member("detail", why)
+            }
+            writer.endObject()
+            return Self.json(writer.bytes)
+        }
+
+        router.get("/v1/providers") { _, _ -> Response in
+            Self.json(Self.providersJSON(gateway))
+        }
+    }
+
+    /// Each manifest's provider: id, version, enabled, state (with why when
+    /// refused), methods and circuit state.
+    static func providersJSON(_ gateway: PaymentGateway) -> [UInt8] {
+        let circuits = gateway.checkout.circuitStates()
+        var writer = JSONWriter()
+        writer.beginArray()
+        for record in gateway.providerRecords {
+            writer.beginObject()
+            writer.member("id", record.id)
+            writer.member("version", record.version)
+            if let enabled = record.enabled { writer.member("enabled", enabled) }
+            writer.member("state", record.state.rawValue)
+            writer.member("manifest", URL(fileURLWithPath: record.manifestPath).lastPathComponent)
+            writer.key("methods")
+            writer.beginArray()
+            for method in record.methods { writer.string(method) }
+            writer.endArray()
+            writer.member("circuit", record.id.map { (circuits[$0] ?? .closed).rawValue })
+            writer.member("failure", record.failure.map { "\($0)" })
+            writer.endObject()
+        }
+        writer.endArray()
+        return writer.bytes
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import Logging
+import PluginHost
+import Synchronization
+
+/// Applies the manifests folder as it now is to a running host, without a
+/// restart (`gateway serve` polls, and reloads on SIGHUP and `/admin/reload`).
+///
+/// - A file whose bytes did not change keeps its record and adapter instance:
+///   nothing is reloaded, so an idle poll costs a directory listing and a few
+///   small reads.
+/// - A changed file is loaded again on its own. Disabled or removed, its
+///   provider stops being offered and routed at once; its adapter instance
+///   stays reachable for the attempts already made on it (``HostedProviders``).
+/// - A file that turns invalid (or whose adapter no longer loads) is refused
+///   and logged, and its last good state stays in force; so does every other
+///   provider's. A new file that is invalid is refused on its own.
+public final class ManifestReloader: Sendable {
+    /// What a reload did.
+    public struct Report: Sendable, Equatable {
+        /// Manifests (file names) loaded anew: added, or changed and valid.
+        public var applied: [String] = []
+        /// Manifests gone from the folder, whose providers are no longer offered.
+        public var removed: [String] = []
+        /// Manifests refused, with why; for a change, the last good state stays.
+        public var refused: [Refusal] = []
+
+        public var changedAnything: Bool { !applied.isEmpty || !removed.isEmpty }
+    }
+
+    public struct Refusal: Sendable, Equatable, CustomStringConvertible {
+        public var file: String
+        public var reason: String
+        /// Whether the previous, good state of this manifest stays in force.
+        public var keptLastGood: Bool
+        public var description: String { "\(file): \(reason)" + (keptLastGood ? " (its last good state stays)" : "") }
+    }
+
+    private struct Entry {
+        /// The bytes last read (good or not), so an unchanged bad file is not retried.
+        var seen: Data
+        /// The record in force for this file.
+        var record: ProviderRecord
+    }
+
+    private let directory: URL
+    private let loader: AdapterLoader
+    private let providers: HostedProviders
+    private let logger: Logger
+    private let entries = Mutex<[String: Entry]>([:])
+    /// One reload at a time (the poller, SIGHUP and the admin API may race).
+    private let running = Mutex<Void>(())
+
+    init(directory: URL, loader: AdapterLoader, providers: HostedProviders, logger: Logger) {
+        self.directory = directory
+        self.loader = loader
+        self.providers = providers
+        self.logger = logger
+    }
+
+    /// Reads the folder and applies what changed. Throws only when the folder
+    /// itself cannot be read (then nothing changes).
+    @discardableResult
+    public func reload() throws -> Report {
+        try running.withLock { _ in try reloadLocked() }
+    }
+
+    private func reloadLocked() throws -> Report {
+        let files = try ManifestFile.list(in: directory)
+        var previous = entries.withLock { $0 }
+        var next: [String: Entry] = [:]
+        var records: [ProviderRecord] = []
+        var report = Report()
+        var firstFileByID: [String: String] = [:]
+        for url in files {
+            let name = url.lastPathComponent
+            guard let bytes = try? Data(contentsOf: url) else { continue }
+            let old = previous.removeValue(forKey: url.path)
+            var entry: Entry
+            if let old, old.seen == bytes {
+                entry = old
+            } else {
+                let record = ProviderRegistry.load(manifestAt: url, loader: loader)
+                if record.state == .refused, let old, old.record.state != .refused {
+                    let reason = record.failure.map { "\($0)" } ?? "refused"
+                    report.refused.append(Refusal(file: name, reason: reason, keptLastGood: true))
+                    logger.error("manifest \(url.path) refused, its last good state stays: \(reason)")
+                    entry = Entry(seen: bytes, record: old.record)
+                } else {
+                    entry = Entry(seen: bytes, record: record)
+                    if record.state == .refused {
+                        let reason = record.failure.map { "\($0)" } ?? "refused"
+                        report.refused.append(Refusal(file: name, reason: reason, keptLastGood: false))
+                        logger.error("manifest \(url.path) refused: \(reason)")
+                    } else {
+                        report.applied.append(name)
+                        logger.info("manifest \(url.path) applied: \(record.id ?? "?") \(record.state.rawValue)")
+                    }
+                }
+            }
+            var record = entry.record
+            if let id = record.manifest?.id, record.state != .refused {
+                if let first = firstFileByID[id] {
+                    record.state = .refused
+                    record.failure = .duplicateID(id: id, firstManifest: first)
+                    record.adapter = nil
+                } else {
+                    firstFileByID[id] = url.path
+                }
+            }
+            next[url.path] = entry
+            records.append(record)
+        }
+        report.removed = previous.keys.map { URL(fileURLWithPath: $0).lastPathComponent }.sorted()
+        for name in report.removed { logger.info("manifest \(name) removed: its provider is no longer offered") }
+        let first = entries.withLock { current -> Bool in
+            let first = current.isEmpty
+            current = next
+            return first
+        }
+        if first || report.changedAnything || !report.refused.isEmpty {
+            providers.replace(with: records)
+        }
+        return report
+    }
+}
+
+/// Polls the manifests folder and reloads when it changed: the live-manifest
+/// loop of a running host. Polling (every ``interval``) works on every file
+/// system and editor (rename-on-save included), where change notifications
+/// are easy to miss.
+public struct ManifestWatcher: Sendable {
+    let reloader: ManifestReloader
+    let interval: Duration
+    let logger: Logger
+
+    public init(reloader: ManifestReloader, interval: Duration = .milliseconds(500), logger: Logger) {
+        self.reloader = reloader
+        self.interval = interval
+        self.logger = logger
+    }
+
+    /// Polls until the task is cancelled.
+    public func run() async {
+        while !Task.isCancelled {
+            do {
+                try reloader.reload()
+            } catch {
+                logger.error("cannot read the manifests folder: \(error); providers stay as they are")
+            }
+            try? await Task.sleep(for: interval)
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import CheckoutEngine
+import CheckoutHTTP
+import Foundation
+import GatewayPayloads
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PaymentGateway
+import Synchronization
+import TestSupport
+
+/// A gateway on a scratch copy of the shipped manifests (so tests can edit
+/// them) and a scratch data folder, served by the checkout API.
+final class APIFixture: Sendable {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-http-\(UUID().uuidString)")
+    let gateway: PaymentGateway
+    let metrics = GatewayMetrics()
+    let logs = CapturedLogs()
+    let admin: AdminAccess?
+
+    static let adminToken = "test-admin-token-0123456789"
+
+    var manifests: URL { folder.appendingPathComponent("manifests") }
+    var data: URL { folder.appendingPathComponent("data") }
+
+    init(adminToken: String? = nil) throws {
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: folder.appendingPathComponent("manifests"))
+        try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifests/schema"))
+        var configuration = PaymentGateway.Configuration(manifests: folder.appendingPathComponent("manifests").path,
+                                                          data: folder.appendingPathComponent("data").path)
+        let metrics = self.metrics
+        configuration.callObserver = { metrics.adapterCall($0) }
+        gateway = try PaymentGateway(configuration: configuration, logger: logs.logger("gateway"))
+        admin = adminToken.flatMap(AdminAccess.init(token:))
+    }
+
+    func server(poll: Duration = .milliseconds(100)) -> CheckoutServer {
+        var configuration = CheckoutServer.Configuration()
+        configuration.port = 0
+        configuration.manifestPoll = poll
+        return CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, configuration: configuration, logger: logs.logger("http"))
+    }
+
+    /// The application, for HummingbirdTesting.
+    func app() -> some ApplicationProtocol { server().application() }
+
+    func setManifest(_ name: String, enabled: Bool) throws {
+        let url = manifests.appendingPathComponent(name)
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let edited = text.replacingOccurrences(of: "\"enabled\": \(!enabled)", with: "\"enabled\": \(enabled)")
+        try Data(edited.utf8).write(to: url, options: .atomic)
+    }
+}
+
+/// Every log line of a fixture, to check what reaches the logs.
+final class CapturedLogs: Sendable {
+    private let lines = Mutex<[String]>([])
+
+    func logger(_ label: String) -> Logger {
+        var logger = Logger(label: label) { _ in Handler(sink: self) }
+        logger.logLevel = .trace
+        return logger
+    }
+
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+
+    struct Handler: LogHandler {
+        let sink: CapturedLogs
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .trace
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
+            let all = metadata.merging(extra ?? [:]) { $1 }
+            sink.append("\(level) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")) \(message)")
+        }
+    }
+}
+
+extension TestClientProtocol {
+    /// A JSON request; returns status, headers and the body parsed as JSON (when it is).
+    @discardableResult
+    func json(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, headers: HTTPFields = [:],
+              contentType: String? = "application/json") async throws -> Reply {
+        var headers = headers
+        if body != nil, let contentType { headers[.contentType] = contentType }
+        return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
+            let text = String(buffer: response.body)
+            return Reply(status: response.status.code, headers: response.headers, text: text,
+                         json: try? JSONSerialization.jsonObject(with: Data(text.utf8), options: [.fragmentsAllowed]))
+        }
+    }
+}
+
+struct Reply: @unchecked Sendable {
+    var status: Int
+    var headers: HTTPFields
+    var text: String
+    var json: Any?
+
+    var object: [String: Any] { json as? [String: Any] ?? [:] }
+    subscript(_ key: String) -> Any? { object[key] }
+    var string: (String) -> String? { { object[$0] as? String } }
+    var isProblem: Bool { headers[.contentType] == "application/problem+json" && object["type"] is String && object["code"] is String }
+    var problemCode: String? { isProblem ? object["code"] as? String : nil }
+}
+
+func idempotency(_ key: String) -> HTTPFields {
+    var fields = HTTPFields()
+    fields[HTTPField.Name("Idempotency-Key")!] = key
+    return fields
+}
+
+let newSession = #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-1"}"#
