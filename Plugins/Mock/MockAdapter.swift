@@ -11,7 +11,7 @@ final class MockAdapter: PaymentAdapter {
     static let version = "1.0.0"
 
     let host: AdapterHost
-    let ledger = Mutex(MockLedger())
+    let ledger = Mutex(MockLedger.sized())
     /// Set when the books outlive the process (``MockLedgerFile``).
     let ledgerFile = MockLedgerFile()
     /// The code the `otp` scenario expects (config `otp`, default 123456).

@@ -20,9 +20,89 @@ struct MockPayment: Sendable, Codable {
 /// The mock gateway's memory: payments by reference, and the answer already
 /// given to each idempotency key (a replay gets the same answer, as at a real
 /// PSP). Webhook de-duplication is the host's job, by `eventId`.
+///
+/// Bounded: it remembers the last ``capacity`` payments and answers and
+/// forgets the oldest first (a verify of a forgotten one answers "unknown
+/// payment"). A host serving for days would otherwise grow without end, and
+/// each doubling of the tables, done under the ledger's lock, stalled every
+/// mock call for a fifth of a second (seen as the HTTP benchmark's p99 after
+/// 130,000 payments). In memory the tables are sized for the bound up front,
+/// so they never grow under load.
 struct MockLedger: Sendable, Codable {
+    static let capacity = 50_000
+
+    /// Payments by provider reference. Assign only to a reference already
+    /// present; a new payment goes through ``add(_:)``.
     var payments: [String: MockPayment] = [:]
-    var answers: [String: AdapterResult] = [:]
+    private(set) var answers: [String: AdapterResult] = [:]
+    /// The payment (our reference) of each host payment id, for verify by id.
+    private var references: [String: String] = [:]
+    /// Insertion order, for forgetting the oldest; `…Head` is the oldest live index.
+    private var paymentOrder: [String] = []
+    private var paymentHead = 0
+    private var answerOrder: [String] = []
+    private var answerHead = 0
+
+    private enum CodingKeys: String, CodingKey { case payments, answers }
+
+    init() {}
+
+    /// An empty ledger sized for ``capacity`` (memory mode).
+    static func sized() -> MockLedger {
+        var ledger = MockLedger()
+        ledger.payments.reserveCapacity(capacity)
+        ledger.answers.reserveCapacity(capacity)
+        ledger.references.reserveCapacity(capacity)
+        return ledger
+    }
+
+    init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        payments = try c.decode([String: MockPayment].self, forKey: .payments)
+        answers = try c.decode([String: AdapterResult].self, forKey: .answers)
+        let oldestFirst = payments.values.sorted { $0.createdAtNanoseconds < $1.createdAtNanoseconds }
+        for payment in oldestFirst { references[payment.paymentId] = payment.reference }
+        paymentOrder = oldestFirst.map(\.reference)
+        answerOrder = Array(answers.keys)
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(payments, forKey: .payments)
+        try c.encode(answers, forKey: .answers)
+    }
+
+    mutating func add(_ payment: MockPayment) {
+        if payments.updateValue(payment, forKey: payment.reference) == nil { paymentOrder.append(payment.reference) }
+        references[payment.paymentId] = payment.reference
+        while payments.count > Self.capacity, paymentHead < paymentOrder.count {
+            if let gone = payments.removeValue(forKey: paymentOrder[paymentHead]), references[gone.paymentId] == gone.reference {
+                references[gone.paymentId] = nil
+            }
+            paymentHead += 1
+        }
+        Self.compact(&paymentOrder, &paymentHead)
+    }
+
+    mutating func remember(_ answer: AdapterResult, for key: String) {
+        if answers.updateValue(answer, forKey: key) == nil { answerOrder.append(key) }
+        while answers.count > Self.capacity, answerHead < answerOrder.count {
+            answers[answerOrder[answerHead]] = nil
+            answerHead += 1
+        }
+        Self.compact(&answerOrder, &answerHead)
+    }
+
+    func payment(withID paymentID: String) -> MockPayment? {
+        references[paymentID].flatMap { payments[$0] }
+    }
+
+    private static func compact(_ order: inout [String], _ head: inout Int) {
+        if head > capacity {
+            order.removeFirst(head)
+            head = 0
+        }
+    }
 }
 
 /// Where the mock keeps its books across processes, as a real provider's

@@ -48,9 +48,9 @@ extension MockAdapter {
                     safeToRetryElsewhere: true, providerCode: "96")
             }
             if payment.status == .succeeded { payment.captured = payment.approved.value }
-            ledger.payments[reference] = payment
+            ledger.add(payment)
             let answer = Self.result(payment, providerStatus: scenario == .partialPayment ? "PARTIALLY_APPROVED" : nil)
-            ledger.answers[key] = answer
+            ledger.remember(answer, for: key)
             return answer
         }
     }
@@ -99,7 +99,7 @@ extension MockAdapter {
             ledger.payments[payment.reference] = payment
             var answer = Self.result(payment)
             if let problem { answer.problem = problem }
-            ledger.answers[key] = answer
+            ledger.remember(answer, for: key)
             return answer
         }
     }
@@ -107,7 +107,7 @@ extension MockAdapter {
     func verify(_ request: VerifyRequest) throws -> AdapterResult {
         try withLedger { ledger in
             let found = request.providerReference.flatMap { ledger.payments[$0] }
-                ?? ledger.payments.values.first { $0.paymentId == request.paymentId }
+                ?? ledger.payment(withID: request.paymentId)
             guard let payment = found else { return Self.unknown(request.providerReference ?? request.paymentId) }
             return Self.result(settle(payment, in: &ledger))
         }
@@ -156,7 +156,7 @@ extension MockAdapter {
                     status: .failed, providerReference: payment.reference,
                     problem: AdapterProblem(code: "invalid_state", message: "only an uncaptured authorization can be voided (it is \(payment.status.rawValue))", retryable: false))
             }
-            ledger.answers[key] = answer
+            ledger.remember(answer, for: key)
             return answer
         }
     }
@@ -233,7 +233,7 @@ extension MockAdapter {
                 answer = AdapterResult(status: .succeeded, providerReference: payment.reference + "_" + operation + "_" + host.randomID(prefix: ""),
                                        amount: request.amount, providerStatus: Self.doneStatus[operation] ?? operation.uppercased())
             }
-            ledger.answers[key] = answer
+            ledger.remember(answer, for: key)
             return answer
         }
     }

@@ -33,6 +33,27 @@ final class BridgeTests: XCTestCase {
 
     // MARK: Round trips: the Swift mock
 
+    /// The mock's books are bounded: past 50,000 payments the oldest is
+    /// forgotten (a verify answers unknown_payment), the newest is found by
+    /// its payment id alone, and memory does not grow without end.
+    func testTheMockForgetsItsOldestPaymentsPastItsBound() async throws {
+        let mock = self.mock
+        let first = authorize("success", key: "first-payment")
+        _ = try await mock.call(.authorize, first)
+        var last = first
+        for i in 0..<50_000 {
+            last = AuthorizeRequest(
+                paymentId: "pay_\(i)", idempotencyKey: "k\(i)", amount: Money(value: 1000, currency: "SAR"), method: "mada",
+                orderId: "o", capture: .automatic)
+            _ = try await mock.call(.authorize, last)
+        }
+        let forgotten = try await mock.call(.verify, VerifyRequest(paymentId: first.paymentId, providerReference: nil))
+        XCTAssertEqual(forgotten.problem?.code, "unknown_payment")
+        let newest = try await mock.call(.verify, VerifyRequest(paymentId: last.paymentId, providerReference: nil))
+        XCTAssertEqual(newest.status, .succeeded, "found by its payment id")
+    }
+
+
     func testMockRoundTripsEveryOperation() async throws {
         let authorized = try await mock.call(.authorize, authorize("success", amount: 5000, capture: .manual))
         XCTAssertEqual(authorized.status, .authorized)
