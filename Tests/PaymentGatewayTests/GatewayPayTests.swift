@@ -11,30 +11,30 @@ import Testing
 @Suite struct GatewayPayTests {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-pay-\(UUID().uuidString)")
 
-    func gateway(_ arguments: [String], manifests: URL = BuildProducts.shippedManifests) throws -> ProcessResult {
-        try runProcess(BuildProducts.gateway.path, arguments + ["--data", data.path, "--manifests", manifests.path])
+    func gateway(_ arguments: [String], manifests: URL = BuildProducts.shippedManifests) async throws -> ProcessResult {
+        try await runProcessOffThePool(BuildProducts.gateway.path, arguments + ["--data", data.path, "--manifests", manifests.path])
     }
 
     func json(_ result: ProcessResult) throws -> [String: Any] {
         try #require(JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "not JSON: \(result.output)")
     }
 
-    @Test func aSuccessfulPaymentAndItsIdempotentReplay() throws {
-        let first = try gateway(["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "success", "--json"])
+    @Test func aSuccessfulPaymentAndItsIdempotentReplay() async throws {
+        let first = try await gateway(["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "success", "--json"])
         #expect(first.status == 0, "\(first.output)")
         let attempt = try json(first)["attempt"] as? [String: Any]
         #expect(attempt?["status"] as? String == "succeeded")
         #expect(attempt?["providerId"] as? String == "mock")
 
         let keyed = ["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "success", "--idempotency-key", "order-42", "--json"]
-        let a = try json(try gateway(keyed))["attempt"] as? [String: Any]
-        let b = try json(try gateway(keyed))["attempt"] as? [String: Any]
+        let a = try json(try await gateway(keyed))["attempt"] as? [String: Any]
+        let b = try json(try await gateway(keyed))["attempt"] as? [String: Any]
         #expect(a?["id"] as? String != nil)
         #expect(a?["id"] as? String == b?["id"] as? String)
     }
 
-    @Test func aDeclineIsAProblemInEnglishAndArabic() throws {
-        let result = try gateway(["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "card_declined", "--json"])
+    @Test func aDeclineIsAProblemInEnglishAndArabic() async throws {
+        let result = try await gateway(["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "card_declined", "--json"])
         #expect(result.status == 2)
         let attempt = try #require(try json(result)["attempt"] as? [String: Any])
         #expect(attempt["status"] as? String == "failed")
@@ -46,28 +46,28 @@ import Testing
         #expect(messages["ar"]?.contains("رفض") == true)
     }
 
-    @Test func aDroppedConnectionIsPendingUntilAVerifyFinalisesIt() throws {
-        let result = try gateway(["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "network_drop", "--json"])
+    @Test func aDroppedConnectionIsPendingUntilAVerifyFinalisesIt() async throws {
+        let result = try await gateway(["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "network_drop", "--json"])
         #expect(result.status == 0)
         let attempt = try #require(try json(result)["attempt"] as? [String: Any])
         #expect(attempt["status"] as? String == "pending")
         let id = try #require(attempt["id"] as? String)
         // A later process: the mock's books (its simulated provider) are shared through the data folder.
-        let verified = try json(try gateway(["verify", id, "--json"]))["attempt"] as? [String: Any]
+        let verified = try json(try await gateway(["verify", id, "--json"]))["attempt"] as? [String: Any]
         #expect(verified?["status"] as? String == "succeeded")
-        let log = try gateway(["session", id])
+        let log = try await gateway(["session", id])
         #expect(log.stdout.contains("attempt.pending"))
         #expect(log.stdout.contains("attempt.succeeded"))
     }
 
-    @Test func kwdAmountsAreShownWithThreeDecimals() throws {
-        let result = try gateway(["pay", "--method", "mada", "--amount", "1234", "--currency", "KWD", "--country", "KW"])
+    @Test func kwdAmountsAreShownWithThreeDecimals() async throws {
+        let result = try await gateway(["pay", "--method", "mada", "--amount", "1234", "--currency", "KWD", "--country", "KW"])
         #expect(result.status == 0, "\(result.output)")
         #expect(result.stdout.contains("1.234 KWD"))
     }
 
-    @Test func anUnknownMethodIsRefusedWithTheReasonForEachProvider() throws {
-        let result = try gateway(["pay", "--method", "ideal", "--amount", "1000", "--currency", "SAR"])
+    @Test func anUnknownMethodIsRefusedWithTheReasonForEachProvider() async throws {
+        let result = try await gateway(["pay", "--method", "ideal", "--amount", "1000", "--currency", "SAR"])
         #expect(result.status == 1)
         #expect(result.stdout.contains("method_unavailable") || result.stdout.contains("Payment method unavailable"))
         #expect(result.stdout.contains("mock: does not offer ideal"))
@@ -81,7 +81,7 @@ import Testing
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
         let shipped = try Data(contentsOf: BuildProducts.shippedManifests.appendingPathComponent("mock.json"))
         var object = try #require(JSONSerialization.jsonObject(with: shipped) as? [String: Any])
-        object["timeout_ms"] = 1000
+        object["timeout_ms"] = 4000
         try JSONSerialization.data(withJSONObject: object).write(to: manifests.appendingPathComponent("mock.json"))
 
         let child = Process()
@@ -113,18 +113,18 @@ import Testing
         #expect(child.terminationReason == .uncaughtSignal)
 
         // Restart on the same file: reconciliation picks it up once the dead
-        // engine's lease (timeout 1 s + margin) has run out.
+        // engine's lease (timeout 4 s + margin) has run out.
         var status = "processing"
         for _ in 0..<80 where status == "processing" || status == "pending" {
-            let pass = try gateway(["reconcile"], manifests: manifests)
+            let pass = try await gateway(["reconcile"], manifests: manifests)
             #expect(pass.status == 0, "\(pass.output)")
-            let shown = try json(try gateway(["session", id, "--json"], manifests: manifests))
+            let shown = try json(try await gateway(["session", id, "--json"], manifests: manifests))
             let attempts = (shown["session"] as? [String: Any])?["attempts"] as? [[String: Any]]
             status = attempts?.first?["status"] as? String ?? "?"
             if status == "processing" || status == "pending" { try await Task.sleep(for: .milliseconds(250)) }
         }
         #expect(status == "succeeded")
-        let log = try gateway(["session", id], manifests: manifests).stdout
+        let log = try await gateway(["session", id], manifests: manifests).stdout
         #expect(log.contains("attempt.started"))
         #expect(log.contains("attempt.interrupted"))
         #expect(log.contains("attempt.succeeded"))

@@ -11,6 +11,10 @@ public enum BuildProducts {
     public static var gateway: URL { directory.appendingPathComponent("gateway") }
     public static var mockLibrary: URL { directory.appendingPathComponent("libMockAdapter.so") }
     public static var exampleCLibrary: URL { directory.appendingPathComponent("libExampleCAdapter.so") }
+    /// One library store for the gateways the tests start (copies are named by
+    /// digest, so sharing is safe): each test then reads its adapters' copies
+    /// instead of writing tens of megabytes of debug libraries again.
+    public static var sharedLibraryStore: URL { directory.appendingPathComponent("test-library-store") }
 
     /// The repository root (for the shipped manifests and the C header).
     public static let repository: URL = {
@@ -53,3 +57,16 @@ public func runProcess(_ executable: String, _ arguments: [String], environment:
     return ProcessResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errors, as: UTF8.self))
 }
 
+
+/// Runs a program to completion on a thread of its own, so that waiting for it
+/// never holds one of the few threads Swift concurrency runs every test on
+/// (two on this machine): the other tests' servers and clients keep going.
+public func runProcessOffThePool(_ executable: String, _ arguments: [String],
+                                 environment: [String: String]? = nil) async throws -> ProcessResult {
+    try await withCheckedThrowingContinuation { continuation in
+        let thread = Thread {
+            continuation.resume(with: Result { try runProcess(executable, arguments, environment: environment) })
+        }
+        thread.start()
+    }
+}
