@@ -15,6 +15,10 @@ let package = Package(
         // Shipped adapters: each a shared library the host dlopens.
         .library(name: "MockAdapter", type: .dynamic, targets: ["MockAdapter"]),
         .library(name: "ExampleCAdapter", type: .dynamic, targets: ["ExampleCAdapter"]),
+        .library(name: "HyperPayAdapter", type: .dynamic, targets: ["HyperPayAdapter"]),
+        .library(name: "STCPayAdapter", type: .dynamic, targets: ["STCPayAdapter"]),
+        .library(name: "TabbyAdapter", type: .dynamic, targets: ["TabbyAdapter"]),
+        .library(name: "TamaraAdapter", type: .dynamic, targets: ["TamaraAdapter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -26,6 +30,10 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
     ],
     targets: [
         // The C ABI: one self-contained header, the only file a third party needs.
@@ -43,6 +51,11 @@ let package = Package(
                 "CGatewayABI", "CFFI", "GatewayPayloads",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
             ]),
         // The checkout engine: sessions, attempts, routing, idempotency, reconciliation.
         // Pure Swift: it reaches a store and providers through protocols.
@@ -80,12 +93,22 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             resources: [.copy("openapi.json")]),
+        // Local stand-ins of the providers' APIs (`gateway sandbox`, `serve --sandbox`).
+        .target(
+            name: "ProviderSandbox",
+            dependencies: [
+                "GatewayPayloads",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         // Swift adapter SDK: implement one protocol, write one export line.
         .target(name: "GatewayAdapterSDK", dependencies: ["CGatewayABI", "GatewayPayloads"]),
         .executableTarget(
             name: "gateway",
             dependencies: [
-                "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP",
+                "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP", "ProviderSandbox",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -96,6 +119,16 @@ let package = Package(
                 "GatewayAdapterSDK",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Plugins/Mock"),
+        .target(
+            name: "HyperPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Plugins/HyperPay"),
+        .target(
+            name: "STCPayAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/STCPay"),
+        .target(
+            name: "TabbyAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/Tabby"),
+        .target(
+            name: "TamaraAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Plugins/Tamara"),
         .target(
             name: "ExampleCAdapter", dependencies: ["CGatewayABI"], path: "Plugins/ExampleC",
             exclude: ["README.md"], publicHeadersPath: ".",
@@ -138,11 +171,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .testTarget(
+            name: "ProviderAdapterTests",
+            dependencies: [
+                "PaymentGateway", "ProviderSandbox", "PluginHost", "CheckoutEngine", "GatewayPayloads", "TestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        .testTarget(
             name: "PluginHostTests",
             dependencies: [
                 "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
             ]),
     ]
 )

@@ -47,12 +47,14 @@ public final class ManifestReloader: Sendable {
     private let loader: AdapterLoader
     private let providers: HostedProviders
     private let logger: Logger
+    private let sandbox: SandboxOverlay?
     private let entries = Mutex<[String: Entry]>([:])
     /// One reload at a time (the poller, SIGHUP and the admin API may race).
     private let running = Mutex<Void>(())
 
-    init(directory: URL, loader: AdapterLoader, providers: HostedProviders, logger: Logger) {
+    init(directory: URL, loader: AdapterLoader, providers: HostedProviders, sandbox: SandboxOverlay?, logger: Logger) {
         self.directory = directory
+        self.sandbox = sandbox
         self.loader = loader
         self.providers = providers
         self.logger = logger
@@ -80,7 +82,7 @@ public final class ManifestReloader: Sendable {
             if let old, old.seen == bytes {
                 entry = old
             } else {
-                let record = ProviderRegistry.load(manifestAt: url, loader: loader)
+                let record = ProviderRegistry.load(manifestAt: url, loader: loader, sandbox: sandbox)
                 if record.state == .refused, let old, old.record.state != .refused {
                     let reason = record.failure.map { "\($0)" } ?? "refused"
                     report.refused.append(Refusal(file: name, reason: reason, keptLastGood: true))

@@ -23,6 +23,9 @@ public final class PaymentGateway: Service, Sendable {
         public var manifests: URL
         /// Where the host keeps its state: `checkout.sqlite` and `plugins/`.
         public var data: URL
+        /// Where the private copies of adapter libraries are kept (named by
+        /// their SHA-256, so several hosts may share one folder); `data/plugins` when nil.
+        public var libraries: URL?
         /// The engine's store; SQLite at `data/checkout.sqlite` when nil.
         public var store: (any CheckoutStore)?
         public var checkout = CheckoutConfiguration()
@@ -34,6 +37,9 @@ public final class PaymentGateway: Service, Sendable {
         /// books in `data/`, so a later process finds the payments a real
         /// provider would remember. Off for production adapters.
         public var sandboxState = false
+        /// Sandbox mode: manifests with a `sandbox` block run against the
+        /// provider simulators (``SandboxOverlay``); nil in production.
+        public var sandbox: SandboxOverlay?
         /// Told of every adapter call (provider, operation, time taken, how it
         /// ended), for metrics.
         public var callObserver: AdapterCallObserver?
@@ -63,9 +69,10 @@ public final class PaymentGateway: Service, Sendable {
         }
         let store = try configuration.store ?? SQLiteCheckoutStore(path: configuration.data.appendingPathComponent("checkout.sqlite").path)
         self.store = store
-        let loader = AdapterLoader(store: LibraryStore(directory: configuration.data.appendingPathComponent("plugins")), logger: logger)
+        let loader = AdapterLoader(store: LibraryStore(directory: configuration.libraries ?? configuration.data.appendingPathComponent("plugins")), logger: logger)
         providers = HostedProviders(observer: configuration.callObserver)
-        manifests = ManifestReloader(directory: configuration.manifests, loader: loader, providers: providers, logger: logger)
+        manifests = ManifestReloader(directory: configuration.manifests, loader: loader, providers: providers,
+                                     sandbox: configuration.sandbox, logger: logger)
         try manifests.reload()
         let fingerprintKey = try SecretKeyFile.load(configuration.data.appendingPathComponent("idempotency.key"))
         checkout = Checkout(store: store, providers: providers, fingerprintKey: fingerprintKey, configuration: configuration.checkout, logger: logger)

@@ -23,8 +23,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The port to listen on (0: any free port, printed at start).")
     var port: Int = 8080
 
-    @Flag(help: "Sandbox mode: sandbox adapters (the mock) keep their simulated provider's books under --data. The provider simulators will join it.")
+    @Flag(help: "Sandbox mode: the provider simulators run in-process, every manifest with a sandbox block is enabled against them with sandbox credentials (the files are not changed), and the mock keeps its books under --data.")
     var sandbox = false
+
+    @Option(help: "With --sandbox: delay every simulator answer by this many milliseconds (a slow provider).")
+    var sandboxLatencyMs: Int = 0
 
     @Option(help: "A file holding the admin bearer token.")
     var adminTokenFile: String?
@@ -33,6 +36,7 @@ struct ServeCommand: AsyncParsableCommand {
     var logLevel: String = "info"
 
     func run() async throws {
+        guard sandboxLatencyMs >= 0 else { throw ValidationError("--sandbox-latency-ms must be 0 or more (got \(sandboxLatencyMs))") }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical (got \(logLevel))")
         }
@@ -48,6 +52,8 @@ struct ServeCommand: AsyncParsableCommand {
         let metrics = GatewayMetrics()
         var configuration = PaymentGateway.Configuration(manifests: host.manifests, data: host.data)
         configuration.sandboxState = sandbox
+        let simulators = sandbox ? try await InProcessSandbox.start(data: configuration.data, latencyMilliseconds: sandboxLatencyMs, logger: logger) : nil
+        configuration.sandbox = simulators?.overlay
         configuration.callObserver = { metrics.adapterCall($0) }
         let gateway = try PaymentGateway(configuration: configuration, logger: logger)
         var server = CheckoutServer.Configuration()
@@ -55,9 +61,16 @@ struct ServeCommand: AsyncParsableCommand {
         server.port = port
         let checkoutServer = CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, configuration: server, logger: logger)
         let address = self.address
-        try await checkoutServer.run { port in
-            let line = "gateway serving the checkout API on http://\(address):\(port) (admin API \(admin == nil ? "off: no token configured" : "on"))\n"
-            FileHandle.standardOutput.write(Data(line.utf8))
+        let simulatorsLine = simulators.map { "; provider simulators on \($0.overlay.baseURL)" } ?? ""
+        do {
+            try await checkoutServer.run { port in
+                let line = "gateway serving the checkout API on http://\(address):\(port) (admin API \(admin == nil ? "off: no token configured" : "on"))\(simulatorsLine)\n"
+                FileHandle.standardOutput.write(Data(line.utf8))
+            }
+        } catch {
+            await simulators?.stop()
+            throw error
         }
+        await simulators?.stop()
     }
 }

@@ -1,9 +1,11 @@
+import Foundation
 import CheckoutEngine
 import GatewayPayloads
 import Testing
 
 @Suite struct ProblemTests {
-    @Test(arguments: ["insufficient_funds", "card_declined", "network_error", "provider_error", "user_cancelled"])
+    @Test(arguments: ["insufficient_funds", "card_declined", "network_error", "provider_error", "user_cancelled",
+                      "bnpl_declined", "expired", "otp_invalid", "authentication_failed"])
     func theRequiredProblemsHaveEnglishAndArabic(code: String) {
         let problem = ProblemCatalog.problem(code: code, detail: "d")
         #expect(ProblemCatalog.knownCodes.contains(code))
@@ -11,6 +13,24 @@ import Testing
         #expect(!problem.payerMessage.en.isEmpty)
         #expect(problem.payerMessage.ar.unicodeScalars.contains { (0x0600...0x06FF).contains($0.value) }, "Arabic script expected")
         #expect((400..<600).contains(problem.status))
+    }
+
+    /// Every standard code of docs/payloads.md §6 (the codes the shipped
+    /// adapters use) has its own title and payer messages.
+    @Test func everyStandardCodeOfThePayloadsDocumentHasItsOwnEntry() throws {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/payloads.md")
+        let text = try String(contentsOf: document, encoding: .utf8)
+        let section = try #require(text.components(separatedBy: "## 6. Standard problem codes").dropFirst().first?
+            .components(separatedBy: "\n## ").first)
+        let codes = section.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("| `"), !line.hasPrefix("| `code`") else { return nil }
+            return line.dropFirst(3).split(separator: "`").first.map(String.init)
+        }
+        #expect(codes.count >= 15, "\(codes)")
+        for code in codes {
+            #expect(ProblemCatalog.knownCodes.contains(code), "\(code) is a standard code without a catalogue entry")
+        }
     }
 
     @Test func anAdaptersUnknownCodeKeepsItsCodeAndGetsTheGenericMessage() {

@@ -31,6 +31,7 @@ final class APIFixture: Sendable {
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifests/schema"))
         var configuration = PaymentGateway.Configuration(manifests: folder.appendingPathComponent("manifests").path,
                                                           data: folder.appendingPathComponent("data").path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
         let metrics = self.metrics
         configuration.callObserver = { metrics.adapterCall($0) }
         gateway = try PaymentGateway(configuration: configuration, logger: logs.logger("gateway"))

@@ -230,7 +230,11 @@ typedef struct gw_host_api {
      *    "timeout_ms": 10000}
      * The host enforces the manifest's `egress` allowlist (host:port), the
      * timeout, and https (plain http only to loopback, for local simulators);
-     * it never follows redirects, and never logs bodies or headers.
+     * it never follows redirects. A failed request is logged (warning) by
+     * method, host:port and path, card numbers masked; bodies and headers
+     * are logged only at debug level, with card numbers, this adapter's
+     * secret values, secret-bearing headers and CVV/PIN/OTP/password fields
+     * masked.
      *
      * Returns at once. `callback` fires exactly once, later, on a host thread,
      * also when the request is refused or invalid. Thread-safe.

@@ -64,6 +64,38 @@ public enum ProblemCatalog {
             title: "Cancelled by the payer", status: 402, retryable: true,
             en: "You cancelled the payment. You can try again with any payment method.",
             ar: "لقد ألغيت عملية الدفع. يمكنك المحاولة مرة أخرى بأي وسيلة دفع."),
+        "bnpl_declined": Entry(
+            title: "Instalment plan not approved", status: 402, retryable: false,
+            en: "Your instalment plan was not approved. Please choose another payment method.",
+            ar: "لم تتم الموافقة على خطة التقسيط. يرجى اختيار وسيلة دفع أخرى."),
+        "expired": Entry(
+            title: "Payment approval expired", status: 410, retryable: false,
+            en: "The time to approve this payment has run out. Please start the payment again.",
+            ar: "انتهت مهلة الموافقة على عملية الدفع. يرجى بدء عملية الدفع من جديد."),
+        "voided": Entry(
+            title: "Payment voided", status: 409, retryable: false,
+            en: "This payment was cancelled by the merchant. You have not been charged.",
+            ar: "ألغى التاجر عملية الدفع هذه. لم يتم خصم أي مبلغ منك."),
+        "unknown_payment": Entry(
+            title: "Payment unknown to the provider", status: 404, retryable: false,
+            en: "This payment could not be found. Please start again.",
+            ar: "تعذّر العثور على عملية الدفع هذه. يرجى البدء من جديد."),
+        "amount_exceeds_authorized": Entry(
+            title: "Amount exceeds the authorization", status: 422, retryable: false,
+            en: "This amount is more than was authorised for this payment.",
+            ar: "هذا المبلغ أكبر من المبلغ المصرّح به لعملية الدفع هذه."),
+        "amount_exceeds_captured": Entry(
+            title: "Amount exceeds what was captured", status: 422, retryable: false,
+            en: "This refund is more than what was paid and not yet refunded.",
+            ar: "مبلغ الاسترداد هذا أكبر من المبلغ المدفوع غير المسترد."),
+        "currency_mismatch": Entry(
+            title: "Currency mismatch", status: 422, retryable: false,
+            en: "This amount is not in the currency of the payment.",
+            ar: "هذا المبلغ ليس بعملة عملية الدفع."),
+        "invalid_amount": Entry(
+            title: "Invalid amount", status: 422, retryable: false,
+            en: "This amount is not valid for this payment.",
+            ar: "هذا المبلغ غير صالح لعملية الدفع هذه."),
         "provider_error": Entry(
             title: "Payment provider error", status: 502, retryable: true,
             en: "The payment service is temporarily unavailable. Please try again in a moment.",

@@ -121,7 +121,8 @@ public final class AdapterInstance: Sendable {
     /// `destroy` runs only once every completion it owes has arrived; an adapter
     /// that never completes a call is never destroyed (its memory is leaked
     /// rather than freed under a running worker) and the host logs it.
-    /// The library stays mapped and the host table valid in every case.
+    /// The library stays mapped and the host table valid in every case. A
+    /// destroyed instance gives back its share of the egress connection pool.
     /// Returns whether the instance was destroyed.
     @discardableResult
     public func shutdown(grace: Duration = .seconds(5)) async -> Bool {
@@ -143,6 +144,7 @@ public final class AdapterInstance: Sendable {
             return false
         }
         functions.destroy.callVoid(instance.pointer)
+        await context.closeEgress()
         return true
     }
 

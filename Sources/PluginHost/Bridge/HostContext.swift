@@ -1,9 +1,7 @@
 import Foundation
 import GatewayPayloads
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Logging
+import Synchronization
 
 /// Everything the host services of one adapter instance are bound to: its
 /// identity and logger, its secrets, its egress allowlist, its calls in flight.
@@ -13,7 +11,18 @@ final class HostContext: Sendable {
     let secrets: SecretResolver
     let egressPolicy: EgressPolicy
     let egressClient: any HTTPEgressClient
+    /// The `tls` settings read from the secrets when the instance was created,
+    /// or why they cannot be used (then every https request is refused).
+    let egressTLS: Result<EgressTLS, EgressSetupError>
+    private let egressClosed = Atomic<Bool>(false)
     let calls: CallTable
+
+    /// Why this adapter must be refused at load: its `tls` secrets are
+    /// missing or not valid PEM (the message names the secret, never its value).
+    var egressSetupProblem: EgressSetupError? {
+        if case .failure(let problem) = egressTLS { return problem }
+        return nil
+    }
 
     init(manifest: Manifest, manifestDirectory: URL, egressClient: any HTTPEgressClient, logger: Logger) {
         adapterID = manifest.id
@@ -23,6 +32,13 @@ final class HostContext: Sendable {
         secrets = SecretResolver(references: manifest.secrets, manifestDirectory: manifestDirectory)
         egressPolicy = EgressPolicy(manifest.egress)
         self.egressClient = egressClient
+        let resolver = secrets
+        let tls = Result { () throws(EgressSetupError) in try EgressTLS.load(manifest.tls, secrets: resolver) }
+        egressTLS = tls
+        switch tls {
+        case .success(let tls): egressClient.retain(tls)
+        case .failure(let problem): logger.error("adapter \(manifest.id) cannot use its tls settings: \(problem.message)")
+        }
         let violationLogger = logger
         calls = CallTable { violation in
             violationLogger.error("adapter protocol violation: \(violation)")
@@ -48,11 +64,11 @@ final class HostContext: Sendable {
     func secret(named name: String, into out: UnsafeMutableRawPointer?, capacity: Int, length: UnsafeMutablePointer<Int>?) -> Int32 {
         guard var value = secrets.value(of: name) else {
             logger.warning("adapter asked for secret \"\(name)\", which its manifest does not declare or which has no value")
-            return 8 // GW_E_NOT_FOUND
+            return ABIStatus.notFound.rawValue
         }
         defer { for i in value.indices { value[i] = 0 } }
         length?.pointee = value.count
-        guard value.count <= capacity, let out else { return 11 } // GW_E_BUFFER_TOO_SMALL
+        guard value.count <= capacity, let out else { return ABIStatus.bufferTooSmall.rawValue }
         value.withUnsafeBytes { out.copyMemory(from: $0.baseAddress!, byteCount: value.count) }
         return 0
     }
@@ -75,13 +91,15 @@ final class HostContext: Sendable {
         }
     }
 
-    private func performEgress(_ body: Data) async -> (Int32, Data) {
+    /// Runs one `http_send` request document through policy and the egress
+    /// client; returns the callback's status and document.
+    func performEgress(_ body: Data) async -> (Int32, Data) {
         func failure(_ f: EgressFailure) -> (Int32, Data) {
             (f.status, Data(ErrorDocument(message: f.message).jsonBytes()))
         }
         guard let request = try? JSONDecoder().decode(EgressRequest.self, from: body), let url = URL(string: request.url) else {
             logger.warning("egress refused: the request document is not valid")
-            return failure(EgressFailure(status: 9, message: "the request document is not valid JSON of the http_send schema"))
+            return failure(EgressFailure(.denied, "the request document is not valid JSON of the http_send schema"))
         }
         let endpoint: Manifest.Endpoint
         switch egressPolicy.check(url) {
@@ -91,32 +109,58 @@ final class HostContext: Sendable {
         case .success(let allowed):
             endpoint = allowed
         }
-        var urlRequest = URLRequest(url: url)
-        urlRequest.httpMethod = request.method.uppercased()
-        urlRequest.timeoutInterval = Double(min(max(request.timeout_ms ?? 10_000, 100), 120_000)) / 1000
-        for (name, value) in request.headers ?? [:] { urlRequest.setValue(value, forHTTPHeaderField: name) }
-        if let encoded = request.body {
-            guard let bytes = Data(base64Encoded: encoded) else {
-                return failure(EgressFailure(status: 9, message: "the request body is not base64"))
-            }
-            urlRequest.httpBody = bytes
+        let tls: EgressTLS
+        switch egressTLS {
+        case .failure(let problem):
+            logger.warning("egress to \(endpoint) refused: the adapter's tls settings are unusable: \(problem.message)")
+            return failure(EgressFailure(.denied, "the adapter's tls settings are unusable: \(problem.message)"))
+        case .success(let settings):
+            tls = settings
         }
+        var bytes = Data()
+        if let encoded = request.body {
+            guard let decoded = Data(base64Encoded: encoded) else {
+                logger.warning("egress to \(endpoint) refused: the request body is not base64")
+                return failure(EgressFailure(.denied, "the request body is not base64"))
+            }
+            bytes = decoded
+        }
+        let method = request.method.uppercased()
+        let outgoing = EgressHTTPRequest(
+            method: method, url: url, endpoint: endpoint,
+            headers: (request.headers ?? [:]).sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
+            body: bytes, timeout: .milliseconds(min(max(request.timeout_ms ?? 10_000, 100), 120_000)))
+        let path = url.path.isEmpty ? "/" : url.path
         let started = ContinuousClock.now
         do {
-            let (response, data) = try await egressClient.send(urlRequest)
-            logger.debug("egress \(urlRequest.httpMethod ?? "GET") \(endpoint)\(Redaction.maskingCardNumbers(in: url.path)) -> \(response.statusCode) in \(ContinuousClock.now - started)")
-            var headers: [String: String] = [:]
-            for (name, value) in response.allHeaderFields {
-                if let name = name as? String, let value = value as? String { headers[name.lowercased()] = value }
+            let response = try await egressClient.send(outgoing, tls: tls)
+            if logger.logLevel <= .debug {
+                let masking = egressLogMasking()
+                logger.debug("egress \(method) \(endpoint)\(masking.text(path)) -> \(response.status) in \(ContinuousClock.now - started); request headers \(masking.headers(outgoing.headers)), body \(masking.body(bytes)); response headers \(masking.headers(response.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) })), body \(masking.body(response.body))")
             }
-            let document = EgressResponse(status: response.statusCode, headers: headers, body: data.base64EncodedString())
-            return (0, (try? JSONEncoder().encode(document)) ?? Data())
-        } catch let error as EgressFailure {
-            logger.warning("egress \(endpoint) failed: \(error.message)")
-            return failure(error)
+            let document = EgressResponse(status: response.status, headers: response.headers, body: response.body.base64EncodedString())
+            return (ABIStatus.ok.rawValue, (try? JSONEncoder().encode(document)) ?? Data())
         } catch {
-            return failure(EgressFailure(status: 10, message: "egress failed: \(error)"))
+            let masking = egressLogMasking()
+            logger.warning("egress \(method) \(endpoint)\(masking.text(path)) failed after \(ContinuousClock.now - started) with \(error.abiStatus): \(masking.text(error.message))")
+            return failure(error)
         }
+    }
+
+    /// Masking of this adapter's secret values (read now, never kept) and card numbers.
+    private func egressLogMasking() -> EgressLogMasking {
+        EgressLogMasking(secretValues: secrets.references.keys.compactMap { name in
+            secrets.value(of: name).map { String(decoding: $0, as: UTF8.self) }
+        })
+    }
+
+    // MARK: lifecycle
+
+    /// Releases this instance's egress resources (its share of a connection
+    /// pool); call once the adapter instance is destroyed. Idempotent.
+    func closeEgress() async {
+        guard !egressClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if case .success(let tls) = egressTLS { await egressClient.release(tls) }
     }
 }
 

@@ -14,17 +14,17 @@ struct EgressPolicy: Sendable {
     /// Checks `url`; returns the endpoint it targets or a message saying why not.
     func check(_ url: URL) -> Result<Manifest.Endpoint, EgressFailure> {
         guard let scheme = url.scheme?.lowercased(), scheme == "https" || scheme == "http" else {
-            return .failure(EgressFailure(status: 9, message: "only http and https URLs are allowed"))
+            return .failure(EgressFailure(.denied, "only http and https URLs are allowed"))
         }
         guard let host = url.host?.lowercased(), !host.isEmpty else {
-            return .failure(EgressFailure(status: 9, message: "the URL has no host"))
+            return .failure(EgressFailure(.denied, "the URL has no host"))
         }
         if scheme == "http", !Self.loopbackHosts.contains(host) {
-            return .failure(EgressFailure(status: 9, message: "plain http is allowed only to loopback (local simulators); use https for \(host)"))
+            return .failure(EgressFailure(.denied, "plain http is allowed only to loopback (local simulators); use https for \(host)"))
         }
         let endpoint = Manifest.Endpoint(host: host, port: url.port ?? (scheme == "https" ? 443 : 80))
         guard allowed.contains(endpoint) else {
-            return .failure(EgressFailure(status: 9, message: "\(endpoint) is not in the manifest's egress allowlist"))
+            return .failure(EgressFailure(.denied, "\(endpoint) is not in the manifest's egress allowlist"))
         }
         return .success(endpoint)
     }

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// The JSON document an adapter passes to `http_send`.
 struct EgressRequest: Decodable, Sendable {
@@ -21,15 +18,18 @@ struct EgressResponse: Encodable, Sendable {
     var body: String
 }
 
-/// Why an egress request was not answered with a response.
-struct EgressFailure: Error, Sendable {
-    /// The `gw_status` to report.
-    var status: Int32
-    var message: String
-}
+/// Why an egress request was not answered with a response: the `gw_status`
+/// the adapter's callback gets, and a message for it and the log.
+public struct EgressFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The raw `gw_status`.
+    public var status: Int32
+    public var message: String
 
-/// Performs HTTP requests for adapters once policy has allowed them.
-public protocol HTTPEgressClient: Sendable {
-    /// Sends `request` and returns the response, or throws ``EgressFailure``.
-    func send(_ request: URLRequest) async throws -> (HTTPURLResponse, Data)
+    public init(_ status: ABIStatus, _ message: String) {
+        self.status = status.rawValue
+        self.message = message
+    }
+
+    public var abiStatus: ABIStatus { ABIStatus(rawValue: status) }
+    public var description: String { "\(abiStatus): \(message)" }
 }

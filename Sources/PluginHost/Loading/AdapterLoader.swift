@@ -22,7 +22,7 @@ public struct AdapterLoader: Sendable {
     public var logger: Logger
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(), store: LibraryStore,
-                egressClient: any HTTPEgressClient = URLSessionEgressClient(),
+                egressClient: any HTTPEgressClient = AsyncHTTPEgressClient.shared,
                 logger: Logger = Logger(label: "gateway.plugin-host")) {
         self.searchPath = searchPath
         self.store = store
@@ -106,6 +106,10 @@ public struct AdapterLoader: Sendable {
 
         // 6. Create, with a host table bound to this instance.
         let context = HostContext(manifest: manifest, manifestDirectory: manifestDirectory, egressClient: egressClient, logger: logger)
+        if let problem = context.egressSetupProblem { throw LoadFailure.tlsUnusable(problem.message) }
+        // A load that fails from here on gives its share of the egress pool back.
+        var loaded = false
+        defer { if !loaded { Task { await context.closeEgress() } } }
         let hostTable = HostServiceTable(context: context, abiMajor: negotiation.adapter_abi_major, abiMinor: negotiation.adapter_abi_minor)
         var instance: UnsafeMutableRawPointer?
         var errorBuffer: UnsafeMutableRawPointer?
@@ -141,6 +145,7 @@ public struct AdapterLoader: Sendable {
             throw LoadFailure.describeFailed(detail: "describe() reports \(description.id) \(description.version), the table \(adapterID) \(adapterVersionString)")
         }
         logger.info("loaded adapter \(manifest.id) \(manifest.version) (ABI \(adapterVersion), sha256 \(digest.prefix(12)))")
+        loaded = true
         return AdapterInstance(
             manifest: manifest, description: description, abiMajor: negotiation.adapter_abi_major,
             abiMinor: negotiation.adapter_abi_minor, libraryPath: copy.path, librarySHA256: digest,

@@ -20,6 +20,11 @@ public enum LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
     case createFailed(status: ABIStatus, message: String)
     case describeFailed(detail: String)
     case claimsUnimplemented(methods: [String], operations: [String])
+    /// Sandbox mode could not set the manifest up against the simulators.
+    case sandboxUnavailable(String)
+    /// The manifest's `tls` secrets cannot be used (missing, not PEM, a key
+    /// that is not the certificate's). Names the secret, never its value.
+    case tlsUnusable(String)
 
     /// A stable, short name for the kind of failure (for `--json` and tests).
     public var kind: String {
@@ -43,6 +48,8 @@ public enum LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .createFailed: "create_failed"
         case .describeFailed: "describe_failed"
         case .claimsUnimplemented: "claims_unimplemented"
+        case .sandboxUnavailable: "sandbox_unavailable"
+        case .tlsUnusable: "tls_unusable"
         }
     }
 
@@ -70,6 +77,8 @@ public enum LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
             "the manifest claims what the adapter does not implement:"
                 + (methods.isEmpty ? "" : " methods \(methods.joined(separator: ", "))")
                 + (operations.isEmpty ? "" : (methods.isEmpty ? "" : ";") + " operations \(operations.joined(separator: ", "))")
+        case .sandboxUnavailable(let d): "sandbox mode: \(d)"
+        case .tlsUnusable(let d): "the manifest's tls settings cannot be used: \(d)"
         }
     }
 }

@@ -45,10 +45,21 @@ public enum ProviderRegistry {
         return records
     }
 
-    /// Loads one manifest file on its own (for `gateway plugin check`).
-    public static func load(manifestAt url: URL, loader: AdapterLoader) -> ProviderRecord {
-        let record = read(url)
-        guard let manifest = record.manifest else { return record }
+    /// Loads one manifest file on its own (for `gateway plugin check` and the
+    /// live reloader), in sandbox mode when `sandbox` is given.
+    public static func load(manifestAt url: URL, loader: AdapterLoader, sandbox: SandboxOverlay? = nil) -> ProviderRecord {
+        var record = read(url)
+        guard var manifest = record.manifest else { return record }
+        if let sandbox {
+            do {
+                manifest = try sandbox.apply(to: manifest)
+            } catch {
+                record.failure = .sandboxUnavailable("\(error)")
+                return record
+            }
+            record.enabled = manifest.enabled
+            record.manifest = manifest
+        }
         return load(record, manifest: manifest, url: url, loader: loader)
     }
 

@@ -1,3 +1,4 @@
+import Foundation
 import GatewayPayloads
 
 /// A validated plugin manifest, file format v1: what an adapter is, where its
@@ -75,4 +76,40 @@ public struct Manifest: Sendable, Hashable {
     public var secrets: [String: SecretReference]
     public var egress: [Endpoint]
     public var isolation: Isolation
+    /// The `sandbox` block's `config`, serialized: the members that replace
+    /// `config`'s when the host runs against the provider simulators
+    /// (`gateway serve --sandbox`); `{sandbox}` in a string stands for their base URL.
+    public var sandboxConfigJSON: String? = nil
+    /// The `tls` block: how the host's https egress for this adapter
+    /// authenticates itself and the provider; nil for the system defaults.
+    public var tls: TLS? = nil
+}
+
+extension Manifest {
+    /// The `tls` block. Names refer to keys of `secrets`, whose values are PEM.
+    public struct TLS: Sendable, Hashable {
+        /// The secret holding the client certificate (chain) for mutual TLS.
+        public var clientCertificate: String?
+        /// The secret holding the client certificate's private key.
+        public var clientKey: String?
+        /// The secret holding the CA certificate(s) that replace the system roots.
+        public var caCertificate: String?
+        /// `sha256/<base64>` of acceptable server leaf SubjectPublicKeyInfo DER; empty: no pinning.
+        public var pins: [String]
+
+        public init(clientCertificate: String? = nil, clientKey: String? = nil, caCertificate: String? = nil, pins: [String] = []) {
+            self.clientCertificate = clientCertificate
+            self.clientKey = clientKey
+            self.caCertificate = caCertificate
+            self.pins = pins
+        }
+    }
+}
+
+extension Manifest.TLS {
+    /// The 32 digest bytes of a `sha256/<base64>` pin, or nil when `pin` is not one.
+    public static func pinDigest(_ pin: String) -> [UInt8]? {
+        guard pin.hasPrefix("sha256/"), let bytes = Data(base64Encoded: String(pin.dropFirst(7))), bytes.count == 32 else { return nil }
+        return Array(bytes)
+    }
 }

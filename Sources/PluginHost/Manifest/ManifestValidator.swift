@@ -10,7 +10,7 @@ public enum ManifestValidator {
     static let knownKeys: Set<String> = [
         "file_format_version", "id", "version", "enabled", "description", "library", "sha256", "entry",
         "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
-        "config", "secrets", "egress", "isolation",
+        "config", "secrets", "egress", "isolation", "sandbox", "tls",
     ]
 
     /// The outcome of validating one manifest.
@@ -93,8 +93,22 @@ private struct Checker {
             if case .object = config { configJSON = config.serialized }
             else { fail("$.config", "must be an object, found \(config.typeName)") }
         }
+        var sandboxConfigJSON: String?
+        if let sandbox = root["sandbox"] {
+            if case .object(let members) = sandbox {
+                for key in members.keys.sorted() where key != "config" { fail("$.sandbox.\(key)", "unknown member (the sandbox block has only \"config\")") }
+                switch members["config"] {
+                case .object?: sandboxConfigJSON = members["config"]!.serialized
+                case nil: fail("$.sandbox.config", "is required (the config members to use against the simulators)")
+                case let other?: fail("$.sandbox.config", "must be an object, found \(other.typeName)")
+                }
+            } else {
+                fail("$.sandbox", "must be an object, found \(sandbox.typeName)")
+            }
+        }
         let secrets = secretReferences(root["secrets"])
         let egress = endpoints(root["egress"])
+        let tls = tlsSettings(root["tls"], secrets: secrets)
         var isolation = Manifest.Isolation.inProcess
         if let raw = string(root, "isolation", required: false, pattern: nil) {
             if let value = Manifest.Isolation(rawValue: raw) { isolation = value }
@@ -110,7 +124,7 @@ private struct Checker {
             abiMajor: abi.major, abiMinor: abi.minor, methods: methods, currencies: currencies,
             countries: countries, amountLimits: limits, operations: operations, priority: priority,
             timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
-            isolation: isolation)
+            isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls)
     }
 
     // MARK: Members
@@ -278,6 +292,54 @@ private struct Checker {
             }
         }
         return result
+    }
+
+    mutating func tlsSettings(_ value: JSONDocument?, secrets: [String: Manifest.SecretReference]) -> Manifest.TLS? {
+        guard let value else { return nil }
+        guard case .object(let o) = value else {
+            fail("$.tls", "must be an object {\"client_certificate\", \"client_key\", \"ca_certificate\", \"pins\"}, found \(value.typeName)")
+            return nil
+        }
+        let names = ["client_certificate", "client_key", "ca_certificate"]
+        for key in o.keys.sorted() where !names.contains(key) && key != "pins" {
+            fail("$.tls.\(key)", "unknown member (known: client_certificate, client_key, ca_certificate, pins)")
+        }
+        var resolved: [String: String] = [:]
+        for key in names {
+            guard let member = o[key] else { continue }
+            guard case .string(let name) = member else {
+                fail("$.tls.\(key)", "must be the name of a secret, found \(member.typeName)")
+                continue
+            }
+            guard secrets[name] != nil else {
+                fail("$.tls.\(key)", "names secret \"\(name)\", which $.secrets does not declare")
+                continue
+            }
+            resolved[key] = name
+        }
+        if (o["client_certificate"] == nil) != (o["client_key"] == nil) {
+            let missing = o["client_certificate"] == nil ? "client_certificate" : "client_key"
+            let given = missing == "client_key" ? "client_certificate" : "client_key"
+            fail("$.tls.\(missing)", "is required when \(given) is given (mutual TLS needs both)")
+        }
+        var pins: [String] = []
+        if let member = o["pins"] {
+            if case .array(let items) = member {
+                if items.isEmpty { fail("$.tls.pins", "must not be empty (leave pins out to turn pinning off)") }
+                for (index, item) in items.enumerated() {
+                    guard case .string(let pin) = item, Manifest.TLS.pinDigest(pin) != nil else {
+                        fail("$.tls.pins[\(index)]", "must be \"sha256/\" followed by the base64 of a 32-byte SHA-256 digest, found \(item.serialized)")
+                        continue
+                    }
+                    if pins.contains(pin) { fail("$.tls.pins[\(index)]", "\"\(pin)\" is listed twice") }
+                    else { pins.append(pin) }
+                }
+            } else {
+                fail("$.tls.pins", "must be an array of \"sha256/<base64>\" strings, found \(member.typeName)")
+            }
+        }
+        return Manifest.TLS(clientCertificate: resolved["client_certificate"], clientKey: resolved["client_key"],
+                            caCertificate: resolved["ca_certificate"], pins: pins)
     }
 
     mutating func endpoints(_ value: JSONDocument?) -> [Manifest.Endpoint] {

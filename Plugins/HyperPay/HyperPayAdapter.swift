@@ -1,0 +1,77 @@
+import Foundation
+import GatewayAdapterSDK
+
+/// HyperPay (OPPWA COPYandPAY) for Visa, Mastercard, mada and Apple Pay.
+///
+/// authorize prepares a checkout (`POST /v1/checkouts`, DB for automatic
+/// capture, PA for manual) and answers `pending` with a `redirect` to the page
+/// hosting the payment widget; continue and verify ask `GET
+/// /v1/checkouts/{id}/payment` (what the payer's browser brought back is
+/// never trusted) and classify its result code (``HyperPayResultClass``);
+/// capture, refund and void are back-office CP, RF and RV on the payment.
+/// Webhooks are AES-256-GCM encrypted with the `webhook_key` secret.
+///
+/// Config: `base_url` (`https://eu-prod.oppwa.com`), `entity_id` (cards and
+/// Apple Pay), `mada_entity_id` (mada has its own entity), `widget_page_url`
+/// (the page that embeds `paymentWidgets.js` for `{checkoutId}` with
+/// `{brands}`), optional `request_timeout_ms`. Secrets: `access_token`,
+/// `webhook_key`.
+final class HyperPayAdapter: PaymentAdapter {
+    static let id = "hyperpay"
+    static let version = "1.0.0"
+
+    /// The OPPWA brand of each method.
+    static let brands = ["visa": "VISA", "mastercard": "MASTER", "mada": "MADA", "applepay": "APPLEPAY"]
+    static let currencies = ["SAR", "AED", "KWD", "BHD", "OMR", "QAR", "JOD", "USD", "EUR"]
+
+    let host: AdapterHost
+    let client: HyperPayClient
+    let entityId: String
+    let madaEntityId: String
+    let widgetPageURL: String
+
+    init(host: AdapterHost, configuration: AdapterConfiguration) throws {
+        self.host = host
+        let base = try Self.required("base_url", configuration)
+        guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
+            throw AdapterError.invalidConfiguration("config.base_url must be an http(s) URL such as https://eu-prod.oppwa.com (got \(base.prefix(80)))")
+        }
+        entityId = try Self.required("entity_id", configuration)
+        madaEntityId = try Self.required("mada_entity_id", configuration)
+        widgetPageURL = try Self.required("widget_page_url", configuration)
+        guard widgetPageURL.contains("{checkoutId}") else {
+            throw AdapterError.invalidConfiguration("config.widget_page_url must contain {checkoutId}: it is where the payer is sent to pay that checkout")
+        }
+        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
+        guard (100...120_000).contains(timeout) else {
+            throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
+        }
+        client = HyperPayClient(host: host, baseURL: base.hasSuffix("/") ? String(base.dropLast()) : base, timeoutMilliseconds: timeout)
+    }
+
+    private static func required(_ key: String, _ configuration: AdapterConfiguration) throws -> String {
+        let value = try configuration.string(key, default: "")
+        guard !value.isEmpty else { throw AdapterError.invalidConfiguration("config.\(key) is required for HyperPay and is missing or empty") }
+        return value
+    }
+
+    var description: AdapterDescription {
+        AdapterDescription(id: Self.id, version: Self.version, methods: ["visa", "mastercard", "mada", "applepay"],
+                           operations: PaymentOperation.allCases, currencies: Self.currencies)
+    }
+
+    func handle(_ call: AdapterCall) async throws -> AdapterReply {
+        switch call {
+        case .authorize(let request): .payment(try await authorize(request))
+        case .continue(let request): .payment(try await status(HyperPayReference(request.providerReference)))
+        case .verify(let request): .payment(try await verify(request))
+        case .capture(let request): .payment(try await backOffice("CP", request.providerReference, amount: request.amount, key: request.idempotencyKey))
+        case .refund(let request): .payment(try await backOffice("RF", request.providerReference, amount: request.amount, key: request.idempotencyKey))
+        case .void(let request): .payment(try await backOffice("RV", request.providerReference, amount: nil, key: request.idempotencyKey))
+        case .webhook(let request): .webhook(webhook(request))
+        }
+    }
+
+    /// The entity a checkout of `kind` is prepared and queried with.
+    func entity(_ kind: HyperPayReference.Kind) -> String { kind == .mada ? madaEntityId : entityId }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import GatewayAdapterSDK
+
+/// Tabby, buy now pay later, as the method `tabby` (SAR in Saudi Arabia, AED
+/// in the UAE, KWD in Kuwait).
+///
+/// authorize creates a checkout session (`POST /api/v2/checkout`) on the
+/// region's host and answers `pending` with a `redirect` to Tabby's hosted
+/// page, or `failed` (`bnpl_declined`) when pre-scoring rejects the buyer.
+/// continue and verify read the payment (`GET /api/v2/payments/{id}`; the
+/// payer's return is never trusted). capture and refund carry the request's
+/// idempotency key as Tabby's `reference_id`, so a retry never moves money
+/// twice; void closes an uncaptured authorization (`POST …/close`).
+/// Webhooks are confirmed by fetching the payment they name
+/// (``webhook(_:)``).
+///
+/// **Automatic capture.** Tabby only authorizes: the merchant captures. For
+/// a session with automatic capture, the first continue, verify or webhook
+/// that finds the payment AUTHORIZED captures what is left of it, with the
+/// host's payment id as `reference_id`, so racing calls capture once.
+///
+/// Config: `base_url_sa` (`https://api.tabby.sa`) and `base_url_ai`
+/// (`https://api.tabby.ai`), at least one; `merchant_code_sa`,
+/// `merchant_code_ai` (or one `merchant_code` for both); optional `lang`
+/// (en, ar), `webhook_header` (the header name registered with Tabby's
+/// webhook) and `request_timeout_ms`. Secrets: `secret_key`, and
+/// `webhook_header_value` when `webhook_header` is set.
+final class TabbyAdapter: PaymentAdapter {
+    static let id = "tabby"
+    static let version = "1.0.0"
+
+    let host: AdapterHost
+    let client: TabbyClient
+    let merchantCodes: [TabbyRegion: String]
+    let lang: String
+    let webhookHeader: String?
+
+    init(host: AdapterHost, configuration: AdapterConfiguration) throws {
+        self.host = host
+        var bases: [TabbyRegion: String] = [:]
+        var codes: [TabbyRegion: String] = [:]
+        let sharedCode = try configuration.string("merchant_code", default: "")
+        for region in TabbyRegion.allCases {
+            let key = "base_url_\(region.rawValue)"
+            let base = try configuration.string(key, default: "")
+            if !base.isEmpty {
+                guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
+                    throw AdapterError.invalidConfiguration("config.\(key) must be an http(s) URL such as https://api.tabby.\(region.rawValue) (got \(base.prefix(80)))")
+                }
+                bases[region] = base.hasSuffix("/") ? String(base.dropLast()) : base
+            }
+            let code = try configuration.string("merchant_code_\(region.rawValue)", default: sharedCode)
+            if !code.isEmpty { codes[region] = code }
+        }
+        guard !bases.isEmpty else {
+            throw AdapterError.invalidConfiguration("config.base_url_sa (https://api.tabby.sa, Saudi Arabia) or config.base_url_ai (https://api.tabby.ai, UAE and Kuwait) is required for Tabby; both are missing or empty")
+        }
+        merchantCodes = codes
+        lang = try configuration.string("lang", default: "en")
+        guard lang == "en" || lang == "ar" else { throw AdapterError.invalidConfiguration("config.lang must be en or ar") }
+        let header = try configuration.string("webhook_header", default: "")
+        guard header.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == "_") }) else {
+            throw AdapterError.invalidConfiguration("config.webhook_header must be an HTTP header name (letters, digits, - and _)")
+        }
+        webhookHeader = header.isEmpty ? nil : header.lowercased()
+        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
+        guard (100...120_000).contains(timeout) else {
+            throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
+        }
+        client = TabbyClient(host: host, baseURLs: bases, timeoutMilliseconds: timeout)
+    }
+
+    var description: AdapterDescription {
+        let currencies = TabbyRegion.allCases.filter { client.baseURLs[$0] != nil }.flatMap(\.currencies)
+        return AdapterDescription(id: Self.id, version: Self.version, methods: ["tabby"], operations: PaymentOperation.allCases,
+                                  currencies: currencies)
+    }
+
+    func handle(_ call: AdapterCall) async throws -> AdapterReply {
+        switch call {
+        case .authorize(let request): .payment(try await authorize(request))
+        case .continue(let request): .payment(try await proceed(request))
+        case .verify(let request): .payment(try await verify(request))
+        case .capture(let request): .payment(try await capture(request))
+        case .refund(let request): .payment(try await refund(request))
+        case .void(let request): .payment(try await void(request))
+        case .webhook(let request): .webhook(try await webhook(request))
+        }
+    }
+}

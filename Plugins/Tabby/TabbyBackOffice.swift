@@ -1,0 +1,109 @@
+import Foundation
+import GatewayAdapterSDK
+
+/// capture, refund and void.
+extension TabbyAdapter {
+    /// `POST /api/v2/payments/{id}/captures` with `reference_id` the request's
+    /// idempotency key: a retry after a lost answer captures nothing twice.
+    func capture(_ request: AmountRequest) async throws -> AdapterResult {
+        try await move(request, path: "captures", what: "capture") { payment, amount in
+            guard payment.status == "AUTHORIZED" else { return ("invalid_state", "only an AUTHORIZED payment can be captured (it is \(payment.status ?? "?"))") }
+            let left = payment.total - payment.captured
+            if amount > left { return ("amount_exceeds_authorized", "capture of \(amount) exceeds the \(left) left") }
+            return nil
+        }
+    }
+
+    /// `POST /api/v2/payments/{id}/refunds` with `reference_id` the request's
+    /// idempotency key. Tabby refunds only a CLOSED payment with captures.
+    func refund(_ request: AmountRequest) async throws -> AdapterResult {
+        try await move(request, path: "refunds", what: "refund") { payment, amount in
+            guard payment.status == "CLOSED", payment.captured > 0 else {
+                return ("invalid_state", "only a captured, CLOSED payment can be refunded (it is \(payment.status ?? "?"), \(payment.captured) captured)")
+            }
+            let left = payment.captured - payment.refunded
+            if amount > left { return ("amount_exceeds_captured", "refund of \(amount) exceeds the \(left) left") }
+            return nil
+        }
+    }
+
+    /// A capture or refund. A refusal (4xx) is explained from the payment
+    /// as it stands (`why`: the problem code and message, or nil when the
+    /// payment does not explain it).
+    private func move(_ request: AmountRequest, path: String, what: String,
+                      why: (TabbyWire.Payment, Int64) -> (String, String)?) async throws -> AdapterResult {
+        let reference = try TabbyReference(request.providerReference)
+        guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
+        let amount: String
+        do { amount = try request.amount.decimalString() } catch { throw AdapterError.invalidRequest("amount: \(error)") }
+        let body = TabbyWire.MovementRequest(amount: amount, referenceId: request.idempotencyKey,
+                                             reason: path == "refunds" ? (request.reason ?? "merchant refund") : nil)
+        let answer: TabbyAnswer
+        do {
+            answer = try await client.send("POST", "/api/v2/payments/\(reference.paymentId)/\(path)", region: reference.region, body)
+        } catch let error as HTTPEgressError {
+            throw AdapterError.outcomeUnknown("Tabby's \(what) got no answer: \(error.message)")
+        }
+        if answer.status >= 500 { throw AdapterError.outcomeUnknown("Tabby's \(what) answered \(answer.summary)") }
+        if answer.ok {
+            let payment = answer.decode(TabbyWire.Payment.self)
+            return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: payment?.status)
+        }
+        func failed(_ code: String, _ message: String) -> AdapterResult {
+            AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
+                code: code, message: "Tabby refused the \(what): \(message)", retryable: false, providerCode: answer.errorType), providerStatus: answer.errorType)
+        }
+        switch answer.status {
+        case 404: return failed("unknown_payment", answer.summary)
+        case 409: return failed("invalid_state", "reference_id \(request.idempotencyKey.prefix(64)) was used before with another amount (\(answer.summary))")
+        case 400, 422:
+            // Nothing moved; read the payment to say why.
+            if let payment = try? await client.payment(reference), let (code, message) = why(payment, request.amount.value) {
+                return failed(code, message)
+            }
+            return failed("provider_error", answer.summary)
+        default:
+            return failed("provider_error", answer.summary)
+        }
+    }
+
+    /// Closes an AUTHORIZED payment with nothing captured
+    /// (`POST /api/v2/payments/{id}/close`): Tabby's way to release an
+    /// authorization. The payment is read first, because close also ends a
+    /// partly captured payment, which is not a void.
+    func void(_ request: VoidRequest) async throws -> AdapterResult {
+        let reference = try TabbyReference(request.providerReference)
+        let payment: TabbyWire.Payment?
+        do {
+            payment = try await client.payment(reference)
+        } catch AdapterError.outcomeUnknown(let why) {
+            // Only a read was lost: nothing was closed.
+            return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
+                code: "provider_error", message: "\(why); nothing was closed", retryable: true))
+        }
+        guard let payment else { return Self.unknown(reference) }
+        let released = Money(value: payment.total, currency: payment.currency ?? "")
+        if payment.status == "CLOSED", payment.captured == 0 {
+            // Already closed (an earlier void whose answer was lost).
+            return AdapterResult(status: .succeeded, providerReference: reference.text, amount: released, providerStatus: "CLOSED")
+        }
+        guard payment.status == "AUTHORIZED", payment.captured == 0 else {
+            return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
+                code: "invalid_state", message: "only an uncaptured AUTHORIZED Tabby payment can be voided (it is \(payment.status ?? "?"), \(payment.captured) captured)",
+                retryable: false), providerStatus: payment.status)
+        }
+        let answer: TabbyAnswer
+        do {
+            answer = try await client.send("POST", "/api/v2/payments/\(reference.paymentId)/close", region: reference.region)
+        } catch let error as HTTPEgressError {
+            throw AdapterError.outcomeUnknown("Tabby's close got no answer: \(error.message)")
+        }
+        if answer.status >= 500 { throw AdapterError.outcomeUnknown("Tabby's close answered \(answer.summary)") }
+        guard answer.ok else {
+            return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
+                code: "invalid_state", message: "Tabby refused to close the payment: \(answer.summary)", retryable: false,
+                providerCode: answer.errorType), providerStatus: answer.errorType)
+        }
+        return AdapterResult(status: .succeeded, providerReference: reference.text, amount: released, providerStatus: "CLOSED")
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import GatewayAdapterSDK
+
+/// Tamara, buy now pay later, as the method `tamara`.
+///
+/// authorize creates a checkout session (`POST /checkout`) and answers
+/// `pending` with a `redirect` to Tamara's `checkout_url`. continue and
+/// verify read the order (`GET /orders/{id}`; what the payer's browser
+/// brought back is never trusted) and finish what Tamara requires: an
+/// `approved` order is authorised (`POST /orders/{id}/authorise`), then, for
+/// automatic capture, captured in full (``settle(_:_:depth:)``). capture,
+/// refund and void are `POST /payments/capture`,
+/// `POST /payments/simplified-refund/{id}` and `POST /orders/{id}/cancel`.
+/// Notifications carry an HS256 JWT signed with the `notification_token`
+/// secret (``TamaraJWT``); a verified `approved` one drives the same settling.
+///
+/// Config: `base_url` (`https://api.tamara.co`), `notification_url` (where
+/// Tamara posts notifications: the host's webhook route), optional
+/// `payment_type` (PAY_BY_INSTALMENTS or PAY_NOW), `instalments`, `locale`,
+/// `shipping_company` (for captures) and `request_timeout_ms`.
+/// Secrets: `api_token`, `notification_token`.
+final class TamaraAdapter: PaymentAdapter {
+    static let id = "tamara"
+    static let version = "1.0.0"
+
+    /// The currencies Tamara takes and the country of each.
+    static let countryOfCurrency = ["SAR": "SA", "AED": "AE", "KWD": "KW", "BHD": "BH", "OMR": "OM", "QAR": "QA"]
+    static let currencies = ["SAR", "AED", "KWD", "BHD", "OMR", "QAR"]
+
+    let host: AdapterHost
+    let client: TamaraClient
+    let notificationURL: String
+    let paymentType: String
+    let instalments: Int
+    let locale: String?
+    let shippingCompany: String
+
+    init(host: AdapterHost, configuration: AdapterConfiguration) throws {
+        self.host = host
+        let base = try configuration.string("base_url", default: "")
+        guard !base.isEmpty else { throw AdapterError.invalidConfiguration("config.base_url is required for Tamara (https://api.tamara.co) and is missing or empty") }
+        guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
+            throw AdapterError.invalidConfiguration("config.base_url must be an http(s) URL such as https://api.tamara.co (got \(base.prefix(80)))")
+        }
+        notificationURL = try configuration.string("notification_url", default: "")
+        guard notificationURL.hasPrefix("https://") || notificationURL.hasPrefix("http://") else {
+            throw AdapterError.invalidConfiguration("config.notification_url is required: the http(s) URL of the host's Tamara webhook route, where Tamara posts order notifications")
+        }
+        paymentType = try configuration.string("payment_type", default: "PAY_BY_INSTALMENTS")
+        guard ["PAY_BY_INSTALMENTS", "PAY_NOW"].contains(paymentType) else {
+            throw AdapterError.invalidConfiguration("config.payment_type must be PAY_BY_INSTALMENTS or PAY_NOW")
+        }
+        instalments = try configuration.integer("instalments", default: 3)
+        guard (2...12).contains(instalments) else { throw AdapterError.invalidConfiguration("config.instalments must be from 2 to 12") }
+        let locale = try configuration.string("locale", default: "")
+        guard locale.isEmpty || locale == "ar_SA" || locale == "en_US" else {
+            throw AdapterError.invalidConfiguration("config.locale must be ar_SA or en_US when given")
+        }
+        self.locale = locale.isEmpty ? nil : locale
+        shippingCompany = try configuration.string("shipping_company", default: "unspecified")
+        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
+        guard (100...120_000).contains(timeout) else {
+            throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
+        }
+        client = TamaraClient(host: host, baseURL: base.hasSuffix("/") ? String(base.dropLast()) : base, timeoutMilliseconds: timeout)
+    }
+
+    var description: AdapterDescription {
+        AdapterDescription(id: Self.id, version: Self.version, methods: ["tamara"], operations: PaymentOperation.allCases,
+                           currencies: Self.currencies)
+    }
+
+    func handle(_ call: AdapterCall) async throws -> AdapterReply {
+        switch call {
+        case .authorize(let request): .payment(try await authorize(request))
+        case .continue(let request): .payment(try await proceed(request))
+        case .verify(let request): .payment(try await verify(request))
+        case .capture(let request): .payment(try await capture(request))
+        case .refund(let request): .payment(try await refund(request))
+        case .void(let request): .payment(try await void(request))
+        case .webhook(let request): .webhook(try await webhook(request))
+        }
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+import Hummingbird
+import NIOCore
+
+/// OPPWA's encodings: form-encoded requests, JSON answers carrying `result`,
+/// `buildNumber`, `timestamp` and `ndc`.
+enum HyperPayWire {
+    static let buildNumber = "sandbox-hyperpay@2026-11-01 00:00:00 +0000"
+
+    /// The members of an `application/x-www-form-urlencoded` body or query.
+    static func form(_ text: String) -> [String: String] {
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let name = decode(parts[0]) else { continue }
+            fields[name] = parts.count > 1 ? decode(parts[1]) ?? "" : ""
+        }
+        return fields
+    }
+
+    private static func decode(_ part: Substring) -> String? {
+        String(part).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
+    }
+
+    /// A request's form body.
+    static func body(_ request: Request) async throws -> [String: String] {
+        let buffer = try await request.body.collect(upTo: 64 * 1024)
+        return form(String(buffer: buffer))
+    }
+
+    /// OPPWA's timestamp format, `2026-11-22 20:40:26+0000`.
+    static func timestamp(_ date: Date = Date()) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let c = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        func two(_ n: Int?) -> String { let s = String(n ?? 0); return s.count < 2 ? "0" + s : s }
+        return "\(c.year ?? 1970)-\(two(c.month))-\(two(c.day)) \(two(c.hour)):\(two(c.minute)):\(two(c.second))+0000"
+    }
+
+    /// A random id of `count` upper-case hex digits (OPPWA's ids are 32).
+    static func randomID(_ count: Int = 32) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let digits = Array("0123456789ABCDEF")
+        return String((0..<count).map { _ in digits[Int(generator.next() % 16)] })
+    }
+
+    /// `{"code": …, "description": …}`.
+    static func result(_ code: String, description: String? = nil) -> [String: Any] {
+        ["code": code, "description": description ?? HyperPayResultCode.descriptions[code] ?? code]
+    }
+
+    /// An answer document: `members` plus `result`, `buildNumber`, `timestamp`, `ndc`.
+    static func document(_ code: String, description: String? = nil, ndc: String? = nil, _ members: [String: Any] = [:],
+                         parameterErrors: [[String: String]] = []) -> [String: Any] {
+        var result = result(code, description: description)
+        if !parameterErrors.isEmpty { result["parameterErrors"] = parameterErrors }
+        var document = members
+        document["result"] = result
+        document["buildNumber"] = buildNumber
+        document["timestamp"] = timestamp()
+        document["ndc"] = ndc ?? randomID().lowercased() + "_" + randomID(8).lowercased()
+        return document
+    }
+
+    static func json(_ document: [String: Any]) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    static func response(_ status: HTTPResponse.Status, _ document: [String: Any]) -> Response {
+        Response(status: status, headers: [.contentType: "application/json;charset=UTF-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: json(document))))
+    }
+
+    /// HTTP 400 with `200.300.404` and the offending parameters.
+    static func parameterError(_ errors: [(name: String, value: String, message: String)]) -> Response {
+        response(.badRequest, document(HyperPayResultCode.invalidParameter,
+                                       parameterErrors: errors.map { ["name": $0.name, "value": $0.value, "message": $0.message] }))
+    }
+
+    static func html(_ status: HTTPResponse.Status = .ok, _ page: String) -> Response {
+        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"],
+                 body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
+    }
+
+    /// Text safe inside HTML.
+    static func escape(_ text: String) -> String {
+        var out = ""
+        for c in text {
+            switch c {
+            case "&": out += "&amp;"
+            case "<": out += "&lt;"
+            case ">": out += "&gt;"
+            case "\"": out += "&quot;"
+            case "'": out += "&#39;"
+            default: out.append(c)
+            }
+        }
+        return out
+    }
+
+    /// `value` percent-encoded for a query component.
+    static func query(_ value: String) -> String {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import NIOPosix
+import Logging
+import Testing
+@testable import PluginHost
+
+/// An egress client that records what it was asked to send and answers 200.
+final class RecordingEgressClient: HTTPEgressClient, @unchecked Sendable {
+    private let lock = NSLock()
+    private var requests: [EgressHTTPRequest] = []
+    var sent: [EgressHTTPRequest] { lock.withLock { requests } }
+
+    func send(_ request: EgressHTTPRequest, tls: EgressTLS) async throws(EgressFailure) -> EgressHTTPResponse {
+        lock.withLock { requests.append(request) }
+        return EgressHTTPResponse(status: 200, headers: [:], body: Data())
+    }
+}
+
+/// The `http_send` host service: policy, statuses, logs, on a real AsyncHTTPClient
+/// against loopback servers.
+@Suite("Egress")
+struct EgressTests {
+    @Test func aHostOutsideTheAllowlistIsRefusedAsDeniedAndLogged() async throws {
+        let fixture = try EgressFixture()
+        let fake = RecordingEgressClient()
+        let context = fixture.context(try fixture.manifest(egress: ["api.allowed.example:443"]), client: fake)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request("POST", "https://evil.example/steal")))
+        #expect(outcome.status == .denied)
+        #expect(outcome.message.contains("evil.example:443 is not in the manifest's egress allowlist"))
+        #expect(fake.sent.isEmpty, "nothing may be sent")
+        #expect(fixture.logs.lines.contains { $0.level == .warning && $0.text.contains("egress refused") && $0.text.contains("evil.example:443") },
+                "\(fixture.logs.text)")
+    }
+
+    @Test func anAllowedHostOnAnotherPortIsRefused() async throws {
+        let fixture = try EgressFixture()
+        let fake = RecordingEgressClient()
+        let context = fixture.context(try fixture.manifest(egress: ["api.allowed.example:443"]), client: fake)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request("GET", "https://api.allowed.example:8443/")))
+        #expect(outcome.status == .denied)
+        #expect(fake.sent.isEmpty)
+    }
+
+    @Test func anAllowedLoopbackRequestGetsTheFullResponse() async throws {
+        let server = try await EgressTestServer(.answer(status: 201, headers: [("X-Sim", "yes")], body: "pong"))
+        let client = AsyncHTTPEgressClient()
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(server.port)"]), client: client)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request(
+            "POST", "http://127.0.0.1:\(server.port)/ping?x=1", headers: ["Content-Type": "text/plain"], body: "ping")))
+        #expect(outcome.status == .ok, "\(outcome.message)")
+        #expect(outcome.httpStatus == 201)
+        #expect(outcome.headers["x-sim"] == "yes")
+        #expect(outcome.body == "pong")
+        #expect(server.requests.map(\.method) == ["POST"])
+        #expect(server.requests.first?.uri == "/ping?x=1")
+        #expect(server.requests.first?.body == "ping")
+        await context.closeEgress()
+        await server.stop()
+    }
+
+    @Test func aRedirectIsHandedToTheAdapterNotFollowed() async throws {
+        let server = try await EgressTestServer(.answer(status: 302, headers: [("Location", "/elsewhere")], body: ""))
+        let client = AsyncHTTPEgressClient()
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(server.port)"]), client: client)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request("GET", "http://127.0.0.1:\(server.port)/start")))
+        #expect(outcome.status == .ok)
+        #expect(outcome.httpStatus == 302)
+        #expect(outcome.headers["location"] == "/elsewhere")
+        #expect(server.requests.map(\.uri) == ["/start"])
+        await context.closeEgress()
+        await server.stop()
+    }
+
+    @Test func noAnswerWithinTheTimeoutIsGWTimeoutAndLogged() async throws {
+        let server = try await EgressTestServer(.hang)
+        let client = AsyncHTTPEgressClient()
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(server.port)"]), client: client)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request(
+            "POST", "http://127.0.0.1:\(server.port)/slow", body: "{}", timeoutMilliseconds: 300)))
+        #expect(outcome.status == .timeout, "\(outcome.message)")
+        #expect(server.requests.count == 1, "the request was sent")
+        #expect(fixture.logs.lines.contains { $0.level == .warning && $0.text.contains("GW_E_TIMEOUT") }, "\(fixture.logs.text)")
+        await context.closeEgress()
+        await server.stop()
+    }
+
+    @Test func aServerThatClosesMidAnswerLeavesTheOutcomeUnknown() async throws {
+        let server = try await EgressTestServer(.closeMidAnswer)
+        let client = AsyncHTTPEgressClient()
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(server.port)"]), client: client)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request("POST", "http://127.0.0.1:\(server.port)/pay", body: "{}")))
+        #expect(outcome.status == .outcomeUnknown, "\(outcome.message)")
+        #expect(ABIStatus.outcomeUnknown.outcomeUnknown)
+        await context.closeEgress()
+        await server.stop()
+    }
+
+    @Test func nothingListeningIsUnreachable() async throws {
+        let closed = try await EgressTestServer(.hang)
+        let port = closed.port
+        await closed.stop()
+        let client = AsyncHTTPEgressClient()
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(port)"]), client: client)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request("POST", "http://127.0.0.1:\(port)/pay", body: "{}")))
+        #expect(outcome.status == .unreachable, "\(outcome.message)")
+        #expect(outcome.message.contains("nothing was sent"))
+        await context.closeEgress()
+    }
+
+    @Test func logsHoldNoSecretNoSecretHeaderAndNoCardNumber() async throws {
+        let secret = "sk_live_abcdef123456"
+        let card = "4111111111111111"
+        let server = try await EgressTestServer(.answer(status: 200, headers: [("X-Echo", secret)],
+                                                        body: #"{"card":"\#(card)","key":"\#(secret)"}"#))
+        let client = AsyncHTTPEgressClient()
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(server.port)"], secrets: ["api_key": secret]), client: client)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request(
+            "POST", "http://127.0.0.1:\(server.port)/cards/\(card)",
+            headers: ["Authorization": "Bearer \(secret)", "X-Request-Signature": "sig-0987654321", "X-Plain": "visible-value"],
+            body: #"{"number":"4111 1111 1111 1111","api_key":"\#(secret)"}"#)))
+        #expect(outcome.status == .ok)
+        let log = fixture.logs.text
+        #expect(log.contains("egress POST 127.0.0.1:\(server.port)/cards/************1111 -> 200"), "\(log)")
+        #expect(log.contains("visible-value"), "ordinary headers are logged")
+        #expect(log.contains("************1111"))
+        for leaked in [secret, card, "4111 1111 1111 1111", "sig-0987654321"] {
+            #expect(!log.contains(leaked), "the log shows \(leaked): \(log)")
+        }
+        await context.closeEgress()
+        await server.stop()
+    }
+
+    @Test func securityCodesPINsAndOneTimePasswordsAreMaskedByTheirFieldNames() {
+        let masking = EgressLogMasking(secretValues: [])
+        let json = #"{"card": {"cvv": "123", "holder": "A B"}, "OtpValue": 482913, "Pin":"0000", "pinned": "yes"}"#
+        let masked = masking.text(json)
+        #expect(masked == #"{"card": {"cvv": "****", "holder": "A B"}, "OtpValue": "****", "Pin":"****", "pinned": "yes"}"#, "\(masked)")
+        let form = masking.text("amount=92.00&card.cvv=737&card.securityCode=1234&otp=55&shopperResultUrl=x")
+        #expect(form == "amount=92.00&card.cvv=****&card.securityCode=****&otp=****&shopperResultUrl=x", "\(form)")
+    }
+
+    @Test(.timeLimit(.minutes(2)))
+    func sixHundredConcurrentSlowCallsToOneHostAreNotCapped() async throws {
+        // Far past any default cap (AsyncHTTPClient's 8 connections per host,
+        // a thread pool's 2 per core); the 2,000-checkout case is the
+        // slow-provider benchmark's, in a release build.
+        let count = 600
+        // Its own event loops: 1,200 sockets on the shared ones would starve
+        // every other test's servers and clients running beside this one.
+        let loops = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        // The server answers nobody until all of them are waiting at once.
+        let server = try await EgressTestServer(.holdUntil(count: count, body: "done"), group: loops)
+        let client = AsyncHTTPEgressClient(eventLoopGroup: loops)
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(server.port)"]), client: client, level: .error)
+        let request = EgressFixture.request("POST", "http://127.0.0.1:\(server.port)/slow", body: "{}", timeoutMilliseconds: 60_000)
+        let statuses = await withTaskGroup(of: Int32.self) { group in
+            for _ in 0..<count { group.addTask { await context.performEgress(request).0 } }
+            var statuses: [Int32] = []
+            for await status in group { statuses.append(status) }
+            return statuses
+        }
+        #expect(statuses.count == count)
+        #expect(statuses.allSatisfy { $0 == ABIStatus.ok.rawValue }, "\(Dictionary(grouping: statuses, by: { $0 }).mapValues(\.count))")
+        await context.closeEgress()
+        await server.stop()
+        try await loops.shutdownGracefully()
+    }
+
+    @Test func instancesWithTheSameTLSShareOnePoolClosedWithTheLastOfThem() async throws {
+        let certificates = try TLSTestCertificates()
+        let client = AsyncHTTPEgressClient()
+        let fixture = try EgressFixture()
+        let plain = try fixture.manifest(egress: ["127.0.0.1:9"])
+        let first = fixture.context(plain, client: client)
+        let second = fixture.context(plain, client: client)
+        #expect(client.openPools == 1)
+        let withCA = fixture.context(try fixture.manifest(egress: ["localhost:9"], secrets: ["ca": certificates.ca.certificatePEM],
+                                                          tls: ["ca_certificate": "ca"]), client: client)
+        #expect(client.openPools == 2)
+        await first.closeEgress()
+        await first.closeEgress()
+        #expect(client.openPools == 2, "the second instance still uses the plain pool")
+        await second.closeEgress()
+        #expect(client.openPools == 1)
+        await withCA.closeEgress()
+        #expect(client.openPools == 0)
+        let outcome = try EgressOutcome(await first.performEgress(EgressFixture.request("GET", "http://127.0.0.1:9/")))
+        #expect(outcome.status == .unreachable)
+        #expect(outcome.message.contains("egress is closed"))
+    }
+}

@@ -1,0 +1,266 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PaymentGateway
+import ProviderSandbox
+import Testing
+
+/// The HyperPay adapter through the real host (dlopen, bridge, engine)
+/// against the simulator: the widget flow, every failure class it maps,
+/// lost answers reconciled without charging twice, and webhooks.
+@Suite("HyperPay adapter through the host")
+struct HyperPayAdapterTests {
+    static let back = "https://shop.example/return"
+
+    func withGateway(_ body: (SandboxGateway, HyperPaySimulator) async throws -> Void) async throws {
+        // No background reconciliation: each test verifies when it means to.
+        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
+        do { try await body(fx, try fx.simulator("hyperpay")) } catch { await fx.stop(); throw error }
+        await fx.stop()
+    }
+
+    /// A session and a HyperPay attempt, pending at the widget.
+    func start(_ fx: SandboxGateway, method: String = "visa", amount: Money = Money(value: 9200, currency: "SAR"),
+               country: String = "SA", capture: CaptureMode = .automatic) async throws -> (session: String, attempt: Attempt) {
+        let session = try await fx.gateway.createSession(NewSession(
+            amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))", capture: capture, returnUrl: Self.back))
+        let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: method, provider: "hyperpay"))
+        return (session.session.id, attempt)
+    }
+
+    /// The payer's step on the widget, then the return to the shop.
+    func pay(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), outcome: String = "approve",
+             code: String? = nil) async throws -> Attempt {
+        let url = try #require(started.attempt.action?.url)
+        let step = try await fx.payerStep(url + (code.map { "&sandbox_code=\($0)" } ?? ""), outcome: outcome)
+        #expect(step.status == 302)
+        let location = try #require(step.location)
+        #expect(location.hasPrefix(Self.back + "?id="))
+        return try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id,
+                                            PayerInput(returnParams: Self.query(location)))
+    }
+
+    static func query(_ url: String) -> [String: String] {
+        var params: [String: String] = [:]
+        for item in URLComponents(string: url)?.queryItems ?? [] { params[item.name] = item.value ?? "" }
+        return params
+    }
+
+    @Test func aVisaPaymentRedirectsToTheWidgetAndSucceedsOnlyOnceTheStatusQuerySaysSo() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            #expect(started.attempt.status == .pending)
+            #expect(started.attempt.action?.type == .redirect)
+            let url = try #require(started.attempt.action?.url)
+            #expect(url.contains("/hyperpay/v1/paymentWidgets/") && url.contains("brands=VISA"))
+            // A return before paying, with made-up parameters, changes nothing.
+            let early = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id,
+                                                     PayerInput(returnParams: ["id": "forged", "resourcePath": "/v1/checkouts/forged/payment"]))
+            #expect(early.status == .pending)
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(paid.providerStatus == "000.100.110")
+            #expect(simulator.charges == 1)
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 2000, idempotencyKey: "refund-1")
+            #expect(refund.amount == Money(value: 2000, currency: "SAR"))
+            #expect(refund.balance.refunded == 2000)
+        }
+    }
+
+    @Test(arguments: [("mastercard", "MASTER"), ("applepay", "APPLEPAY")])
+    func eachMethodOpensTheWidgetForItsBrandAndPays(method: String, brand: String) async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, method: method)
+            #expect(started.attempt.action?.url?.hasSuffix("brands=\(brand)") == true)
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func madaIsPreparedOnTheMadaEntity() async throws {
+        try await withGateway { fx, simulator in
+            // The simulator fails a mada payment on any other entity with 600.200.500.
+            let started = try await start(fx, method: "mada")
+            #expect(started.attempt.action?.url?.contains("brands=MADA") == true)
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aKuwaitiDinarAmountIsSentWithThreeDecimals() async throws {
+        try await withGateway { fx, _ in
+            let started = try await start(fx, amount: Money(value: 1234, currency: "KWD"), country: "KW")
+            let page = try await fx.get(try #require(started.attempt.action?.url))
+            #expect(page.body.contains("1.234 KWD"))
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(paid.balance?.captured == 1234)
+        }
+    }
+
+    @Test func aPreAuthorizationIsAuthorizedThenCapturedAndRefunded() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            #expect(paid.status == .authorized)
+            #expect(simulator.charges == 0)
+            let capture = try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-1")
+            #expect(capture.balance.captured == 5000)
+            #expect(simulator.charges == 1)
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: "ref-1")
+            #expect(refund.balance.refunded == 5000)
+        }
+    }
+
+    @Test func anUncapturedPreAuthorizationIsReversed() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            let void = try await fx.gateway.void(payment: paid.id, idempotencyKey: "void-1")
+            #expect(void.balance.capturable == 0)
+            // The reversal is real at the provider: a capture is now refused there.
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-after-void") }
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test(arguments: [
+        ("decline", nil, "failed", "card_declined"),
+        ("decline", "800.100.155", "failed", "insufficient_funds"),
+        ("cancel", nil, "cancelled", "user_cancelled"),
+        ("decline", "800.120.100", "failed", "provider_error"),
+        ("decline", "100.380.401", "failed", "authentication_failed"),
+    ] as [(String, String?, String, String)])
+    func aFailedResultCodeMapsToItsProblem(outcome: String, code: String?, status: String, problem: String) async throws {
+        try await withGateway { fx, simulator in
+            let result = try await pay(fx, try await start(fx), outcome: outcome, code: code)
+            #expect(result.status.rawValue == status)
+            #expect(result.problem?.code == problem)
+            #expect(result.problem?.providerCode == (code ?? (outcome == "cancel" ? "100.396.101" : "800.100.151")))
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aThrottledPaymentIsRetryable() async throws {
+        try await withGateway { fx, _ in
+            let result = try await pay(fx, try await start(fx), outcome: "decline", code: "800.120.100")
+            #expect(result.problem?.retryable == true)
+        }
+    }
+
+    @Test func aPaymentNeedingReviewSucceedsAndSaysReview() async throws {
+        try await withGateway { fx, simulator in
+            let result = try await pay(fx, try await start(fx), code: "000.400.000")
+            #expect(result.status == .succeeded)
+            #expect(result.providerStatus == "000.400.000 (review)")
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test(arguments: ["000.200.000", "800.400.500"])
+    func aPendingResultLeavesTheAttemptPending(code: String) async throws {
+        try await withGateway { fx, _ in
+            let result = try await pay(fx, try await start(fx), code: code)
+            #expect(result.status == .pending)
+            #expect(result.providerStatus?.hasPrefix(code) == true)
+            let verified = try await fx.gateway.verify(attempt: result.id)
+            #expect(verified.status == .pending)
+        }
+    }
+
+    @Test func aDroppedStatusAnswerLeavesThePaymentPendingAndVerifyFindsItChargedOnce() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let url = try #require(started.attempt.action?.url)
+            _ = try await fx.payerStep(url, outcome: "approve")
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts/", method: "GET", fault: .drop))
+            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            #expect(returned.status == .pending)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aTimedOutStatusQueryLeavesThePaymentPendingAndVerifyFindsIt() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            // Longer than the sandbox request timeout (3 s): the host gives up on the answer.
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts/", method: "GET", fault: .latency(milliseconds: 4500)))
+            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            #expect(returned.status == .pending)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aDroppedCaptureRetriedUnderTheSameKeyCapturesOnce() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/payments/", method: "POST", fault: .drop))
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop") }
+            #expect(simulator.charges == 1)
+            let retried = try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop")
+            #expect(retried.balance.captured == 9200)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aCaptureWhoseLookupIsLostIsRefusedCleanlyAndNothingIsHeld() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts/", method: "GET", fault: .drop))
+            do {
+                _ = try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-lookup-lost")
+                Issue.record("the capture should have been refused")
+            } catch let problem as Problem {
+                #expect(problem.code == "provider_error")
+                #expect(problem.retryable)
+            }
+            #expect(simulator.charges == 0)
+            let capture = try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-again")
+            #expect(capture.balance.captured == 9200)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aLostCheckoutPreparationChargesNothingAndMayGoElsewhere() async throws {
+        try await withGateway { fx, simulator in
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 9200, currency: "SAR"), country: "SA", orderId: "order-lost", returnUrl: Self.back))
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts", method: "POST", fault: .drop))
+            let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "visa"))
+            let snapshot = try await fx.gateway.session(session.session.id)
+            let hyperpay = try #require(snapshot.session.attempts.first { $0.providerID == "hyperpay" })
+            #expect(hyperpay.status == .failed)
+            #expect(hyperpay.problem?.code == "provider_error")
+            // Provably not charged, so the engine may try the next provider at once.
+            #expect(attempt.providerID != "hyperpay")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func anEncryptedNotificationIsAppliedAndAForgedOneRefused() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            let checkoutId = try #require(started.attempt.providerReference?.split(separator: ":").last.map(String.init))
+            let note = try #require(simulator.notification(forCheckout: checkoutId))
+
+            var forgedHeaders = note.headers
+            let tag = note.headers["X-Authentication-Tag"]!
+            forgedHeaders["X-Authentication-Tag"] = (tag.first == "0" ? "1" : "0") + tag.dropFirst()
+            await #expect(throws: Problem.self) { try await fx.gateway.webhook(provider: "hyperpay", headers: forgedHeaders, body: note.body) }
+            let otherKey = try #require(simulator.notification(forCheckout: checkoutId, key: String(repeating: "ab", count: 32)))
+            await #expect(throws: Problem.self) { try await fx.gateway.webhook(provider: "hyperpay", headers: otherKey.headers, body: otherKey.body) }
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .pending)
+
+            let outcome = try await fx.gateway.webhook(provider: "hyperpay", headers: note.headers, body: note.body)
+            #expect(outcome == .applied(AttemptRef(sessionID: started.session, attemptID: started.attempt.id)))
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .succeeded)
+            #expect(try await fx.gateway.webhook(provider: "hyperpay", headers: note.headers, body: note.body) == .duplicate)
+        }
+    }
+}

@@ -1,0 +1,225 @@
+import Crypto
+import Foundation
+import Testing
+import ProviderSandbox
+
+/// The HyperPay simulator over HTTP: OPPWA's paths, form encoding, result
+/// codes, error shapes, widget pages and state.
+@Suite("HyperPay simulator")
+struct HyperPaySimulatorTests {
+    func withSimulator(_ body: (HyperPaySimulatorFixture) async throws -> Void) async throws {
+        let fx = try await HyperPaySimulatorFixture.start()
+        do { try await body(fx) } catch { await fx.stop(); throw error }
+        await fx.stop()
+    }
+
+    @Test func preparingACheckoutAnswersItsIdWithResultCode000_200_100() async throws {
+        try await withSimulator { fx in
+            let answer = try await fx.request("POST", "/v1/checkouts", form: [
+                ("entityId", HyperPaySimulator.entityId), ("amount", "92.00"), ("currency", "SAR"), ("paymentType", "DB")])
+            #expect(answer.status == 200)
+            #expect(answer.code == "000.200.100")
+            #expect((answer.json["result"] as? [String: Any])?["description"] as? String == "successfully created checkout")
+            #expect((answer.json["id"] as? String)?.isEmpty == false)
+            #expect(answer.json["buildNumber"] != nil && answer.json["timestamp"] != nil && answer.json["ndc"] != nil)
+        }
+    }
+
+    @Test func aWrongOrMissingTokenIsRefusedWith401AndCode800_900_300() async throws {
+        try await withSimulator { fx in
+            let wrong = try await fx.request("POST", "/v1/checkouts", form: [("entityId", HyperPaySimulator.entityId)], token: "not-the-token")
+            #expect(wrong.status == 401)
+            #expect(wrong.code == "800.900.300")
+            let missing = try await fx.request("GET", "/v1/checkouts/x/payment?entityId=\(HyperPaySimulator.entityId)", token: nil)
+            #expect(missing.status == 401)
+            #expect(missing.code == "800.900.300")
+        }
+    }
+
+    @Test func anAmountWithTheWrongDecimalsIsAParameterError() async throws {
+        try await withSimulator { fx in
+            let answer = try await fx.request("POST", "/v1/checkouts", form: [
+                ("entityId", HyperPaySimulator.entityId), ("amount", "92"), ("currency", "SAR"), ("paymentType", "XX")])
+            #expect(answer.status == 400)
+            #expect(answer.code == "200.300.404")
+            let errors = (answer.json["result"] as? [String: Any])?["parameterErrors"] as? [[String: String]] ?? []
+            #expect(Set(errors.compactMap { $0["name"] }) == ["amount", "paymentType"])
+            #expect(errors.first { $0["name"] == "amount" }?["value"] == "92")
+            // KWD has three decimals: 9.25 is refused, 9.250 accepted.
+            let kwd = try await fx.request("POST", "/v1/checkouts", form: [
+                ("entityId", HyperPaySimulator.entityId), ("amount", "9.25"), ("currency", "KWD"), ("paymentType", "DB")])
+            #expect(kwd.status == 400)
+            _ = try await fx.prepare(amount: "9.250", currency: "KWD")
+        }
+    }
+
+    @Test func beforeThePayerPaysTheStatusIsPendingAndAnUnknownCheckoutIsAParameterError() async throws {
+        try await withSimulator { fx in
+            let id = try await fx.prepare()
+            let pending = try await fx.status(id)
+            #expect(pending.status == 200)
+            #expect(pending.code == "000.200.000")
+            let wrongEntity = try await fx.status(id, entity: HyperPaySimulator.madaEntityId)
+            #expect(wrongEntity.status == 400)
+            let unknown = try await fx.status("NOSUCHCHECKOUT")
+            #expect(unknown.status == 400)
+            #expect(unknown.code == "200.300.404")
+        }
+    }
+
+    @Test func anApprovedWidgetReturnsToTheShopWithIdAndResourcePathAndTheDebitIsCharged() async throws {
+        try await withSimulator { fx in
+            let id = try await fx.prepare(back: "https://shop.example/back?order=7")
+            let page = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
+            #expect(page.status == 302)
+            let location = try #require(page.location)
+            #expect(location.hasPrefix("https://shop.example/back?order=7&id=\(id)&resourcePath="))
+            #expect(location.contains("%2Fv1%2Fcheckouts%2F\(id)%2Fpayment"))
+            let status = try await fx.status(id)
+            #expect(status.code == "000.100.110")
+            #expect(status.json["paymentType"] as? String == "DB")
+            #expect(status.json["amount"] as? String == "92.00")
+            #expect(status.json["currency"] as? String == "SAR")
+            #expect(status.json["merchantTransactionId"] as? String == "att_1")
+            #expect(fx.hyperpay.charges == 1)
+            // The same outcome again changes nothing.
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
+            #expect(fx.hyperpay.charges == 1)
+        }
+    }
+
+    @Test func theCardFormGoesThrough3DSecureAndKeepsOnlyTheMaskedCard() async throws {
+        try await withSimulator { fx in
+            let id = try await fx.prepare(amount: "1.234", currency: "KWD")
+            let page = try await fx.request("GET", "/v1/paymentWidgets/\(id)?brands=VISA%20MASTER", token: nil)
+            #expect(page.status == 200)
+            #expect(page.text.contains("1.234 KWD"))
+            #expect(page.text.contains("name=\"number\""))
+            let challenge = try await fx.request("POST", "/v1/paymentWidgets/\(id)", form: [
+                ("brand", "VISA"), ("number", "4000 0000 0000 9995"), ("holder", "A Payer"), ("expiry", "12/30"), ("cvv", "123"), ("action", "pay")], token: nil)
+            #expect(challenge.status == 200)
+            #expect(challenge.text.contains("3-D Secure"))
+            let action = try #require(challenge.text.range(of: #"action="([^"]+)""#, options: .regularExpression)
+                .map { String(challenge.text[$0].dropFirst(8).dropLast()) })
+            let back = try await fx.request("POST", action, form: [("result", "authenticate")], token: nil)
+            #expect(back.status == 302)
+            let status = try await fx.status(id)
+            #expect(status.code == "800.100.155")
+            #expect(!status.text.contains("4000000000009995"))
+            #expect((status.json["card"] as? [String: String])?["last4Digits"] == "9995")
+            #expect(fx.hyperpay.charges == 0)
+        }
+    }
+
+    @Test func failing3DSecureGivesAuthenticationFailedAndCancelGives100_396_101() async throws {
+        try await withSimulator { fx in
+            let first = try await fx.prepare()
+            let challenge = try await fx.request("POST", "/v1/paymentWidgets/\(first)", form: [("brand", "VISA"), ("number", "4200000000000000")], token: nil)
+            let action = try #require(challenge.text.range(of: #"action="([^"]+)""#, options: .regularExpression)
+                .map { String(challenge.text[$0].dropFirst(8).dropLast()) })
+            _ = try await fx.request("POST", action, form: [("result", "fail")], token: nil)
+            #expect(try await fx.status(first).code == "100.380.401")
+            let second = try await fx.prepare()
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(second)?sandbox_outcome=cancel", token: nil)
+            #expect(try await fx.status(second).code == "100.396.101")
+            let third = try await fx.prepare()
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(third)?sandbox_outcome=decline", token: nil)
+            #expect(try await fx.status(third).code == "800.100.151")
+        }
+    }
+
+    @Test func madaPaysOnlyOnTheMadaEntity() async throws {
+        try await withSimulator { fx in
+            let onCards = try await fx.prepare()
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(onCards)?brands=MADA&sandbox_outcome=approve", token: nil)
+            #expect(try await fx.status(onCards).code == "600.200.500")
+            let onMada = try await fx.prepare(entity: HyperPaySimulator.madaEntityId)
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(onMada)?brands=MADA&sandbox_outcome=approve", token: nil)
+            let status = try await fx.status(onMada, entity: HyperPaySimulator.madaEntityId)
+            #expect(status.code == "000.100.110")
+            #expect(status.json["paymentBrand"] as? String == "MADA")
+        }
+    }
+
+    @Test func captureRefundAndTheirLimitsAndAReplayedMerchantTransactionIdMovesNothingTwice() async throws {
+        try await withSimulator { fx in
+            let id = try await fx.prepare(type: "PA")
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
+            #expect(fx.hyperpay.charges == 0)
+            let paymentId = try #require(try await fx.status(id).json["id"] as? String)
+            let capture: [(String, String)] = [("entityId", HyperPaySimulator.entityId), ("paymentType", "CP"), ("amount", "50.00"),
+                                               ("currency", "SAR"), ("merchantTransactionId", "cap-1")]
+            let captured = try await fx.request("POST", "/v1/payments/\(paymentId)", form: capture)
+            #expect(captured.status == 200)
+            #expect(captured.code == "000.100.110")
+            #expect(captured.json["referencedId"] as? String == paymentId)
+            #expect(fx.hyperpay.charges == 1)
+            let replay = try await fx.request("POST", "/v1/payments/\(paymentId)", form: capture)
+            #expect(replay.json["id"] as? String == captured.json["id"] as? String)
+            #expect(fx.hyperpay.charges == 1)
+            let tooMuch = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
+                ("entityId", HyperPaySimulator.entityId), ("paymentType", "CP"), ("amount", "42.01"), ("currency", "SAR")])
+            #expect(tooMuch.status == 400)
+            #expect(tooMuch.code == "700.400.100")
+            let refund = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
+                ("entityId", HyperPaySimulator.entityId), ("paymentType", "RF"), ("amount", "50.00"), ("currency", "SAR")])
+            #expect(refund.code == "000.100.110")
+            let overRefund = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
+                ("entityId", HyperPaySimulator.entityId), ("paymentType", "RF"), ("amount", "0.01"), ("currency", "SAR")])
+            #expect(overRefund.code == "700.400.200")
+        }
+    }
+
+    @Test func aReversedPreAuthorizationCannotBeCaptured() async throws {
+        try await withSimulator { fx in
+            let id = try await fx.prepare(type: "PA")
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
+            let paymentId = try #require(try await fx.status(id).json["id"] as? String)
+            let reversal = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [("entityId", HyperPaySimulator.entityId), ("paymentType", "RV")])
+            #expect(reversal.code == "000.100.110")
+            #expect(reversal.json["paymentType"] as? String == "RV")
+            let capture = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
+                ("entityId", HyperPaySimulator.entityId), ("paymentType", "CP"), ("amount", "92.00"), ("currency", "SAR")])
+            #expect(capture.code == "700.400.100")
+            #expect(fx.hyperpay.charges == 0)
+        }
+    }
+
+    @Test func theNotificationDecryptsWithTheWebhookKeyToThePayment() async throws {
+        try await withSimulator { fx in
+            let id = try await fx.prepare()
+            #expect(fx.hyperpay.notification(forCheckout: id) == nil)
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
+            let note = try #require(fx.hyperpay.notification(forCheckout: id))
+            func bytes(_ hex: String) -> [UInt8] {
+                stride(from: 0, to: hex.count, by: 2).map { i in
+                    UInt8(hex[hex.index(hex.startIndex, offsetBy: i)..<hex.index(hex.startIndex, offsetBy: i + 2)], radix: 16)!
+                }
+            }
+            let box = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: bytes(try #require(note.headers["X-Initialization-Vector"]))),
+                ciphertext: bytes(String(decoding: note.body, as: UTF8.self)), tag: bytes(try #require(note.headers["X-Authentication-Tag"])))
+            let plain = try AES.GCM.open(box, using: SymmetricKey(data: bytes(HyperPaySimulator.webhookKey)))
+            let document = try #require(try JSONSerialization.jsonObject(with: plain) as? [String: Any])
+            #expect(document["type"] as? String == "PAYMENT")
+            let payload = try #require(document["payload"] as? [String: Any])
+            #expect(payload["merchantTransactionId"] as? String == "att_1")
+            #expect((payload["result"] as? [String: Any])?["code"] as? String == "000.100.110")
+            let wrongKey = String(repeating: "0", count: 64)
+            let forged = try #require(fx.hyperpay.notification(forCheckout: id, key: wrongKey))
+            let forgedBox = try AES.GCM.SealedBox(
+                nonce: AES.GCM.Nonce(data: bytes(forged.headers["X-Initialization-Vector"]!)),
+                ciphertext: bytes(String(decoding: forged.body, as: UTF8.self)), tag: bytes(forged.headers["X-Authentication-Tag"]!))
+            #expect(throws: (any Error).self) { try AES.GCM.open(forgedBox, using: SymmetricKey(data: bytes(HyperPaySimulator.webhookKey))) }
+        }
+    }
+
+    @Test func anInjectedServerErrorHasOPPWAsErrorShape() async throws {
+        try await withSimulator { fx in
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts", fault: .status(503)))
+            let answer = try await fx.request("POST", "/v1/checkouts", form: [("entityId", HyperPaySimulator.entityId)])
+            #expect(answer.status == 503)
+            #expect(answer.code == "900.100.100")
+        }
+    }
+}

@@ -1,0 +1,258 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PaymentGateway
+import ProviderSandbox
+import Testing
+
+/// The STC Pay adapter through the real host (dlopen, bridge, engine) against
+/// the simulator: phone normalisation, the OTP flow, every error class it
+/// maps, lost answers reconciled by PaymentInquiry without charging twice,
+/// and refunds.
+///
+/// STC Pay has no webhook, so the "webhook accepted / forged refused" check
+/// of the other adapters does not apply: the manifest declares no `webhook`
+/// operation and payments are verified by `PaymentInquiry`.
+@Suite("STC Pay adapter through the host")
+struct STCPayAdapterTests {
+    func withGateway(_ body: (SandboxGateway, STCPaySimulator) async throws -> Void) async throws {
+        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
+        do { try await body(fx, try fx.simulator("stcpay")) } catch { await fx.stop(); throw error }
+        await fx.stop()
+    }
+
+    /// A session and an STC Pay attempt for `phone`, pending at the OTP.
+    func start(_ fx: SandboxGateway, phone: String = "0551234567", amount: Int64 = 15050) async throws -> (session: String, attempt: Attempt) {
+        let session = try await fx.gateway.createSession(NewSession(
+            amount: Money(value: amount, currency: "SAR"), country: "SA", orderId: "order-\(UUID().uuidString.prefix(8))",
+            payer: Payer(name: "Noura", phone: phone)))
+        let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "stcpay", provider: "stcpay"))
+        return (session.session.id, attempt)
+    }
+
+    func type(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), _ otp: String) async throws -> Attempt {
+        try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(otp: otp))
+    }
+
+    /// A code that is not `otp`.
+    static func wrong(_ otp: String) -> String { otp == "000000" ? "111111" : "000000" }
+
+    @Test func theRightOTPPaysOnceAndTheRefundGoesThrough() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            #expect(started.attempt.status == .pending)
+            let action = try #require(started.attempt.action)
+            #expect(action.type == .otp)
+            #expect(action.otpLength == 6)
+            #expect(action.expiresAt != nil)
+            let otp = try #require(action.sandboxOtp)
+            #expect(otp == simulator.otp(forRefNum: started.attempt.id))
+            #expect(simulator.status(ofRefNum: started.attempt.id) == 1)
+            #expect(simulator.charges == 0)
+            let paid = try await type(fx, started, otp)
+            #expect(paid.status == .succeeded)
+            #expect(paid.providerStatus == "2")
+            // 150.50 SAR went out as STC Pay's decimal and came back as 15050 halalas.
+            #expect(paid.balance?.authorized == Money(value: 15050, currency: "SAR"))
+            #expect(paid.balance?.captured == 15050)
+            #expect(simulator.charges == 1)
+            #expect(simulator.status(ofRefNum: started.attempt.id) == 2)
+            let verified = try await fx.gateway.verify(attempt: paid.id)
+            #expect(verified.status == .succeeded)
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: "refund-1")
+            #expect(refund.balance.refunded == 5000)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test(arguments: [("0551234567", "966551234567"), ("+966 55 123 4567", "966551234567"), ("00966-55-123-4567", "966551234567"),
+                      ("966551234567", "966551234567"), ("55 123 4567", "966551234567"), ("+966 055 123 4567", "966551234567")])
+    func whatAPayerTypesIsNormalisedToInternationalForm(typed: String, sent: String) async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, phone: typed)
+            #expect(started.attempt.status == .pending)
+            #expect(simulator.mobileNumber(ofRefNum: started.attempt.id) == sent)
+        }
+    }
+
+    @Test(arguments: ["0112345678", "+971501234567", "05512345", "05x1234567", ""])
+    func aNumberThatIsNotASaudiMobileIsRefusedBeforeAnythingIsSent(phone: String) async throws {
+        try await withGateway { fx, simulator in
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "order-bad-phone", payer: Payer(phone: phone)))
+            let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "stcpay", provider: "stcpay"))
+            #expect(attempt.status == .failed)
+            #expect(attempt.problem?.code == "invalid_request")
+            #expect(attempt.problem?.detail.contains("payer.phone") == true)
+            #expect(simulator.status(ofRefNum: attempt.id) == nil)
+        }
+    }
+
+    @Test func theInstrumentPhoneIsUsedWhenThePayerHasNone() async throws {
+        try await withGateway { fx, simulator in
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "order-instrument"))
+            let attempt = try await fx.gateway.attempt(session: session.session.id,
+                                                       NewAttempt(method: "stcpay", provider: "stcpay", instrument: ["phone": .string("0559876543")]))
+            #expect(attempt.status == .pending)
+            #expect(simulator.mobileNumber(ofRefNum: attempt.id) == "966559876543")
+        }
+    }
+
+    @Test func aWrongOTPIsRetryableWithTheSameActionAndTheRightOneThenPays() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let otp = try #require(started.attempt.action?.sandboxOtp)
+            let wrong = try await type(fx, started, Self.wrong(otp))
+            #expect(wrong.status == .pending)
+            #expect(wrong.problem?.code == "otp_invalid")
+            #expect(wrong.problem?.retryable == true)
+            #expect(wrong.action?.type == .otp)
+            #expect(wrong.action?.sandboxOtp == otp)
+            #expect(wrong.action?.expiresAt == started.attempt.action?.expiresAt)
+            #expect(simulator.charges == 0)
+            let paid = try await type(fx, started, otp)
+            #expect(paid.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func threeWrongOTPsBurnTheCodeAndFailThePayment() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let otp = try #require(started.attempt.action?.sandboxOtp)
+            for _ in 0..<2 { #expect(try await type(fx, started, Self.wrong(otp)).status == .pending) }
+            let burned = try await type(fx, started, Self.wrong(otp))
+            #expect(burned.status == .failed)
+            #expect(burned.problem?.code == "otp_attempts_exceeded")
+            #expect(burned.problem?.retryable == false)
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func anExpiredRequestFailsAsExpiredAndIsNotRetryable() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let otp = try #require(started.attempt.action?.sandboxOtp)
+            #expect(simulator.expire(reference: started.attempt.id))
+            let expired = try await type(fx, started, otp)
+            #expect(expired.status == .failed)
+            #expect(expired.problem?.code == "expired")
+            #expect(expired.problem?.retryable == false)
+            #expect(expired.problem?.providerCode == "2026")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func verifyReportsAnUnpaidExpiredRequestAsFailed() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            #expect(try await fx.gateway.verify(attempt: started.attempt.id).status == .pending)
+            simulator.expire(reference: started.attempt.id)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .failed)
+            #expect(verified.problem?.code == "expired")
+        }
+    }
+
+    @Test func anEmptyWalletFailsWithInsufficientFunds() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, phone: "0551230000")
+            let result = try await type(fx, started, try #require(started.attempt.action?.sandboxOtp))
+            #expect(result.status == .failed)
+            #expect(result.problem?.code == "insufficient_funds")
+            #expect(result.problem?.providerCode == "2023")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aPayerWhoCancelsInTheAppIsCancelled() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, phone: "0551230027")
+            let result = try await type(fx, started, try #require(started.attempt.action?.sandboxOtp))
+            #expect(result.status == .cancelled)
+            #expect(result.problem?.code == "user_cancelled")
+            #expect(simulator.status(ofRefNum: started.attempt.id) == 4)
+            #expect(try await fx.gateway.verify(attempt: started.attempt.id).status == .cancelled)
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aConfirmWhoseAnswerIsLostIsReconciledByInquiryAndChargedOnce() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let otp = try #require(started.attempt.action?.sandboxOtp)
+            fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/DirectPaymentConfirm", method: "POST", fault: .drop))
+            let lost = try await type(fx, started, otp)
+            #expect(lost.status == .pending)
+            #expect(simulator.charges == 1)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func anOTPTypedAgainAfterALostConfirmFindsThePaymentAlreadyPaid() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let otp = try #require(started.attempt.action?.sandboxOtp)
+            fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/DirectPaymentConfirm", method: "POST", fault: .drop))
+            #expect(try await type(fx, started, otp).status == .pending)
+            // STC Pay answers 2009 already paid; the adapter asks PaymentInquiry and reports it.
+            let again = try await type(fx, started, otp)
+            #expect(again.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aConfirmThatTimesOutIsLeftPendingThenVerifiedWithoutASecondCharge() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let otp = try #require(started.attempt.action?.sandboxOtp)
+            fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/DirectPaymentConfirm", method: "POST",
+                                        fault: .latency(milliseconds: 4500)))
+            let timedOut = try await type(fx, started, otp)
+            #expect(timedOut.status == .pending)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func anAuthorizeWhoseAnswerIsLostStaysPendingAndInquirySeesIt() async throws {
+        try await withGateway { fx, simulator in
+            fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/DirectPaymentAuthorize", method: "POST", fault: .drop))
+            let started = try await start(fx)
+            #expect(started.attempt.status == .pending)
+            #expect(simulator.status(ofRefNum: started.attempt.id) == 1)
+            #expect(try await fx.gateway.verify(attempt: started.attempt.id).status == .pending)
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aRefundWhoseAnswerIsLostIsRetriedWithTheSameReferenceAndRefundsOnce() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let paid = try await type(fx, started, try #require(started.attempt.action?.sandboxOtp))
+            #expect(paid.status == .succeeded)
+            fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/RefundPayment", method: "POST", fault: .drop))
+            await #expect(throws: Problem.self) { try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: "refund-lost") }
+            #expect(simulator.refunded(ofRefNum: paid.id) == 5000)
+            let retried = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: "refund-lost")
+            #expect(retried.balance.refunded == 5000)
+            #expect(simulator.refunded(ofRefNum: paid.id) == 5000)
+        }
+    }
+
+    @Test func anAuthorizeRefusedWithA5xxIsUnknownUntilInquiryShowsNothingWasAsked() async throws {
+        try await withGateway { fx, simulator in
+            fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/DirectPaymentAuthorize", method: "POST", fault: .status(503)))
+            let started = try await start(fx)
+            #expect(started.attempt.status == .pending)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .failed)
+            #expect(verified.problem?.code == "unknown_payment")
+            #expect(simulator.charges == 0)
+        }
+    }
+}

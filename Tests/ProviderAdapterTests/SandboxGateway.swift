@@ -1,0 +1,117 @@
+import AsyncHTTPClient
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import PaymentGateway
+import PluginHost
+import ProviderSandbox
+import TestSupport
+
+/// The acceptance fixture of the provider adapters: the shipped simulators
+/// in-process on a loopback port, and a ``PaymentGateway`` over a scratch copy
+/// of the shipped manifests in sandbox mode (each provider manifest enabled
+/// against its simulator with sandbox credentials), loading the real adapter
+/// libraries through the bridge.
+///
+/// ```swift
+/// let fx = try await SandboxGateway.start()
+/// defer { Task { await fx.stop() } }   // or: await fx.stop() at the end
+/// let session = try await fx.gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-1"))
+/// ```
+final class SandboxGateway: Sendable {
+    let sandbox: ProviderSandbox
+    let gateway: PaymentGateway
+    let folder: URL
+    private let server: Task<Void, any Error>
+    private let client: HTTPClient
+
+    private init(sandbox: ProviderSandbox, gateway: PaymentGateway, folder: URL, server: Task<Void, any Error>) {
+        self.sandbox = sandbox
+        self.gateway = gateway
+        self.folder = folder
+        self.server = server
+        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+    }
+
+    /// Starts the simulators, then the gateway against them.
+    /// - Parameter configure: changes to the gateway's configuration (timeouts, …).
+    static func start(faults: FaultPlan = FaultPlan(),
+                      configure: (inout PaymentGateway.Configuration) -> Void = { _ in }) async throws -> SandboxGateway {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-gateway-\(UUID().uuidString)")
+        let manifests = folder.appendingPathComponent("manifests")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: manifests)
+        try? FileManager.default.removeItem(at: manifests.appendingPathComponent("schema"))
+
+        var quiet = Logger(label: "sandbox")
+        quiet.logLevel = .critical   // cancelling the server at stop() logs a harmless "already closed"
+        let sandbox = ProviderSandbox.shipped(faults: faults, logger: quiet)
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = sandbox.application(port: 0) { port in continuation.yield(port) }
+        let server = Task { try await application.runService() }
+        var iterator = ports.makeAsyncIterator()
+        guard await iterator.next() != nil, let baseURL = sandbox.baseURL else {
+            server.cancel()
+            throw SandboxGatewayError(message: "the simulators did not start")
+        }
+
+        var secrets: [String: [String: String]] = [:]
+        for simulator in sandbox.simulators { secrets[simulator.id] = simulator.sandboxSecrets }
+        let data = folder.appendingPathComponent("data")
+        var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: data.path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
+        configuration.sandbox = SandboxOverlay(baseURL: baseURL, secrets: secrets,
+                                               secretsDirectory: data.appendingPathComponent("sandbox/secrets"))
+        configure(&configuration)
+        var logger = Logger(label: "sandbox-gateway")
+        logger.logLevel = .warning
+        do {
+            let gateway = try PaymentGateway(configuration: configuration, logger: logger)
+            return SandboxGateway(sandbox: sandbox, gateway: gateway, folder: folder, server: server)
+        } catch {
+            server.cancel()
+            throw error
+        }
+    }
+
+    /// The simulator with `id`, as its own type.
+    func simulator<S: ProviderSimulator>(_ id: String, as type: S.Type = S.self) throws -> S {
+        guard let simulator = sandbox.simulator(id) as? S else {
+            throw SandboxGatewayError(message: "no simulator \(id) of type \(S.self)")
+        }
+        return simulator
+    }
+
+    /// The payer's step on a hosted page: GET `url` with
+    /// `sandbox_outcome=<outcome>` added (approve, decline, cancel), redirects
+    /// not followed.
+    func payerStep(_ url: String, outcome: String) async throws -> (status: Int, location: String?, body: String) {
+        let separator = url.contains("?") ? "&" : "?"
+        return try await get(url + separator + "sandbox_outcome=" + outcome)
+    }
+
+    /// GET `url` (redirects not followed).
+    func get(_ url: String) async throws -> (status: Int, location: String?, body: String) {
+        let request = HTTPClientRequest(url: url)
+        let response = try await client.execute(request, timeout: .seconds(30))
+        let body = try await response.body.collect(upTo: 1 << 20)
+        return (Int(response.status.code), response.headers.first(name: "location"), String(buffer: body))
+    }
+
+    /// Stops the gateway (its adapters drain), then the simulators, and removes the scratch folder.
+    func stop() async {
+        await gateway.shutdown()
+        server.cancel()
+        _ = try? await server.value
+        try? await client.shutdown()
+        try? FileManager.default.removeItem(at: folder)
+    }
+}
+
+struct SandboxGatewayError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

@@ -1,0 +1,240 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PaymentGateway
+import ProviderSandbox
+import Testing
+
+/// The Tabby adapter through the real host (dlopen, bridge, engine) against
+/// the simulator: the hosted-page flow on each region's host, pre-scoring and
+/// payer refusals, expiry, lost answers reconciled without charging twice,
+/// back-office operations and webhooks.
+@Suite("Tabby adapter through the host")
+struct TabbyAdapterTests {
+    static let back = "https://shop.example/return"
+    static let buyer = Payer(name: "Sara Al-Harbi", email: "otp.success@tabby.ai", phone: "+966500000001")
+
+    func withGateway(_ body: (SandboxGateway, TabbySimulator) async throws -> Void) async throws {
+        // No background reconciliation: each test verifies when it means to.
+        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
+        do { try await body(fx, try fx.simulator("tabby")) } catch { await fx.stop(); throw error }
+        await fx.stop()
+    }
+
+    /// A session and a Tabby attempt, pending at the hosted page.
+    func start(_ fx: SandboxGateway, amount: Money = Money(value: 25000, currency: "SAR"), country: String = "SA",
+               payer: Payer = TabbyAdapterTests.buyer, capture: CaptureMode = .automatic) async throws -> (session: String, attempt: Attempt) {
+        let session = try await fx.gateway.createSession(NewSession(
+            amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))", payer: payer, capture: capture, returnUrl: Self.back))
+        let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
+        return (session.session.id, attempt)
+    }
+
+    /// The payer's step on the hosted page, then the return to the shop.
+    func pay(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), outcome: String = "approve") async throws -> Attempt {
+        let url = try #require(started.attempt.action?.url)
+        let step = try await fx.payerStep(url, outcome: outcome)
+        #expect(step.status == 302)
+        let location = try #require(step.location)
+        #expect(location.hasPrefix(Self.back + "?tabby_return="))
+        return try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: Self.query(location)))
+    }
+
+    static func query(_ url: String) -> [String: String] {
+        var params: [String: String] = [:]
+        for item in URLComponents(string: url)?.queryItems ?? [] { params[item.name] = item.value ?? "" }
+        return params
+    }
+
+    /// Tabby's payment id, from the attempt's provider reference.
+    static func paymentId(_ attempt: Attempt) throws -> String {
+        try #require(attempt.providerReference?.split(separator: ":").last.map(String.init))
+    }
+
+    @Test func aSaudiPaymentRedirectsToTabbyAndIsCapturedOnlyOnceTabbySaysAuthorized() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            #expect(started.attempt.status == .pending)
+            #expect(started.attempt.action?.type == .redirect)
+            #expect(started.attempt.action?.expiresAt != nil)
+            #expect(started.attempt.action?.url?.contains("/tabby/checkout/") == true)
+            #expect(started.attempt.providerReference?.hasPrefix("sa:automatic:") == true)
+            // A return before paying, with made-up parameters, changes nothing.
+            let early = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id,
+                                                     PayerInput(returnParams: ["tabby_return": "success", "payment_id": "forged"]))
+            #expect(early.status == .pending)
+            #expect(simulator.charges == 0)
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(paid.providerStatus == "CLOSED")
+            #expect(simulator.charges == 1)
+            #expect(simulator.status(ofPayment: try Self.paymentId(paid)) == "CLOSED")
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: "refund-1")
+            #expect(refund.balance.refunded == 5000)
+        }
+    }
+
+    @Test func aKuwaitiDinarPaymentGoesToTheUAEHostWithThreeDecimals() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, amount: Money(value: 1234, currency: "KWD"), country: "KW",
+                                          payer: Payer(name: "Fahad", email: "otp.success@tabby.ai", phone: "+96590000001"))
+            #expect(started.attempt.providerReference?.hasPrefix("ai:") == true)
+            let page = try await fx.get(try #require(started.attempt.action?.url))
+            #expect(page.body.contains("1.234 KWD"))
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(paid.balance?.captured == 1234)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func anEmiratiDirhamPaymentGoesToTheUAEHost() async throws {
+        try await withGateway { fx, _ in
+            let started = try await start(fx, amount: Money(value: 15000, currency: "AED"), country: "AE",
+                                          payer: Payer(email: "otp.success@tabby.ai", phone: "+971500000001"))
+            #expect(started.attempt.providerReference?.hasPrefix("ai:") == true)
+            #expect(try await pay(fx, started).status == .succeeded)
+        }
+    }
+
+    @Test func aManualCapturePaymentIsAuthorizedThenCapturedAndRefunded() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            #expect(paid.status == .authorized)
+            #expect(simulator.charges == 0)
+            let capture = try await fx.gateway.capture(payment: paid.id, amount: 25000, idempotencyKey: "cap-1")
+            #expect(capture.balance.captured == 25000)
+            #expect(simulator.charges == 1)
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 25000, idempotencyKey: "ref-1")
+            #expect(refund.balance.refunded == 25000)
+        }
+    }
+
+    @Test func anUncapturedAuthorizationIsVoidedByClosingIt() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            let void = try await fx.gateway.void(payment: paid.id, idempotencyKey: "void-1")
+            #expect(void.balance.capturable == 0)
+            #expect(simulator.status(ofPayment: try Self.paymentId(paid)) == "CLOSED")
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-after-void") }
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aBuyerRejectedByPreScoringFailsAsBNPLDeclinedAndIsSafeToRetryElsewhere() async throws {
+        try await withGateway { fx, simulator in
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 25000, currency: "SAR"), country: "SA", orderId: "order-rejected",
+                payer: Payer(email: "otp.rejected@tabby.ai", phone: "+966500000002"), returnUrl: Self.back))
+            _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
+            let snapshot = try await fx.gateway.session(session.session.id)
+            let tabby = try #require(snapshot.session.attempts.first { $0.providerID == "tabby" })
+            #expect(tabby.status == .failed)
+            #expect(tabby.problem?.code == "bnpl_declined")
+            #expect(tabby.problem?.providerCode == "not_available")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test(arguments: [("decline", AttemptStatus.failed, "bnpl_declined"), ("cancel", AttemptStatus.cancelled, "user_cancelled")])
+    func aRefusalOnTheHostedPageIsNotCharged(outcome: String, status: AttemptStatus, problem: String) async throws {
+        try await withGateway { fx, simulator in
+            let result = try await pay(fx, try await start(fx), outcome: outcome)
+            #expect(result.status == status)
+            #expect(result.problem?.code == problem)
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aPaymentLeftUnapprovedForThirtyMinutesFailsAsExpired() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            simulator.age(payment: try Self.paymentId(started.attempt), by: 30 * 60)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .failed)
+            #expect(verified.problem?.code == "expired")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aDroppedPaymentQueryLeavesThePaymentPendingAndVerifyCapturesItOnce() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/payments/", method: "GET", fault: .drop))
+            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            #expect(returned.status == .pending)
+            #expect(simulator.charges == 0)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aTimedOutCaptureLeavesThePaymentPendingAndVerifyFindsItCapturedOnce() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            // Longer than the sandbox request timeout (3 s): the capture happens, its answer is lost.
+            fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/payments/", method: "POST", fault: .latency(milliseconds: 4500)))
+            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            #expect(returned.status == .pending)
+            #expect(simulator.charges == 1)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aDroppedCaptureRetriedUnderTheSameKeyCapturesOnce() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/payments/", method: "POST", fault: .drop))
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop") }
+            #expect(simulator.charges == 1)
+            let retried = try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop")
+            #expect(retried.balance.captured == 25000)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aLostCheckoutSessionChargesNothingAndMayGoElsewhere() async throws {
+        try await withGateway { fx, simulator in
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 25000, currency: "SAR"), country: "SA", orderId: "order-lost", payer: Self.buyer, returnUrl: Self.back))
+            fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/checkout", method: "POST", fault: .drop))
+            _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
+            let snapshot = try await fx.gateway.session(session.session.id)
+            let tabby = try #require(snapshot.session.attempts.first { $0.providerID == "tabby" })
+            #expect(tabby.status == .failed)
+            #expect(tabby.problem?.code == "provider_error")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aWebhookIsConfirmedByFetchingThePaymentAndAForgedOneIsRefused() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            let id = try Self.paymentId(started.attempt)
+            let hook = try #require(simulator.webhook(forPayment: id))
+
+            let wrongHeader = try #require(simulator.webhook(forPayment: id, headerValue: "guessed"))
+            await #expect(throws: Problem.self) { try await fx.gateway.webhook(provider: "tabby", headers: wrongHeader.headers, body: wrongHeader.body) }
+            // The right header, but a payment Tabby never made.
+            let invented = String(decoding: hook.body, as: UTF8.self).replacingOccurrences(of: id, with: "0badf00d-0000-4000-8000-000000000000")
+            await #expect(throws: Problem.self) { try await fx.gateway.webhook(provider: "tabby", headers: hook.headers, body: Data(invented.utf8)) }
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .pending)
+            #expect(simulator.charges == 0)
+
+            let outcome = try await fx.gateway.webhook(provider: "tabby", headers: hook.headers, body: hook.body)
+            #expect(outcome == .applied(AttemptRef(sessionID: started.session, attemptID: started.attempt.id)))
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .succeeded)
+            #expect(simulator.charges == 1)
+            // A later verify finds it settled, and captures nothing again.
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+}

@@ -1,0 +1,291 @@
+import CheckoutEngine
+import Crypto
+import Foundation
+import GatewayPayloads
+import PaymentGateway
+import ProviderSandbox
+import Testing
+
+/// The Tamara adapter through the real host (dlopen, bridge, engine) against
+/// the simulator: the approval flow with authorise and capture, every order
+/// status it maps, lost answers reconciled without charging twice, and
+/// JWT-signed notifications.
+@Suite("Tamara adapter through the host")
+struct TamaraAdapterTests {
+    static let back = "https://shop.example/return"
+    static let address: [String: JSONValue] = ["shipping_address": .object(["line1": .string("3764 Al Urubah Rd"), "city": .string("Riyadh")])]
+
+    func withGateway(_ body: (SandboxGateway, TamaraSimulator) async throws -> Void) async throws {
+        // No background reconciliation: each test verifies when it means to.
+        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
+        do { try await body(fx, try fx.simulator("tamara")) } catch { await fx.stop(); throw error }
+        await fx.stop()
+    }
+
+    /// A session and a Tamara attempt, pending at the approval page.
+    func start(_ fx: SandboxGateway, amount: Money = Money(value: 30000, currency: "SAR"), country: String = "SA",
+               capture: CaptureMode = .automatic) async throws -> (session: String, attempt: Attempt) {
+        let session = try await fx.gateway.createSession(NewSession(
+            amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))",
+            payer: Payer(name: "Mona Lisa", email: "mona@example.com", phone: "566027755"), capture: capture, returnUrl: Self.back))
+        let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", provider: "tamara", instrument: Self.address))
+        return (session.session.id, attempt)
+    }
+
+    /// The payer's step on the approval page, then the return to the shop with what Tamara appended.
+    func pay(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), outcome: String = "approve") async throws -> Attempt {
+        let step = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: outcome)
+        #expect(step.status == 302)
+        let location = try #require(step.location)
+        #expect(location.hasPrefix(Self.back + "?orderId="))
+        return try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: Self.query(location)))
+    }
+
+    static func query(_ url: String) -> [String: String] {
+        var params: [String: String] = [:]
+        for item in URLComponents(string: url)?.queryItems ?? [] { params[item.name] = item.value ?? "" }
+        return params
+    }
+
+    static func base64URL(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+    }
+
+    static func orderId(_ attempt: Attempt) throws -> String {
+        let parts = try #require(attempt.providerReference?.split(separator: ":").map(String.init))
+        try #require(parts.count == 3)
+        return parts[1]
+    }
+
+    @Test func anApprovedOrderIsAuthorisedAndCapturedOnlyOnceTheOrderSaysApproved() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            #expect(started.attempt.status == .pending)
+            #expect(started.attempt.action?.type == .redirect)
+            #expect(started.attempt.action?.url?.contains("/tamara/checkout/") == true)
+            let orderId = try Self.orderId(started.attempt)
+            // A return before approving, claiming approval, changes nothing.
+            let early = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id,
+                                                     PayerInput(returnParams: ["orderId": orderId, "paymentStatus": "approved"]))
+            #expect(early.status == .pending)
+            #expect(simulator.status(ofOrder: orderId) == "new")
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(paid.providerStatus == "fully_captured")
+            #expect(simulator.status(ofOrder: orderId) == "fully_captured")
+            #expect(simulator.charges == 1)
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 10050, idempotencyKey: "refund-1")
+            #expect(refund.amount == Money(value: 10050, currency: "SAR"))
+            #expect(simulator.status(ofOrder: orderId) == "partially_refunded")
+        }
+    }
+
+    @Test func aManualCaptureOrderIsAuthorisedThenCapturedAndRefunded() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, capture: .manual)
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .authorized)
+            #expect(simulator.status(ofOrder: try Self.orderId(started.attempt)) == "authorised")
+            #expect(simulator.charges == 0)
+            let capture = try await fx.gateway.capture(payment: paid.id, amount: 12000, idempotencyKey: "cap-1")
+            #expect(capture.balance.captured == 12000)
+            #expect(simulator.charges == 1)
+            #expect(simulator.status(ofOrder: try Self.orderId(started.attempt)) == "partially_captured")
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 12000, idempotencyKey: "ref-1")
+            #expect(refund.balance.refunded == 12000)
+        }
+    }
+
+    @Test func anUncapturedAuthorisationIsCanceledAtTamara() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, capture: .manual)
+            let paid = try await pay(fx, started)
+            let void = try await fx.gateway.void(payment: paid.id, idempotencyKey: "void-1")
+            #expect(void.balance.capturable == 0)
+            #expect(simulator.status(ofOrder: try Self.orderId(started.attempt)) == "canceled")
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-after-void") }
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aKuwaitiDinarOrderIsSentWithThreeDecimals() async throws {
+        try await withGateway { fx, _ in
+            let started = try await start(fx, amount: Money(value: 1234, currency: "KWD"), country: "KW")
+            let page = try await fx.get(try #require(started.attempt.action?.url))
+            #expect(page.body.contains("1.234 KWD"))
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .succeeded)
+            #expect(paid.balance?.captured == 1234)
+        }
+    }
+
+    @Test func aDeclinedOrderFailsAsABNPLRefusalThatMayGoElsewhere() async throws {
+        try await withGateway { fx, simulator in
+            let result = try await pay(fx, try await start(fx), outcome: "decline")
+            #expect(result.status == .failed)
+            #expect(result.problem?.code == "bnpl_declined")
+            #expect(result.providerStatus == "declined")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aPayerWhoCancelsHasTheCheckoutVoidedAndTheAttemptCancelled() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let result = try await pay(fx, started, outcome: "cancel")
+            #expect(result.status == .cancelled)
+            #expect(result.problem?.code == "user_cancelled")
+            #expect(simulator.status(ofOrder: try Self.orderId(started.attempt)) == "canceled")
+            // The voided checkout cannot be approved any more.
+            let late = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            #expect(late.location?.hasSuffix("paymentStatus=canceled") == true)
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func anOrderNeverApprovedExpiresAndVerifyFailsIt() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            #expect(try await fx.gateway.verify(attempt: started.attempt.id).status == .pending)
+            simulator.age(order: try Self.orderId(started.attempt), by: 31 * 60)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .failed)
+            #expect(verified.problem?.code == "expired")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aCheckoutTamaraRefusesFailsBeforeAnythingIsCharged() async throws {
+        try await withGateway { fx, simulator in
+            // Saudi riyals in Kuwait: Tamara refuses the currency for the country.
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 30000, currency: "SAR"), country: "KW", orderId: "order-refused",
+                payer: Payer(name: "Mona Lisa", phone: "566027755"), returnUrl: Self.back))
+            _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", provider: "tamara", instrument: Self.address))
+            let snapshot = try await fx.gateway.session(session.session.id)
+            let tamara = try #require(snapshot.session.attempts.first { $0.providerID == "tamara" })
+            #expect(tamara.status == .failed)
+            #expect(tamara.problem?.code == "provider_error")
+            #expect(tamara.problem?.providerCode == "currency_not_supported_for_country")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aLostCheckoutSessionChargesNothingAndMayGoElsewhere() async throws {
+        try await withGateway { fx, simulator in
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 30000, currency: "SAR"), country: "SA", orderId: "order-lost",
+                payer: Payer(name: "Mona Lisa", phone: "566027755"), returnUrl: Self.back))
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/checkout", method: "POST", fault: .drop))
+            let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", instrument: Self.address))
+            let snapshot = try await fx.gateway.session(session.session.id)
+            let tamara = try #require(snapshot.session.attempts.first { $0.providerID == "tamara" })
+            #expect(tamara.status == .failed)
+            #expect(tamara.problem?.code == "provider_error")
+            #expect(attempt.providerID != "tamara")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aDroppedCaptureAnswerLeavesThePaymentPendingAndVerifyFindsItChargedOnce() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/payments/capture", method: "POST", fault: .drop))
+            let returned = try await pay(fx, started)
+            #expect(returned.status == .pending)
+            #expect(simulator.charges == 1)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aTimedOutOrderQueryLeavesThePaymentPendingAndVerifyFindsIt() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            // Longer than the sandbox request timeout (3 s): the host gives up on the answer.
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/orders/", method: "GET", fault: .latency(milliseconds: 4500)))
+            let returned = try await pay(fx, started)
+            #expect(returned.status == .pending)
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .succeeded)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aDroppedManualCaptureRetriedUnderTheSameKeyCapturesOnce() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/payments/capture", method: "POST", fault: .drop))
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop") }
+            #expect(simulator.charges == 1)
+            let retried = try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop")
+            #expect(retried.balance.captured == 30000)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func aSignedApprovedNotificationSettlesThePaymentAndForgedOnesAreRefused() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let orderId = try Self.orderId(started.attempt)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            let note = try #require(simulator.notification(forOrder: orderId))
+
+            let otherKey = try #require(simulator.notification(forOrder: orderId, key: "not-the-notification-token"))
+            await #expect(throws: Problem.self) { try await fx.gateway.webhook(provider: "tamara", headers: otherKey.headers, body: otherKey.body) }
+            let expired = try #require(simulator.notification(forOrder: orderId, lifetime: -3600))
+            await #expect(throws: Problem.self) { try await fx.gateway.webhook(provider: "tamara", headers: expired.headers, body: expired.body) }
+            let parts = note.token.split(separator: ".").map(String.init)
+            let none = Self.base64URL(Data(#"{"alg":"none","typ":"JWT"}"#.utf8))
+            await #expect(throws: Problem.self) {
+                try await fx.gateway.webhook(provider: "tamara", headers: ["Authorization": "Bearer \(none).\(parts[1])."], body: note.body)
+            }
+            await #expect(throws: Problem.self) { try await fx.gateway.webhook(provider: "tamara", headers: [:], body: note.body) }
+            // Correctly keyed, but claiming another algorithm: the token may not choose how it is checked.
+            let hs384 = Self.base64URL(Data(#"{"alg":"HS384","typ":"JWT"}"#.utf8))
+            let mac = HMAC<SHA256>.authenticationCode(for: Data((hs384 + "." + parts[1]).utf8),
+                                                      using: SymmetricKey(data: Data(TamaraSimulator.notificationToken.utf8)))
+            await #expect(throws: Problem.self) {
+                try await fx.gateway.webhook(provider: "tamara", headers: ["Authorization": "Bearer \(hs384).\(parts[1]).\(Self.base64URL(Data(mac)))"], body: note.body)
+            }
+            #expect(simulator.status(ofOrder: orderId) == "approved")
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .pending)
+
+            let outcome = try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: note.body)
+            #expect(outcome == .applied(AttemptRef(sessionID: started.session, attemptID: started.attempt.id)))
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .succeeded)
+            #expect(simulator.status(ofOrder: orderId) == "fully_captured")
+            #expect(try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: note.body) == .duplicate)
+            // The payer's late return finds it settled and takes nothing more.
+            _ = try? await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    @Test func anApprovedNotificationForAManualCaptureOrderAuthorisesIt() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, capture: .manual)
+            let orderId = try Self.orderId(started.attempt)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            let note = try #require(simulator.notification(forOrder: orderId))
+            _ = try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: note.body)
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .authorized)
+            #expect(simulator.status(ofOrder: orderId) == "authorised")
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aSignedNotificationAboutAnOrderTamaraDoesNotKnowIsAcknowledgedAndIgnored() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let orderId = try Self.orderId(started.attempt)
+            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            let note = try #require(simulator.notification(forOrder: orderId))
+            let body = String(decoding: note.body, as: UTF8.self).replacingOccurrences(of: orderId, with: "00000000-0000-4000-8000-000000000000")
+            let outcome = try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: Data(body.utf8))
+            guard case .ignored = outcome else { Issue.record("expected the notification to be ignored, got \(outcome)"); return }
+            #expect(simulator.status(ofOrder: orderId) == "approved")
+        }
+    }
+}
