@@ -57,7 +57,7 @@ struct SandboxControl: Sendable {
     }
 
     static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
+        SimulatorJSON.response(status, body)
     }
 
     static func quoted(_ text: String) -> String {

@@ -57,6 +57,26 @@ final class LoaderFailureTests: XCTestCase {
         }
     }
 
+    func testAnUnusableTLSSecretRefusesTheAdapterNamingTheSecretNotItsValue() throws {
+        let folder = try ManifestFolder()
+        let certificate = folder.root.appendingPathComponent("client.pem")
+        try FileManager.default.createDirectory(at: folder.root, withIntermediateDirectories: true)
+        try Data("not-a-certificate-5f2e".utf8).write(to: certificate)
+        try folder.writeMockVariant("mock.json", [
+            "secrets": ["webhook_secret": "env:GATEWAY_MOCK_WEBHOOK_SECRET", "client_cert": "file:\(certificate.path)"],
+            "tls": ["ca_certificate": "client_cert"],
+        ])
+        let records = try folder.loadAll()
+        let mock = try XCTUnwrap(records[id: "mock"])
+        XCTAssertEqual(mock.state, .refused)
+        let failure = try XCTUnwrap(mock.failure)
+        XCTAssertEqual(failure.kind, "tls_unusable")
+        XCTAssertTrue(failure.description.contains(#"tls.ca_certificate: secret "client_cert" is not a PEM certificate"#), failure.description)
+        XCTAssertFalse(failure.description.contains("not-a-certificate-5f2e"))
+        XCTAssertEqual(records[id: "example-c"]?.state, .loaded, "the other adapter still loads")
+        for record in records { await_shutdown(record) }
+    }
+
     func testMissingLibraryNamesWhereItLooked() throws {
         let folder = try ManifestFolder()
         try folder.writeMockVariant("ghost.json", ["id": "ghost", "library": "libGhost.so"])

@@ -13,37 +13,20 @@ struct HyperPayAdapterTests {
     static let back = "https://shop.example/return"
 
     func withGateway(_ body: (SandboxGateway, HyperPaySimulator) async throws -> Void) async throws {
-        // No background reconciliation: each test verifies when it means to.
-        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
-        do { try await body(fx, try fx.simulator("hyperpay")) } catch { await fx.stop(); throw error }
-        await fx.stop()
+        try await SandboxGateway.run(simulator: "hyperpay", body)
     }
 
     /// A session and a HyperPay attempt, pending at the widget.
     func start(_ fx: SandboxGateway, method: String = "visa", amount: Money = Money(value: 9200, currency: "SAR"),
-               country: String = "SA", capture: CaptureMode = .automatic) async throws -> (session: String, attempt: Attempt) {
-        let session = try await fx.gateway.createSession(NewSession(
-            amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))", capture: capture, returnUrl: Self.back))
-        let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: method, provider: "hyperpay"))
-        return (session.session.id, attempt)
+               country: String = "SA", capture: CaptureMode = .automatic) async throws -> StartedAttempt {
+        try await fx.start(NewSession(amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))", capture: capture, returnUrl: Self.back),
+                           NewAttempt(method: method, provider: "hyperpay"))
     }
 
     /// The payer's step on the widget, then the return to the shop.
-    func pay(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), outcome: String = "approve",
+    func pay(_ fx: SandboxGateway, _ started: StartedAttempt, outcome: String = "approve",
              code: String? = nil) async throws -> Attempt {
-        let url = try #require(started.attempt.action?.url)
-        let step = try await fx.payerStep(url + (code.map { "&sandbox_code=\($0)" } ?? ""), outcome: outcome)
-        #expect(step.status == 302)
-        let location = try #require(step.location)
-        #expect(location.hasPrefix(Self.back + "?id="))
-        return try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id,
-                                            PayerInput(returnParams: Self.query(location)))
-    }
-
-    static func query(_ url: String) -> [String: String] {
-        var params: [String: String] = [:]
-        for item in URLComponents(string: url)?.queryItems ?? [] { params[item.name] = item.value ?? "" }
-        return params
+        try await fx.payOnHostedPage(started, outcome: outcome, query: code.map { "&sandbox_code=\($0)" } ?? "", returnPrefix: Self.back + "?id=")
     }
 
     @Test func aVisaPaymentRedirectsToTheWidgetAndSucceedsOnlyOnceTheStatusQuerySaysSo() async throws {
@@ -171,10 +154,9 @@ struct HyperPayAdapterTests {
     @Test func aDroppedStatusAnswerLeavesThePaymentPendingAndVerifyFindsItChargedOnce() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
-            let url = try #require(started.attempt.action?.url)
-            _ = try await fx.payerStep(url, outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts/", method: "GET", fault: .drop))
-            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            let returned = try await fx.returnWithoutParameters(started)
             #expect(returned.status == .pending)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
             #expect(verified.status == .succeeded)
@@ -185,10 +167,10 @@ struct HyperPayAdapterTests {
     @Test func aTimedOutStatusQueryLeavesThePaymentPendingAndVerifyFindsIt() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             // Longer than the sandbox request timeout (3 s): the host gives up on the answer.
             fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts/", method: "GET", fault: .latency(milliseconds: 4500)))
-            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            let returned = try await fx.returnWithoutParameters(started)
             #expect(returned.status == .pending)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
             #expect(verified.status == .succeeded)
@@ -232,8 +214,7 @@ struct HyperPayAdapterTests {
                 amount: Money(value: 9200, currency: "SAR"), country: "SA", orderId: "order-lost", returnUrl: Self.back))
             fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts", method: "POST", fault: .drop))
             let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "visa"))
-            let snapshot = try await fx.gateway.session(session.session.id)
-            let hyperpay = try #require(snapshot.session.attempts.first { $0.providerID == "hyperpay" })
+            let hyperpay = try await fx.attempt(by: "hyperpay", inSession: session.session.id)
             #expect(hyperpay.status == .failed)
             #expect(hyperpay.problem?.code == "provider_error")
             // Provably not charged, so the engine may try the next provider at once.
@@ -245,7 +226,7 @@ struct HyperPayAdapterTests {
     @Test func anEncryptedNotificationIsAppliedAndAForgedOneRefused() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             let checkoutId = try #require(started.attempt.providerReference?.split(separator: ":").last.map(String.init))
             let note = try #require(simulator.notification(forCheckout: checkoutId))
 

@@ -1,9 +1,7 @@
 import Foundation
-import Logging
 import PaymentGateway
 import PluginHost
 import Testing
-import TestSupport
 
 /// The HyperPay adapter refuses to start on an incomplete configuration,
 /// with a message naming what is missing.
@@ -11,22 +9,7 @@ import TestSupport
 struct HyperPayConfigurationTests {
     /// The shipped manifest, enabled, with `config` replaced, loaded by a gateway.
     func load(config: [String: String]) throws -> ProviderRecord? {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("hyperpay-config-\(UUID().uuidString)")
-        let manifests = folder.appendingPathComponent("manifests")
-        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let shipped = BuildProducts.shippedManifests.appendingPathComponent("hyperpay.json")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: shipped)) as? [String: Any])
-        manifest["enabled"] = true
-        manifest["config"] = config
-        manifest["library"] = BuildProducts.directory.appendingPathComponent("libHyperPayAdapter.so").path
-        manifest.removeValue(forKey: "sandbox")
-        try JSONSerialization.data(withJSONObject: manifest).write(to: manifests.appendingPathComponent("hyperpay.json"))
-        var logger = Logger(label: "hyperpay-config")
-        logger.logLevel = .critical
-        let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: folder.appendingPathComponent("data").path), logger: logger)
-        defer { Task { await gateway.shutdown() } }
-        return gateway.providerRecords.first { $0.id == "hyperpay" }
+        try ShippedManifestLoader.load("hyperpay", library: "libHyperPayAdapter.so", config: config)
     }
 
     static let complete: [String: String] = [

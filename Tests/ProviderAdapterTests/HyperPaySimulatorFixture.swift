@@ -1,16 +1,11 @@
-import AsyncHTTPClient
 import Foundation
-import Logging
-import NIOCore
 import ProviderSandbox
 
 /// The HyperPay simulator alone on a loopback port, with a client that speaks
 /// its wire format (form bodies, the sandbox Bearer token) and follows no redirect.
 final class HyperPaySimulatorFixture: Sendable {
-    let sandbox: ProviderSandbox
+    private let server: SimulatorServer
     let base: String
-    private let server: Task<Void, any Error>
-    private let client: HTTPClient
 
     struct Answer {
         var status: Int
@@ -20,47 +15,28 @@ final class HyperPaySimulatorFixture: Sendable {
         var code: String? { (json["result"] as? [String: Any])?["code"] as? String }
     }
 
-    private init(sandbox: ProviderSandbox, base: String, server: Task<Void, any Error>) {
-        self.sandbox = sandbox
-        self.base = base
+    private init(server: SimulatorServer) {
         self.server = server
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        base = server.root + "/hyperpay"
     }
 
     static func start() async throws -> HyperPaySimulatorFixture {
-        var logger = Logger(label: "hyperpay-simulator-tests")
-        logger.logLevel = .critical
-        let sandbox = ProviderSandbox(simulators: [HyperPaySimulator()], logger: logger)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = sandbox.application(port: 0) { continuation.yield($0) }
-        let server = Task { try await application.runService() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw SandboxGatewayError(message: "the simulator did not start") }
-        return HyperPaySimulatorFixture(sandbox: sandbox, base: "http://127.0.0.1:\(port)/hyperpay", server: server)
+        HyperPaySimulatorFixture(server: try await SimulatorServer.start([HyperPaySimulator()], label: "hyperpay-simulator-tests"))
     }
 
+    var sandbox: ProviderSandbox { server.sandbox }
     var hyperpay: HyperPaySimulator { sandbox.simulators[0] as! HyperPaySimulator }
 
-    func stop() async {
-        server.cancel()
-        _ = try? await server.value
-        try? await client.shutdown()
-    }
+    func stop() async { await server.stop() }
 
     /// `method base+path` with `form` as the body; the sandbox token unless `token` says otherwise.
     func request(_ method: String, _ path: String, form: [(String, String)]? = nil,
                  token: String? = HyperPaySimulator.accessToken) async throws -> Answer {
-        var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : base + path)
-        request.method = .init(rawValue: method)
-        if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
-        if let form {
-            request.headers.add(name: "Content-Type", value: "application/x-www-form-urlencoded")
-            let encoded = form.map { "\(Self.escape($0.0))=\(Self.escape($0.1))" }.joined(separator: "&")
-            request.body = .bytes(ByteBuffer(string: encoded))
+        let encoded = form.map { form in
+            (contentType: "application/x-www-form-urlencoded", text: form.map { "\(Self.escape($0.0))=\(Self.escape($0.1))" }.joined(separator: "&"))
         }
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return Answer(status: Int(response.status.code), location: response.headers.first(name: "location"), text: String(buffer: body))
+        let reply = try await server.send(method, path.hasPrefix("http") ? path : base + path, headers: SimulatorServer.bearer(token), body: encoded)
+        return Answer(status: reply.status, location: reply.location, text: reply.text)
     }
 
     static func escape(_ text: String) -> String {

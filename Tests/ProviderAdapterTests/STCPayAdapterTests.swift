@@ -16,13 +16,11 @@ import Testing
 @Suite("STC Pay adapter through the host")
 struct STCPayAdapterTests {
     func withGateway(_ body: (SandboxGateway, STCPaySimulator) async throws -> Void) async throws {
-        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
-        do { try await body(fx, try fx.simulator("stcpay")) } catch { await fx.stop(); throw error }
-        await fx.stop()
+        try await SandboxGateway.run(simulator: "stcpay", body)
     }
 
     /// A session and an STC Pay attempt for `phone`, pending at the OTP.
-    func start(_ fx: SandboxGateway, phone: String = "0551234567", amount: Int64 = 15050) async throws -> (session: String, attempt: Attempt) {
+    func start(_ fx: SandboxGateway, phone: String = "0551234567", amount: Int64 = 15050) async throws -> StartedAttempt {
         let session = try await fx.gateway.createSession(NewSession(
             amount: Money(value: amount, currency: "SAR"), country: "SA", orderId: "order-\(UUID().uuidString.prefix(8))",
             payer: Payer(name: "Noura", phone: phone)))
@@ -30,7 +28,7 @@ struct STCPayAdapterTests {
         return (session.session.id, attempt)
     }
 
-    func type(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), _ otp: String) async throws -> Attempt {
+    func type(_ fx: SandboxGateway, _ started: StartedAttempt, _ otp: String) async throws -> Attempt {
         try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(otp: otp))
     }
 

@@ -1,9 +1,7 @@
 import Foundation
-import Logging
 import PaymentGateway
 import PluginHost
 import Testing
-import TestSupport
 
 /// The STC Pay adapter refuses to start on an unusable configuration, with a
 /// message naming the setting.
@@ -12,24 +10,10 @@ struct STCPayConfigurationTests {
     /// The shipped manifest, enabled, with `config` replaced (and no mutual
     /// TLS, whose secrets are not set here), loaded by a gateway.
     func load(config: [String: Any]) throws -> ProviderRecord? {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stcpay-config-\(UUID().uuidString)")
-        let manifests = folder.appendingPathComponent("manifests")
-        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let shipped = BuildProducts.shippedManifests.appendingPathComponent("stcpay.json")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: shipped)) as? [String: Any])
-        manifest["enabled"] = true
-        manifest["config"] = config
-        manifest["library"] = BuildProducts.directory.appendingPathComponent("libSTCPayAdapter.so").path
-        manifest.removeValue(forKey: "sandbox")
-        manifest.removeValue(forKey: "tls")
-        manifest["secrets"] = [String: String]()
-        try JSONSerialization.data(withJSONObject: manifest).write(to: manifests.appendingPathComponent("stcpay.json"))
-        var logger = Logger(label: "stcpay-config")
-        logger.logLevel = .critical
-        let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: folder.appendingPathComponent("data").path), logger: logger)
-        defer { Task { await gateway.shutdown() } }
-        return gateway.providerRecords.first { $0.id == "stcpay" }
+        try ShippedManifestLoader.load("stcpay", library: "libSTCPayAdapter.so", config: config) { manifest in
+            manifest.removeValue(forKey: "tls")
+            manifest["secrets"] = [String: String]()
+        }
     }
 
     static let base = "https://b2b.stcpay.com.sa/B2B.DirectPayment.WebApi/DirectPayment/V4"

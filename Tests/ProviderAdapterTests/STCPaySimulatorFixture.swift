@@ -1,18 +1,14 @@
 import AsyncHTTPClient
 import Foundation
-import Logging
-import NIOCore
 import ProviderSandbox
 
 /// The STC Pay simulator alone on a loopback port, with a client that speaks
 /// its wire format: `POST <Op>` with `X-ClientCode` and a
 /// `{"<Op>V4RequestMessage": …}` body.
 final class STCPaySimulatorFixture: Sendable {
-    let sandbox: ProviderSandbox
+    private let server: SimulatorServer
     /// `http://127.0.0.1:PORT/stcpay/B2B.DirectPayment.WebApi/DirectPayment/V4`.
     let base: String
-    private let server: Task<Void, any Error>
-    private let client: HTTPClient
 
     struct Answer {
         var status: Int
@@ -23,43 +19,25 @@ final class STCPaySimulatorFixture: Sendable {
         var code: Int? { json["Code"] as? Int }
     }
 
-    private init(sandbox: ProviderSandbox, base: String, server: Task<Void, any Error>) {
-        self.sandbox = sandbox
-        self.base = base
+    private init(server: SimulatorServer) {
         self.server = server
-        client = HTTPClient(eventLoopGroupProvider: .singleton)
+        base = server.root + "/stcpay/B2B.DirectPayment.WebApi/DirectPayment/V4"
     }
 
     static func start() async throws -> STCPaySimulatorFixture {
-        var logger = Logger(label: "stcpay-simulator-tests")
-        logger.logLevel = .critical
-        let sandbox = ProviderSandbox(simulators: [STCPaySimulator()], logger: logger)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = sandbox.application(port: 0) { continuation.yield($0) }
-        let server = Task { try await application.runService() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw SandboxGatewayError(message: "the simulator did not start") }
-        return STCPaySimulatorFixture(sandbox: sandbox, base: "http://127.0.0.1:\(port)/stcpay/B2B.DirectPayment.WebApi/DirectPayment/V4", server: server)
+        STCPaySimulatorFixture(server: try await SimulatorServer.start([STCPaySimulator()], label: "stcpay-simulator-tests", client: .init()))
     }
 
+    var sandbox: ProviderSandbox { server.sandbox }
     var stcpay: STCPaySimulator { sandbox.simulators[0] as! STCPaySimulator }
 
-    func stop() async {
-        server.cancel()
-        _ = try? await server.value
-        try? await client.shutdown()
-    }
+    func stop() async { await server.stop() }
 
     /// `POST <op>` with `raw` as the body (JSON text, so amounts stay exact).
     func post(_ operation: String, raw: String, clientCode: String? = STCPaySimulator.merchantId) async throws -> Answer {
-        var request = HTTPClientRequest(url: base + "/" + operation)
-        request.method = .POST
-        if let clientCode { request.headers.add(name: "X-ClientCode", value: clientCode) }
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: raw))
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return Answer(status: Int(response.status.code), text: String(buffer: body))
+        let reply = try await server.send("POST", base + "/" + operation, headers: clientCode.map { [("X-ClientCode", $0)] } ?? [],
+                                          body: (contentType: "application/json", text: raw))
+        return Answer(status: reply.status, text: reply.text)
     }
 
     /// `op` with `{"<op>V4RequestMessage": <message>}`.

@@ -20,21 +20,17 @@ import TestSupport
 /// let session = try await fx.gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-1"))
 /// ```
 final class SandboxGateway: Sendable {
-    let sandbox: ProviderSandbox
     let gateway: PaymentGateway
     let folder: URL
-    private let server: Task<Void, any Error>
-    private let client: HTTPClient
+    private let server: SimulatorServer
 
-    private init(sandbox: ProviderSandbox, gateway: PaymentGateway, folder: URL, server: Task<Void, any Error>) {
-        self.sandbox = sandbox
+    private init(gateway: PaymentGateway, folder: URL, server: SimulatorServer) {
         self.gateway = gateway
         self.folder = folder
         self.server = server
-        var configuration = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
+
+    var sandbox: ProviderSandbox { server.sandbox }
 
     /// Starts the simulators, then the gateway against them.
     /// - Parameter configure: changes to the gateway's configuration (timeouts, …).
@@ -48,31 +44,26 @@ final class SandboxGateway: Sendable {
 
         var quiet = Logger(label: "sandbox")
         quiet.logLevel = .critical   // cancelling the server at stop() logs a harmless "already closed"
-        let sandbox = ProviderSandbox.shipped(faults: faults, logger: quiet)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = sandbox.application(port: 0) { port in continuation.yield(port) }
-        let server = Task { try await application.runService() }
-        var iterator = ports.makeAsyncIterator()
-        guard await iterator.next() != nil, let baseURL = sandbox.baseURL else {
-            server.cancel()
-            throw SandboxGatewayError(message: "the simulators did not start")
-        }
+        var client = HTTPClient.Configuration(redirectConfiguration: .disallow)
+        client.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        let server = try await SimulatorServer.start(ProviderSandbox.shipped(faults: faults, logger: quiet), client: client)
+        let sandbox = server.sandbox
 
         var secrets: [String: [String: String]] = [:]
         for simulator in sandbox.simulators { secrets[simulator.id] = simulator.sandboxSecrets }
         let data = folder.appendingPathComponent("data")
         var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: data.path)
         configuration.libraries = BuildProducts.sharedLibraryStore
-        configuration.sandbox = SandboxOverlay(baseURL: baseURL, secrets: secrets,
+        configuration.sandbox = SandboxOverlay(baseURL: server.root, secrets: secrets,
                                                secretsDirectory: data.appendingPathComponent("sandbox/secrets"))
         configure(&configuration)
         var logger = Logger(label: "sandbox-gateway")
         logger.logLevel = .warning
         do {
             let gateway = try PaymentGateway(configuration: configuration, logger: logger)
-            return SandboxGateway(sandbox: sandbox, gateway: gateway, folder: folder, server: server)
+            return SandboxGateway(gateway: gateway, folder: folder, server: server)
         } catch {
-            server.cancel()
+            await server.stop()
             throw error
         }
     }
@@ -95,18 +86,14 @@ final class SandboxGateway: Sendable {
 
     /// GET `url` (redirects not followed).
     func get(_ url: String) async throws -> (status: Int, location: String?, body: String) {
-        let request = HTTPClientRequest(url: url)
-        let response = try await client.execute(request, timeout: .seconds(30))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return (Int(response.status.code), response.headers.first(name: "location"), String(buffer: body))
+        let reply = try await server.send(HTTPClientRequest(url: url), timeout: .seconds(30))
+        return (reply.status, reply.location, reply.text)
     }
 
     /// Stops the gateway (its adapters drain), then the simulators, and removes the scratch folder.
     func stop() async {
         await gateway.shutdown()
-        server.cancel()
-        _ = try? await server.value
-        try? await client.shutdown()
+        await server.stop()
         try? FileManager.default.removeItem(at: folder)
     }
 }

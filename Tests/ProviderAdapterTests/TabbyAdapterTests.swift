@@ -15,35 +15,20 @@ struct TabbyAdapterTests {
     static let buyer = Payer(name: "Sara Al-Harbi", email: "otp.success@tabby.ai", phone: "+966500000001")
 
     func withGateway(_ body: (SandboxGateway, TabbySimulator) async throws -> Void) async throws {
-        // No background reconciliation: each test verifies when it means to.
-        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
-        do { try await body(fx, try fx.simulator("tabby")) } catch { await fx.stop(); throw error }
-        await fx.stop()
+        try await SandboxGateway.run(simulator: "tabby", body)
     }
 
     /// A session and a Tabby attempt, pending at the hosted page.
     func start(_ fx: SandboxGateway, amount: Money = Money(value: 25000, currency: "SAR"), country: String = "SA",
-               payer: Payer = TabbyAdapterTests.buyer, capture: CaptureMode = .automatic) async throws -> (session: String, attempt: Attempt) {
-        let session = try await fx.gateway.createSession(NewSession(
-            amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))", payer: payer, capture: capture, returnUrl: Self.back))
-        let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
-        return (session.session.id, attempt)
+               payer: Payer = TabbyAdapterTests.buyer, capture: CaptureMode = .automatic) async throws -> StartedAttempt {
+        try await fx.start(NewSession(amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))", payer: payer, capture: capture,
+                                      returnUrl: Self.back),
+                           NewAttempt(method: "tabby", provider: "tabby"))
     }
 
     /// The payer's step on the hosted page, then the return to the shop.
-    func pay(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), outcome: String = "approve") async throws -> Attempt {
-        let url = try #require(started.attempt.action?.url)
-        let step = try await fx.payerStep(url, outcome: outcome)
-        #expect(step.status == 302)
-        let location = try #require(step.location)
-        #expect(location.hasPrefix(Self.back + "?tabby_return="))
-        return try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: Self.query(location)))
-    }
-
-    static func query(_ url: String) -> [String: String] {
-        var params: [String: String] = [:]
-        for item in URLComponents(string: url)?.queryItems ?? [] { params[item.name] = item.value ?? "" }
-        return params
+    func pay(_ fx: SandboxGateway, _ started: StartedAttempt, outcome: String = "approve") async throws -> Attempt {
+        try await fx.payOnHostedPage(started, outcome: outcome, returnPrefix: Self.back + "?tabby_return=")
     }
 
     /// Tabby's payment id, from the attempt's provider reference.
@@ -127,8 +112,7 @@ struct TabbyAdapterTests {
                 amount: Money(value: 25000, currency: "SAR"), country: "SA", orderId: "order-rejected",
                 payer: Payer(email: "otp.rejected@tabby.ai", phone: "+966500000002"), returnUrl: Self.back))
             _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
-            let snapshot = try await fx.gateway.session(session.session.id)
-            let tabby = try #require(snapshot.session.attempts.first { $0.providerID == "tabby" })
+            let tabby = try await fx.attempt(by: "tabby", inSession: session.session.id)
             #expect(tabby.status == .failed)
             #expect(tabby.problem?.code == "bnpl_declined")
             #expect(tabby.problem?.providerCode == "not_available")
@@ -160,9 +144,9 @@ struct TabbyAdapterTests {
     @Test func aDroppedPaymentQueryLeavesThePaymentPendingAndVerifyCapturesItOnce() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/payments/", method: "GET", fault: .drop))
-            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            let returned = try await fx.returnWithoutParameters(started)
             #expect(returned.status == .pending)
             #expect(simulator.charges == 0)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
@@ -174,10 +158,10 @@ struct TabbyAdapterTests {
     @Test func aTimedOutCaptureLeavesThePaymentPendingAndVerifyFindsItCapturedOnce() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             // Longer than the sandbox request timeout (3 s): the capture happens, its answer is lost.
             fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/payments/", method: "POST", fault: .latency(milliseconds: 4500)))
-            let returned = try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            let returned = try await fx.returnWithoutParameters(started)
             #expect(returned.status == .pending)
             #expect(simulator.charges == 1)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
@@ -204,8 +188,7 @@ struct TabbyAdapterTests {
                 amount: Money(value: 25000, currency: "SAR"), country: "SA", orderId: "order-lost", payer: Self.buyer, returnUrl: Self.back))
             fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/checkout", method: "POST", fault: .drop))
             _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
-            let snapshot = try await fx.gateway.session(session.session.id)
-            let tabby = try #require(snapshot.session.attempts.first { $0.providerID == "tabby" })
+            let tabby = try await fx.attempt(by: "tabby", inSession: session.session.id)
             #expect(tabby.status == .failed)
             #expect(tabby.problem?.code == "provider_error")
             #expect(simulator.charges == 0)
@@ -215,7 +198,7 @@ struct TabbyAdapterTests {
     @Test func aWebhookIsConfirmedByFetchingThePaymentAndAForgedOneIsRefused() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             let id = try Self.paymentId(started.attempt)
             let hook = try #require(simulator.webhook(forPayment: id))
 

@@ -1,17 +1,12 @@
-import AsyncHTTPClient
 import Foundation
-import Logging
-import NIOCore
 import ProviderSandbox
 
 /// The Tabby simulator alone on a loopback port, with a client that speaks
 /// its wire format (JSON bodies, the sandbox secret key) and follows no redirect.
 final class TabbySimulatorFixture: Sendable {
-    let sandbox: ProviderSandbox
+    private let server: SimulatorServer
     /// `http://127.0.0.1:PORT/tabby`.
     let base: String
-    private let server: Task<Void, any Error>
-    private let client: HTTPClient
 
     struct Answer {
         var status: Int
@@ -22,46 +17,27 @@ final class TabbySimulatorFixture: Sendable {
         var payment: [String: Any] { json["payment"] as? [String: Any] ?? json }
     }
 
-    private init(sandbox: ProviderSandbox, base: String, server: Task<Void, any Error>) {
-        self.sandbox = sandbox
-        self.base = base
+    private init(server: SimulatorServer) {
         self.server = server
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        base = server.root + "/tabby"
     }
 
     static func start() async throws -> TabbySimulatorFixture {
-        var logger = Logger(label: "tabby-simulator-tests")
-        logger.logLevel = .critical
-        let sandbox = ProviderSandbox(simulators: [TabbySimulator()], logger: logger)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = sandbox.application(port: 0) { continuation.yield($0) }
-        let server = Task { try await application.runService() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw SandboxGatewayError(message: "the simulator did not start") }
-        return TabbySimulatorFixture(sandbox: sandbox, base: "http://127.0.0.1:\(port)/tabby", server: server)
+        TabbySimulatorFixture(server: try await SimulatorServer.start([TabbySimulator()], label: "tabby-simulator-tests"))
     }
 
+    var sandbox: ProviderSandbox { server.sandbox }
     var tabby: TabbySimulator { sandbox.simulators[0] as! TabbySimulator }
 
-    func stop() async {
-        server.cancel()
-        _ = try? await server.value
-        try? await client.shutdown()
-    }
+    func stop() async { await server.stop() }
 
     /// `method base+path` with `json` as the body; the sandbox key unless `key` says otherwise.
     func request(_ method: String, _ path: String, json: [String: Any]? = nil, raw: String? = nil,
                  key: String? = TabbySimulator.secretKey) async throws -> Answer {
-        var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : base + path)
-        request.method = .init(rawValue: method)
-        if let key { request.headers.add(name: "Authorization", value: "Bearer " + key) }
-        if let body = raw ?? json.map({ String(decoding: try! JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }) {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: body))
-        }
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return Answer(status: Int(response.status.code), location: response.headers.first(name: "location"), text: String(buffer: body))
+        let body = raw ?? json.map { String(decoding: try! JSONSerialization.data(withJSONObject: $0), as: UTF8.self) }
+        let reply = try await server.send(method, path.hasPrefix("http") ? path : base + path, headers: SimulatorServer.bearer(key),
+                                          body: body.map { (contentType: "application/json", text: $0) })
+        return Answer(status: reply.status, location: reply.location, text: reply.text)
     }
 
     /// A checkout session body.

@@ -16,35 +16,20 @@ struct TamaraAdapterTests {
     static let address: [String: JSONValue] = ["shipping_address": .object(["line1": .string("3764 Al Urubah Rd"), "city": .string("Riyadh")])]
 
     func withGateway(_ body: (SandboxGateway, TamaraSimulator) async throws -> Void) async throws {
-        // No background reconciliation: each test verifies when it means to.
-        let fx = try await SandboxGateway.start { $0.reconcileInterval = .seconds(3600) }
-        do { try await body(fx, try fx.simulator("tamara")) } catch { await fx.stop(); throw error }
-        await fx.stop()
+        try await SandboxGateway.run(simulator: "tamara", body)
     }
 
     /// A session and a Tamara attempt, pending at the approval page.
     func start(_ fx: SandboxGateway, amount: Money = Money(value: 30000, currency: "SAR"), country: String = "SA",
-               capture: CaptureMode = .automatic) async throws -> (session: String, attempt: Attempt) {
-        let session = try await fx.gateway.createSession(NewSession(
-            amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))",
-            payer: Payer(name: "Mona Lisa", email: "mona@example.com", phone: "566027755"), capture: capture, returnUrl: Self.back))
-        let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", provider: "tamara", instrument: Self.address))
-        return (session.session.id, attempt)
+               capture: CaptureMode = .automatic) async throws -> StartedAttempt {
+        try await fx.start(NewSession(amount: amount, country: country, orderId: "order-\(UUID().uuidString.prefix(8))",
+                                      payer: Payer(name: "Mona Lisa", email: "mona@example.com", phone: "566027755"), capture: capture, returnUrl: Self.back),
+                           NewAttempt(method: "tamara", provider: "tamara", instrument: Self.address))
     }
 
     /// The payer's step on the approval page, then the return to the shop with what Tamara appended.
-    func pay(_ fx: SandboxGateway, _ started: (session: String, attempt: Attempt), outcome: String = "approve") async throws -> Attempt {
-        let step = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: outcome)
-        #expect(step.status == 302)
-        let location = try #require(step.location)
-        #expect(location.hasPrefix(Self.back + "?orderId="))
-        return try await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: Self.query(location)))
-    }
-
-    static func query(_ url: String) -> [String: String] {
-        var params: [String: String] = [:]
-        for item in URLComponents(string: url)?.queryItems ?? [] { params[item.name] = item.value ?? "" }
-        return params
+    func pay(_ fx: SandboxGateway, _ started: StartedAttempt, outcome: String = "approve") async throws -> Attempt {
+        try await fx.payOnHostedPage(started, outcome: outcome, returnPrefix: Self.back + "?orderId=")
     }
 
     static func base64URL(_ data: Data) -> String {
@@ -162,8 +147,7 @@ struct TamaraAdapterTests {
                 amount: Money(value: 30000, currency: "SAR"), country: "KW", orderId: "order-refused",
                 payer: Payer(name: "Mona Lisa", phone: "566027755"), returnUrl: Self.back))
             _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", provider: "tamara", instrument: Self.address))
-            let snapshot = try await fx.gateway.session(session.session.id)
-            let tamara = try #require(snapshot.session.attempts.first { $0.providerID == "tamara" })
+            let tamara = try await fx.attempt(by: "tamara", inSession: session.session.id)
             #expect(tamara.status == .failed)
             #expect(tamara.problem?.code == "provider_error")
             #expect(tamara.problem?.providerCode == "currency_not_supported_for_country")
@@ -178,8 +162,7 @@ struct TamaraAdapterTests {
                 payer: Payer(name: "Mona Lisa", phone: "566027755"), returnUrl: Self.back))
             fx.sandbox.faults.add(.init(provider: "tamara", path: "/checkout", method: "POST", fault: .drop))
             let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", instrument: Self.address))
-            let snapshot = try await fx.gateway.session(session.session.id)
-            let tamara = try #require(snapshot.session.attempts.first { $0.providerID == "tamara" })
+            let tamara = try await fx.attempt(by: "tamara", inSession: session.session.id)
             #expect(tamara.status == .failed)
             #expect(tamara.problem?.code == "provider_error")
             #expect(attempt.providerID != "tamara")
@@ -229,7 +212,7 @@ struct TamaraAdapterTests {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
             let orderId = try Self.orderId(started.attempt)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             let note = try #require(simulator.notification(forOrder: orderId))
 
             let otherKey = try #require(simulator.notification(forOrder: orderId, key: "not-the-notification-token"))
@@ -258,7 +241,7 @@ struct TamaraAdapterTests {
             #expect(simulator.status(ofOrder: orderId) == "fully_captured")
             #expect(try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: note.body) == .duplicate)
             // The payer's late return finds it settled and takes nothing more.
-            _ = try? await fx.gateway.proceed(session: started.session, attempt: started.attempt.id, PayerInput(returnParams: [:]))
+            _ = try? await fx.returnWithoutParameters(started)
             #expect(simulator.charges == 1)
         }
     }
@@ -267,7 +250,7 @@ struct TamaraAdapterTests {
         try await withGateway { fx, simulator in
             let started = try await start(fx, capture: .manual)
             let orderId = try Self.orderId(started.attempt)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             let note = try #require(simulator.notification(forOrder: orderId))
             _ = try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: note.body)
             #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .authorized)
@@ -280,7 +263,7 @@ struct TamaraAdapterTests {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
             let orderId = try Self.orderId(started.attempt)
-            _ = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
+            try await fx.approveOnHostedPage(started)
             let note = try #require(simulator.notification(forOrder: orderId))
             let body = String(decoding: note.body, as: UTF8.self).replacingOccurrences(of: orderId, with: "00000000-0000-4000-8000-000000000000")
             let outcome = try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: Data(body.utf8))

@@ -1,9 +1,7 @@
 import Foundation
-import Logging
 import PaymentGateway
 import PluginHost
 import Testing
-import TestSupport
 
 /// The Tamara adapter refuses to start on an incomplete or wrong
 /// configuration, with a message naming the setting.
@@ -11,22 +9,7 @@ import TestSupport
 struct TamaraConfigurationTests {
     /// The shipped manifest, enabled, with `config` replaced, loaded by a gateway.
     func load(config: [String: Any]) throws -> ProviderRecord? {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("tamara-config-\(UUID().uuidString)")
-        let manifests = folder.appendingPathComponent("manifests")
-        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let shipped = BuildProducts.shippedManifests.appendingPathComponent("tamara.json")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: shipped)) as? [String: Any])
-        manifest["enabled"] = true
-        manifest["config"] = config
-        manifest["library"] = BuildProducts.directory.appendingPathComponent("libTamaraAdapter.so").path
-        manifest.removeValue(forKey: "sandbox")
-        try JSONSerialization.data(withJSONObject: manifest).write(to: manifests.appendingPathComponent("tamara.json"))
-        var logger = Logger(label: "tamara-config")
-        logger.logLevel = .critical
-        let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: folder.appendingPathComponent("data").path), logger: logger)
-        defer { Task { await gateway.shutdown() } }
-        return gateway.providerRecords.first { $0.id == "tamara" }
+        try ShippedManifestLoader.load("tamara", library: "libTamaraAdapter.so", config: config)
     }
 
     static var complete: [String: Any] { [

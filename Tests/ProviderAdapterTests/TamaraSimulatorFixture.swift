@@ -1,16 +1,11 @@
-import AsyncHTTPClient
 import Foundation
-import Logging
-import NIOCore
 import ProviderSandbox
 
 /// The Tamara simulator alone on a loopback port, with a client that speaks
 /// its wire format (JSON, the sandbox Bearer token) and follows no redirect.
 final class TamaraSimulatorFixture: Sendable {
-    let sandbox: ProviderSandbox
+    private let server: SimulatorServer
     let base: String
-    private let server: Task<Void, any Error>
-    private let client: HTTPClient
 
     struct Answer {
         var status: Int
@@ -21,45 +16,25 @@ final class TamaraSimulatorFixture: Sendable {
         subscript(key: String) -> String? { json[key] as? String }
     }
 
-    private init(sandbox: ProviderSandbox, base: String, server: Task<Void, any Error>) {
-        self.sandbox = sandbox
-        self.base = base
+    private init(server: SimulatorServer) {
         self.server = server
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+        base = server.root + "/tamara"
     }
 
     static func start() async throws -> TamaraSimulatorFixture {
-        var logger = Logger(label: "tamara-simulator-tests")
-        logger.logLevel = .critical
-        let sandbox = ProviderSandbox(simulators: [TamaraSimulator()], logger: logger)
-        let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = sandbox.application(port: 0) { continuation.yield($0) }
-        let server = Task { try await application.runService() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw SandboxGatewayError(message: "the simulator did not start") }
-        return TamaraSimulatorFixture(sandbox: sandbox, base: "http://127.0.0.1:\(port)/tamara", server: server)
+        TamaraSimulatorFixture(server: try await SimulatorServer.start([TamaraSimulator()], label: "tamara-simulator-tests"))
     }
 
+    var sandbox: ProviderSandbox { server.sandbox }
     var tamara: TamaraSimulator { sandbox.simulators[0] as! TamaraSimulator }
 
-    func stop() async {
-        server.cancel()
-        _ = try? await server.value
-        try? await client.shutdown()
-    }
+    func stop() async { await server.stop() }
 
     /// `method base+path` with `json` (raw text) as the body; the sandbox token unless told otherwise.
     func request(_ method: String, _ path: String, json: String? = nil, token: String? = TamaraSimulator.apiToken) async throws -> Answer {
-        var request = HTTPClientRequest(url: path.hasPrefix("http") ? path : base + path)
-        request.method = .init(rawValue: method)
-        if let token { request.headers.add(name: "Authorization", value: "Bearer " + token) }
-        if let json {
-            request.headers.add(name: "Content-Type", value: "application/json")
-            request.body = .bytes(ByteBuffer(string: json))
-        }
-        let response = try await client.execute(request, timeout: .seconds(60))
-        let body = try await response.body.collect(upTo: 1 << 20)
-        return Answer(status: Int(response.status.code), location: response.headers.first(name: "location"), text: String(buffer: body))
+        let reply = try await server.send(method, path.hasPrefix("http") ? path : base + path, headers: SimulatorServer.bearer(token),
+                                          body: json.map { (contentType: "application/json", text: $0) })
+        return Answer(status: reply.status, location: reply.location, text: reply.text)
     }
 
     /// A checkout body as Tamara documents it; `amount` is the JSON number text.

@@ -20,7 +20,7 @@ extension HyperPaySimulator {
         payload["result"] = HyperPayWire.result(payment.code)
         payload["ndc"] = checkoutId
         payload["timestamp"] = payment.timestamp
-        let plain = HyperPayWire.json(["type": "PAYMENT", "payload": payload])
+        let plain = SimulatorJSON.text(["type": "PAYMENT", "payload": payload])
         let nonce = try! AES.GCM.Nonce(data: Data((0..<12).map { _ in UInt8.random(in: 0...255) }))
         guard let sealed = try? AES.GCM.seal(Data(plain.utf8), using: SymmetricKey(data: keyBytes), nonce: nonce) else { return nil }
         return HyperPayNotification(

@@ -3,19 +3,15 @@ import GatewayPayloads
 /// The HTML of the simulated widget: the card form, the 3-D Secure step and
 /// short result pages. Plain forms, usable in any browser.
 enum HyperPayPages {
-    static func layout(_ title: String, _ body: String) -> String {
-        """
-        <!doctype html>
-        <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-        <title>\(HyperPayWire.escape(title))</title>
-        <style>body{font-family:system-ui,sans-serif;max-width:28rem;margin:2rem auto;padding:0 1rem;color:#1d2433}
+    /// The widget's style: a card form in a fieldset.
+    static let style = """
         fieldset{border:1px solid #c9d1e0;border-radius:.5rem;padding:1rem}label{display:block;margin:.6rem 0 .2rem}
         input{width:100%;padding:.5rem;box-sizing:border-box}button{margin-top:1rem;padding:.6rem 1.2rem}
-        .amount{font-size:1.6rem;font-weight:600}.note{color:#5b6577;font-size:.85rem}</style></head>
-        <body><h1>\(HyperPayWire.escape(title))</h1>
-        \(body)
-        <p class="note">HyperPay sandbox: no real payment is made.</p></body></html>
+        .amount{font-size:1.6rem;font-weight:600}.note{color:#5b6577;font-size:.85rem}
         """
+
+    static func layout(_ title: String, _ body: String) -> String {
+        HostedPage.layout(title, body, provider: "HyperPay", style: style)
     }
 
     static func amount(_ checkout: HyperPayCheckout) -> String {
@@ -27,8 +23,8 @@ enum HyperPayPages {
             "<label><input type=\"radio\" name=\"brand\" value=\"\(brand)\"\(index == 0 ? " checked" : "") style=\"width:auto\"> \(brand)</label>"
         }.joined(separator: "\n")
         return layout("Pay with card", """
-            <p class="amount">\(HyperPayWire.escape(amount(checkout)))</p>
-            <form method="post" action="\(HyperPayWire.escape(action))" autocomplete="off">
+            <p class="amount">\(HostedPage.escape(amount(checkout)))</p>
+            <form method="post" action="\(HostedPage.escape(action))" autocomplete="off">
             <fieldset><legend>Brand</legend>\(choices)</fieldset>
             <label for="number">Card number</label><input id="number" name="number" inputmode="numeric" placeholder="4200 0000 0000 0000">
             <label for="holder">Card holder</label><input id="holder" name="holder">
@@ -45,9 +41,9 @@ enum HyperPayPages {
 
     static func threeDSecure(_ checkout: HyperPayCheckout, brand: String, last4: String, action: String) -> String {
         layout("3-D Secure", """
-            <p>Your bank asks you to confirm the payment of <span class="amount">\(HyperPayWire.escape(amount(checkout)))</span>
-            with your \(HyperPayWire.escape(brand)) card ending in \(HyperPayWire.escape(last4)).</p>
-            <form method="post" action="\(HyperPayWire.escape(action))">
+            <p>Your bank asks you to confirm the payment of <span class="amount">\(HostedPage.escape(amount(checkout)))</span>
+            with your \(HostedPage.escape(brand)) card ending in \(HostedPage.escape(last4)).</p>
+            <form method="post" action="\(HostedPage.escape(action))">
             <button type="submit" name="result" value="authenticate">Authenticate</button>
             <button type="submit" name="result" value="fail">Fail authentication</button>
             </form>
@@ -55,6 +51,6 @@ enum HyperPayPages {
     }
 
     static func message(_ title: String, _ text: String) -> String {
-        layout(title, "<p>\(HyperPayWire.escape(text))</p>")
+        layout(title, "<p>\(HostedPage.escape(text))</p>")
     }
 }

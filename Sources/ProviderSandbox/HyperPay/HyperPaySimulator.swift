@@ -48,7 +48,7 @@ public final class HyperPaySimulator: ProviderSimulator {
         case 500...599: HyperPayResultCode.communicationError
         default: HyperPayResultCode.invalidParameter
         }
-        return ("application/json;charset=UTF-8", HyperPayWire.json(HyperPayWire.document(code)))
+        return ("application/json;charset=UTF-8", SimulatorJSON.text(HyperPayWire.document(code)))
     }
 
     /// The transaction paid in checkout `checkoutId`'s widget, as the status

@@ -57,12 +57,12 @@ struct HyperPayWidget: Sendable {
 
     func page(_ checkoutId: String, query: Parameters) -> Response {
         guard let checkout = checkout(checkoutId) else {
-            return HyperPayWire.html(.notFound, HyperPayPages.message("Unknown checkout", "No checkout \(checkoutId.prefix(64)) exists; prepare one with POST /v1/checkouts."))
+            return HostedPage.response(.notFound, HyperPayPages.message("Unknown checkout", "No checkout \(checkoutId.prefix(64)) exists; prepare one with POST /v1/checkouts."))
         }
         let brands = brands(query.get("brands"), checkout: checkout)
         guard let outcome = query.get("sandbox_outcome") else {
             if let paid = simulator.payment(ofCheckout: checkoutId) { return finished(checkout, paid) }
-            return HyperPayWire.html(.ok, HyperPayPages.cardForm(checkout, brands: brands, action: base + "/v1/paymentWidgets/" + HyperPayWire.query(checkoutId)))
+            return HostedPage.response(.ok, HyperPayPages.cardForm(checkout, brands: brands, action: base + "/v1/paymentWidgets/" + HostedPage.queryComponent(checkoutId)))
         }
         var code: String
         switch outcome {
@@ -70,11 +70,11 @@ struct HyperPayWidget: Sendable {
         case "decline": code = HyperPayResultCode.invalidCard
         case "cancel": code = HyperPayResultCode.cancelledByUser
         default:
-            return HyperPayWire.html(.badRequest, HyperPayPages.message("Unknown sandbox outcome", "sandbox_outcome must be approve, decline or cancel."))
+            return HostedPage.response(.badRequest, HyperPayPages.message("Unknown sandbox outcome", "sandbox_outcome must be approve, decline or cancel."))
         }
         if let asked = query.get("sandbox_code") {
             guard HyperPayResultCode.payable.contains(asked) else {
-                return HyperPayWire.html(.badRequest, HyperPayPages.message(
+                return HostedPage.response(.badRequest, HyperPayPages.message(
                     "Unknown sandbox code", "sandbox_code must be one of " + HyperPayResultCode.payable.sorted().joined(separator: ", ") + "."))
             }
             code = asked
@@ -86,12 +86,12 @@ struct HyperPayWidget: Sendable {
 
     func submit(_ checkoutId: String, _ form: [String: String]) -> Response {
         guard let checkout = checkout(checkoutId) else {
-            return HyperPayWire.html(.notFound, HyperPayPages.message("Unknown checkout", "No checkout \(checkoutId.prefix(64)) exists."))
+            return HostedPage.response(.notFound, HyperPayPages.message("Unknown checkout", "No checkout \(checkoutId.prefix(64)) exists."))
         }
         if let paid = simulator.payment(ofCheckout: checkoutId) { return finished(checkout, paid) }
         let brand = (form["brand"] ?? "").uppercased()
         guard Self.brands.contains(brand) else {
-            return HyperPayWire.html(.badRequest, HyperPayPages.message("Choose a brand", "brand must be one of VISA, MASTER, MADA, APPLEPAY."))
+            return HostedPage.response(.badRequest, HyperPayPages.message("Choose a brand", "brand must be one of VISA, MASTER, MADA, APPLEPAY."))
         }
         if form["action"] == "cancel" {
             return finish(checkout, brand: brand, bin: nil, last4: nil, code: HyperPayResultCode.cancelledByUser)
@@ -102,7 +102,7 @@ struct HyperPayWidget: Sendable {
         } else {
             let digits = (form["number"] ?? "").filter { !$0.isWhitespace }
             guard digits.count >= 12, digits.count <= 19, digits.allSatisfy(\.isASCIIDigit), Self.luhn(digits) else {
-                return HyperPayWire.html(.badRequest, HyperPayPages.message(
+                return HostedPage.response(.badRequest, HyperPayPages.message(
                     "Invalid card number", "The card number must be 12 to 19 digits passing the Luhn check. Use a sandbox test card."))
             }
             card = (String(digits.prefix(6)), String(digits.suffix(4)), Self.testCards[digits]?.code ?? HyperPayResultCode.invalidCard)
@@ -112,14 +112,14 @@ struct HyperPayWidget: Sendable {
         simulator.state.withLock {
             $0.challenges[challengeId] = HyperPayChallenge(checkoutId: checkoutId, brand: brand, bin: card.bin, last4: card.last4, code: code)
         }
-        return HyperPayWire.html(.ok, HyperPayPages.threeDSecure(checkout, brand: brand, last4: card.last4,
+        return HostedPage.response(.ok, HyperPayPages.threeDSecure(checkout, brand: brand, last4: card.last4,
                                                                  action: base + "/v1/threeDSecure/" + challengeId))
     }
 
     func authenticate(_ challengeId: String, _ form: [String: String]) -> Response {
         guard let challenge = simulator.state.withLock({ $0.challenges.removeValue(forKey: challengeId) }),
               let checkout = checkout(challenge.checkoutId) else {
-            return HyperPayWire.html(.notFound, HyperPayPages.message("Unknown authentication", "This 3-D Secure step is unknown or was already answered."))
+            return HostedPage.response(.notFound, HyperPayPages.message("Unknown authentication", "This 3-D Secure step is unknown or was already answered."))
         }
         let code = form["result"] == "authenticate" ? challenge.code : HyperPayResultCode.authenticationFailed
         return finish(checkout, brand: challenge.brand, bin: challenge.bin, last4: challenge.last4, code: code)
@@ -149,13 +149,12 @@ struct HyperPayWidget: Sendable {
     /// The way back: a 302 to `shopperResultUrl`, or a page with the result.
     private func finished(_ checkout: HyperPayCheckout, _ payment: HyperPayTransaction) -> Response {
         guard let back = checkout.shopperResultUrl else {
-            return HyperPayWire.html(.ok, HyperPayPages.message(
+            return HostedPage.response(.ok, HyperPayPages.message(
                 "Payment \(HyperPayResultCode.moved(payment.code) ? "completed" : "not completed")",
                 "Result \(payment.code): \(HyperPayResultCode.descriptions[payment.code] ?? payment.code)."))
         }
         let resourcePath = "/v1/checkouts/\(checkout.id)/payment"
-        let location = back + (back.contains("?") ? "&" : "?") + "id=" + HyperPayWire.query(checkout.id) + "&resourcePath=" + HyperPayWire.query(resourcePath)
-        return Response(status: .found, headers: [.location: location])
+        return HostedPage.redirect(to: back, adding: ["id": checkout.id, "resourcePath": resourcePath])
     }
 
     private var base: String { sandbox.base(of: simulator) }

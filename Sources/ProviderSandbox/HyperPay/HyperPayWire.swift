@@ -62,47 +62,13 @@ enum HyperPayWire {
         return document
     }
 
-    static func json(_ document: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func response(_ status: HTTPResponse.Status, _ document: [String: Any]) -> Response {
-        Response(status: status, headers: [.contentType: "application/json;charset=UTF-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(string: json(document))))
+        SimulatorJSON.response(status, SimulatorJSON.text(document), contentType: "application/json;charset=UTF-8")
     }
 
     /// HTTP 400 with `200.300.404` and the offending parameters.
     static func parameterError(_ errors: [(name: String, value: String, message: String)]) -> Response {
         response(.badRequest, document(HyperPayResultCode.invalidParameter,
                                        parameterErrors: errors.map { ["name": $0.name, "value": $0.value, "message": $0.message] }))
-    }
-
-    static func html(_ status: HTTPResponse.Status = .ok, _ page: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
-    }
-
-    /// Text safe inside HTML.
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for c in text {
-            switch c {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case "'": out += "&#39;"
-            default: out.append(c)
-            }
-        }
-        return out
-    }
-
-    /// `value` percent-encoded for a query component.
-    static func query(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }

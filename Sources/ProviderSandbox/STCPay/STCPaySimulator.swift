@@ -49,7 +49,7 @@ public final class STCPaySimulator: ProviderSimulator {
 
     /// STC Pay's error document for a bare HTTP status.
     public func errorBody(forStatus status: Int) -> (contentType: String, body: String) {
-        ("application/json; charset=utf-8", STCPayWire.json(["Code": status, "Text": "Service unavailable (sandbox fault: HTTP \(status))"]))
+        ("application/json; charset=utf-8", SimulatorJSON.text(["Code": status, "Text": "Service unavailable (sandbox fault: HTTP \(status))"]))
     }
 
     /// PaymentStatus (1 pending, 2 paid, 4 cancelled, 5 expired) of the

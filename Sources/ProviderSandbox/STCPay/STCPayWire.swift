@@ -105,14 +105,8 @@ enum STCPayWire {
         Decimal(string: (try? Money(value: halalas, currency: "SAR").decimalString()) ?? "0") ?? 0
     }
 
-    static func json(_ document: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func response(_ status: HTTPResponse.Status, _ document: [String: Any]) -> Response {
-        Response(status: status, headers: [.contentType: "application/json; charset=utf-8"],
-                 body: ResponseBody(byteBuffer: ByteBuffer(string: json(document))))
+        SimulatorJSON.response(status, SimulatorJSON.text(document), contentType: "application/json; charset=utf-8")
     }
 
     /// `2026-11-22T21:40:05` in UTC, as STC Pay writes dates.

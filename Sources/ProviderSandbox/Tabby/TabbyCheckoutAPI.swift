@@ -31,7 +31,7 @@ struct TabbyCheckoutAPI: Sendable {
         var installments: [String: Any] = ["type": "installments", "is_available": rejection == nil]
         installments["rejection_reason"] = rejection ?? NSNull()
         let products: [String: Any] = rejection == nil ? ["installments": [["web_url": webURL]]] : [:]
-        var configuration: [String: Any] = ["currency": payment.total.currency, "expires_at": TabbyWire.timestamp(payment.expiresAt)]
+        var configuration: [String: Any] = ["currency": payment.total.currency, "expires_at": SimulatorJSON.timestamp(payment.expiresAt)]
         configuration["available_products"] = products
         configuration["products"] = ["installments": installments]
         let urls: [String: Any] = ["success": payment.urls.success ?? "", "cancel": payment.urls.cancel ?? "", "failure": payment.urls.failure ?? ""]
@@ -74,7 +74,7 @@ struct TabbyCheckoutAPI: Sendable {
             }
         }
         return TabbyPayment(
-            id: TabbyWire.uuid(), sessionId: TabbyWire.uuid(), region: region, total: total, description: payment.description,
+            id: SimulatorJSON.uuid(), sessionId: SimulatorJSON.uuid(), region: region, total: total, description: payment.description,
             buyer: buyer, shippingAddress: payment.shippingAddress, order: payment.order ?? TabbyWire.Order(), meta: payment.meta,
             merchantCode: body.merchantCode, lang: lang, urls: urls, createdAt: Date())
     }

@@ -84,7 +84,7 @@ struct TabbyPaymentsAPI: Sendable {
         guard amount.value <= payment.capturable else {
             throw .badData("capture amount \(TabbyWire.amount(amount.value, amount.currency)) exceeds the \(TabbyWire.amount(payment.capturable, amount.currency)) left to capture")
         }
-        payment.captures.append(TabbyMovement(id: TabbyWire.uuid(), amount: amount.value, referenceId: referenceId, createdAt: Date()))
+        payment.captures.append(TabbyMovement(id: SimulatorJSON.uuid(), amount: amount.value, referenceId: referenceId, createdAt: Date()))
         if payment.captured == payment.total.value { payment.status = "CLOSED" }
     }
 
@@ -99,7 +99,7 @@ struct TabbyPaymentsAPI: Sendable {
         guard amount.value <= left else {
             throw .badData("refund amount \(TabbyWire.amount(amount.value, amount.currency)) exceeds the \(TabbyWire.amount(left, amount.currency)) captured and not refunded")
         }
-        payment.refunds.append(TabbyMovement(id: TabbyWire.uuid(), amount: amount.value, referenceId: referenceId, reason: body.reason, createdAt: Date()))
+        payment.refunds.append(TabbyMovement(id: SimulatorJSON.uuid(), amount: amount.value, referenceId: referenceId, reason: body.reason, createdAt: Date()))
     }
 
     func close(_ payment: inout TabbyPayment) throws(TabbyWire.Refusal) {

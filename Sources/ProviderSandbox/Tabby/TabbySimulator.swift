@@ -55,7 +55,7 @@ public final class TabbySimulator: ProviderSimulator {
         case 500...599: ("internal", "internal server error")
         default: ("bad_data", "bad request")
         }
-        return ("application/json", TabbyWire.json(TabbyWire.error(type, message)))
+        return ("application/json", SimulatorJSON.text(TabbyWire.error(type, message)))
     }
 
     /// The status of payment `paymentId` (expiry applied), or nil when unknown.

@@ -45,7 +45,7 @@ struct TabbyPayment: Sendable {
         let currency = total.currency
         func movement(_ m: TabbyMovement) -> [String: Any] {
             var entry: [String: Any] = ["id": m.id, "amount": TabbyWire.amount(m.amount, currency), "reference_id": m.referenceId,
-                                        "created_at": TabbyWire.timestamp(m.createdAt)]
+                                        "created_at": SimulatorJSON.timestamp(m.createdAt)]
             if let reason = m.reason { entry["reason"] = reason }
             return entry
         }
@@ -61,8 +61,8 @@ struct TabbyPayment: Sendable {
             return entry
         }
         var document: [String: Any] = [
-            "id": id, "status": status, "is_test": true, "created_at": TabbyWire.timestamp(createdAt),
-            "expires_at": TabbyWire.timestamp(expiresAt), "amount": TabbyWire.amount(total.value, currency),
+            "id": id, "status": status, "is_test": true, "created_at": SimulatorJSON.timestamp(createdAt),
+            "expires_at": SimulatorJSON.timestamp(expiresAt), "amount": TabbyWire.amount(total.value, currency),
             "currency": currency, "buyer": buyer, "order": order, "product": ["type": "installments", "installments_count": 4],
             "captures": captures.map(movement), "refunds": refunds.map(movement),
         ]

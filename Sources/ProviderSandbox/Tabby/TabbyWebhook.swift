@@ -18,6 +18,6 @@ extension TabbySimulator {
         var document = payment.document
         document["status"] = payment.status.lowercased()
         return TabbyWebhook(headers: ["Content-Type": "application/json", Self.webhookHeader: headerValue],
-                            body: Data(TabbyWire.json(document).utf8))
+                            body: Data(SimulatorJSON.text(document).utf8))
     }
 }

@@ -84,14 +84,7 @@ enum TabbyWire {
 
     /// The request body, snake_case keys; a malformed body is `bad_data`.
     static func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
-        let buffer = try await request.body.collect(upTo: 256 * 1024)
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        do {
-            return try decoder.decode(T.self, from: Data(buffer: buffer))
-        } catch {
-            throw Refusal.badData("could not decode request")
-        }
+        try await SimulatorJSON.decodeSnakeCase(type, request) { _ in Refusal.badData("could not decode request") }
     }
 
     /// `text` as money in `currency`: a positive decimal string with at most
@@ -113,38 +106,13 @@ enum TabbyWire {
         ["status": "error", "errorType": type, "error": message]
     }
 
-    static func json(_ document: [String: Any]) -> String {
-        let data = (try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
-        return String(decoding: data, as: UTF8.self)
-    }
-
     static func response(_ status: HTTPResponse.Status, _ document: [String: Any]) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: json(document))))
-    }
-
-    static func html(_ status: HTTPResponse.Status, _ page: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
+        SimulatorJSON.response(status, SimulatorJSON.text(document))
     }
 
     /// HTTP 401 `not_authorized` unless the request carries the sandbox secret key.
     static func unauthorized(_ request: Request) -> Response? {
         guard request.headers[.authorization] != "Bearer " + TabbySimulator.secretKey else { return nil }
         return response(.unauthorized, error("not_authorized", "invalid or missing secret key"))
-    }
-
-    /// RFC 3339 UTC with seconds.
-    static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
-
-    static func uuid() -> String { UUID().uuidString.lowercased() }
-
-    /// `value` percent-encoded for a query component.
-    static func query(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }

@@ -60,7 +60,7 @@ struct TamaraAPI: Sendable {
         var document: [String: Any] = [
             "order_id": order.orderId, "order_reference_id": order.referenceId, "order_number": order.orderNumber,
             "description": order.description, "status": order.status, "payment_type": order.paymentType,
-            "country_code": order.countryCode, "created_at": TamaraWire.timestamp(order.createdAt),
+            "country_code": order.countryCode, "created_at": SimulatorJSON.timestamp(order.createdAt),
             "total_amount": TamaraWire.amount(order.total),
             "captured_amount": TamaraWire.amount(Money(value: order.captured, currency: currency)),
             "refunded_amount": TamaraWire.amount(Money(value: order.refunded, currency: currency)),
@@ -94,7 +94,7 @@ struct TamaraAPI: Sendable {
         case .success(let order):
             return TamaraWire.response(.ok, [
                 "order_id": order.orderId, "status": "authorised", "payment_type": order.paymentType,
-                "order_expiry_time": TamaraWire.timestamp(Date().addingTimeInterval(21 * 86_400)),
+                "order_expiry_time": SimulatorJSON.timestamp(Date().addingTimeInterval(21 * 86_400)),
                 "auto_captured": false, "authorized_amount": TamaraWire.amount(order.total),
             ])
         }
@@ -125,7 +125,7 @@ struct TamaraAPI: Sendable {
         case nil: return TamaraWire.notFound("Order")
         case .failure(let refusal): return refusal.response
         case .success(let (order, amount)):
-            return TamaraWire.response(.ok, ["cancel_id": TamaraWire.uuid(), "order_id": order.orderId, "status": order.status,
+            return TamaraWire.response(.ok, ["cancel_id": SimulatorJSON.uuid(), "order_id": order.orderId, "status": order.status,
                                              "canceled_amount": TamaraWire.amount(amount)])
         }
     }

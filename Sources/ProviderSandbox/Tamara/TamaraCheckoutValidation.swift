@@ -69,7 +69,7 @@ extension TamaraAPI {
             }
         }
         var order = TamaraOrder(
-            orderId: TamaraWire.uuid(), checkoutId: TamaraWire.uuid(), referenceId: reference,
+            orderId: SimulatorJSON.uuid(), checkoutId: SimulatorJSON.uuid(), referenceId: reference,
             orderNumber: body.orderNumber ?? reference, description: description, countryCode: country,
             paymentType: paymentType, instalments: paymentType == "PAY_NOW" ? nil : (body.instalments ?? 3),
             total: total, consumer: consumer, urls: urls, additionalData: body.additionalData)

@@ -58,7 +58,7 @@ struct TamaraPayments: Sendable {
         case nil: return TamaraWire.notFound("Order")
         case .failure(let refusal): return refusal.response
         case .success(let (order, amount)):
-            return TamaraWire.response(.ok, ["capture_id": TamaraWire.uuid(), "order_id": order.orderId, "status": order.status,
+            return TamaraWire.response(.ok, ["capture_id": SimulatorJSON.uuid(), "order_id": order.orderId, "status": order.status,
                                              "captured_amount": TamaraWire.amount(amount)])
         }
     }
@@ -86,8 +86,8 @@ struct TamaraPayments: Sendable {
             order.status = order.refunded == order.total.value - order.canceled ? "fully_refunded" : "partially_refunded"
             order.events.append("order_refunded")
             state.orders[orderId] = order
-            var document: [String: Any] = ["order_id": orderId, "comment": comment, "refund_id": TamaraWire.uuid(),
-                                           "capture_id": TamaraWire.uuid(), "status": order.status,
+            var document: [String: Any] = ["order_id": orderId, "comment": comment, "refund_id": SimulatorJSON.uuid(),
+                                           "capture_id": SimulatorJSON.uuid(), "status": order.status,
                                            "refunded_amount": TamaraWire.amount(amount)]
             if let id = body.merchantRefundId { document["merchant_refund_id"] = id }
             let text = TamaraWire.json(document)

@@ -89,13 +89,8 @@ enum TamaraWire {
 
     /// A request body decoded with snake_case keys; a malformed body is an `Invalid`.
     static func decode<T: Decodable>(_ type: T.Type, _ request: Request) async throws -> T {
-        let buffer = try await request.body.collect(upTo: 256 * 1024)
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        do {
-            return try decoder.decode(T.self, from: Data(buffer: buffer))
-        } catch {
-            throw Invalid(code: "invalid_json", field: "body", message: "the body is not the expected JSON: \(error)")
+        try await SimulatorJSON.decodeSnakeCase(type, request) { error in
+            Invalid(code: "invalid_json", field: "body", message: "the body is not the expected JSON: \(error)")
         }
     }
 
@@ -170,32 +165,12 @@ enum TamaraWire {
     }
 
     static func response(_ status: HTTPResponse.Status, _ document: [String: Any]) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(string: json(document))))
-    }
-
-    static func html(_ status: HTTPResponse.Status, _ page: String) -> Response {
-        Response(status: status, headers: [.contentType: "text/html; charset=utf-8"], body: ResponseBody(byteBuffer: ByteBuffer(string: page)))
+        SimulatorJSON.response(status, json(document))
     }
 
     /// HTTP 401 unless the request carries the sandbox API token.
     static func unauthorized(_ request: Request) -> Response? {
         guard request.headers[.authorization] != "Bearer " + TamaraSimulator.apiToken else { return nil }
         return response(.unauthorized, error("Unauthorized", "unauthorized"))
-    }
-
-    /// RFC 3339 UTC, `2026-11-22T20:40:26Z`.
-    static func timestamp(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
-    }
-
-    static func uuid() -> String { UUID().uuidString.lowercased() }
-
-    /// `value` percent-encoded for a query component.
-    static func query(_ value: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value
     }
 }

@@ -1,0 +1,34 @@
+import Foundation
+import Logging
+import PaymentGateway
+import PluginHost
+import Testing
+import TestSupport
+
+/// Loads one provider's shipped manifest into a gateway over a scratch
+/// folder, for the configuration tests.
+enum ShippedManifestLoader {
+    /// The shipped `<provider>.json`, enabled, with `config` in place of its
+    /// own, `library` from the build and no `sandbox` member, then changed by
+    /// `edit`; the provider's record once a gateway has loaded it.
+    static func load(_ provider: String, library: String, config: [String: Any],
+                     edit: (inout [String: Any]) -> Void = { _ in }) throws -> ProviderRecord? {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(provider)-config-\(UUID().uuidString)")
+        let manifests = folder.appendingPathComponent("manifests")
+        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let shipped = BuildProducts.shippedManifests.appendingPathComponent("\(provider).json")
+        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: shipped)) as? [String: Any])
+        manifest["enabled"] = true
+        manifest["config"] = config
+        manifest["library"] = BuildProducts.directory.appendingPathComponent(library).path
+        manifest.removeValue(forKey: "sandbox")
+        edit(&manifest)
+        try JSONSerialization.data(withJSONObject: manifest).write(to: manifests.appendingPathComponent("\(provider).json"))
+        var logger = Logger(label: "\(provider)-config")
+        logger.logLevel = .critical
+        let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: folder.appendingPathComponent("data").path), logger: logger)
+        defer { Task { await gateway.shutdown() } }
+        return gateway.providerRecords.first { $0.id == provider }
+    }
+}
