@@ -21,7 +21,15 @@ extension TabbyAdapter {
         guard let payment = try await client.payment(probe) else {
             return Self.unverified("Tabby does not know payment \(id): the notification did not come from Tabby")
         }
-        let capture = payment.meta?.capture.flatMap(CaptureMode.init(rawValue:)) ?? .automatic
+        // The capture mode this adapter wrote into meta at checkout. Without
+        // it the notification is acknowledged and nothing is acted on:
+        // capturing money the merchant may have meant only to hold is not
+        // ours to guess. The host's verify, whose reference carries the
+        // mode, settles the payment.
+        guard let capture = payment.meta?.capture.flatMap(CaptureMode.init(rawValue:)) else {
+            host.log(.info, "Tabby payment \(id) carries no meta.capture; acknowledged without settling it (a verify will)")
+            return WebhookResult(verified: true, paymentId: payment.order?.referenceId)
+        }
         let reference = TabbyReference(region: region, capture: capture, paymentId: id)
         let hostPaymentId = payment.order?.referenceId
         let result: AdapterResult

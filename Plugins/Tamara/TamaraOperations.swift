@@ -5,11 +5,15 @@ import GatewayAdapterSDK
 /// capture, refund and void on an authorised order.
 ///
 /// Tamara documents no idempotency key for captures or cancels, so before
-/// sending one the adapter reads the order: a capture retried after its
-/// answer was lost finds the order already fully captured and reports that
-/// capture instead of taking another (Tamara would refuse a capture beyond
-/// what is left in any case), and a void retried finds it `canceled`.
-/// Refunds carry the engine's idempotency key as `merchant_refund_id`.
+/// sending one the adapter reads the order. A capture is compared with what
+/// the host has recorded as captured (`alreadyCaptured`): when Tamara holds
+/// at least this capture's amount more than that, an earlier try of this
+/// capture landed and its answer was lost, so it is reported, not taken
+/// again. That holds for partial captures too, where "what is left" would
+/// happily allow a second one. (Without `alreadyCaptured`, from an older
+/// host, only a fully captured order counts as the earlier try.) A void
+/// retried finds the order `canceled`. Refunds carry the engine's
+/// idempotency key as `merchant_refund_id`.
 extension TamaraAdapter {
     func capture(_ request: AmountRequest) async throws -> AdapterResult {
         let reference = try TamaraReference(request.providerReference)
@@ -21,7 +25,12 @@ extension TamaraAdapter {
         if let refusal = Self.checkAmount(request.amount, order, reference) { return refusal }
         let status = order.status ?? ""
         let captured = order.value(order.capturedAmount)
-        if status == "fully_captured" || status == "partially_refunded" || status == "fully_refunded", request.amount.value <= captured {
+        if let known = request.alreadyCaptured {
+            if captured - known.value >= request.amount.value {
+                host.log(.info, "Tamara order \(reference.orderId) holds \(captured) captured, \(known.value) of it known to the host: this capture's first try landed; not capturing again")
+                return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: status)
+            }
+        } else if status == "fully_captured" || status == "partially_refunded" || status == "fully_refunded", request.amount.value <= captured {
             return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: status)
         }
         guard ["authorised", "updated", "partially_captured"].contains(status) else {

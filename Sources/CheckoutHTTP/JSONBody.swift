@@ -48,9 +48,18 @@ enum JSONBody {
         }
     }
 
+    /// Whether a Content-Type names JSON: `application/json` or
+    /// `application/<anything>+json`, any case, parameters ignored. Read as
+    /// ASCII bytes: this runs on every POST, and Foundation's trimming and
+    /// case mapping cost more than the rest of the check by far.
     static func isJSON(_ contentType: String) -> Bool {
-        let type = contentType.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() } ?? ""
-        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
+        var utf8 = contentType.utf8[...]
+        if let semicolon = utf8.firstIndex(of: UInt8(ascii: ";")) { utf8 = utf8[..<semicolon] }
+        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
+        let type = utf8.drop(while: blank).reversed().drop(while: blank).reversed().map { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) }
+        let application = Array("application/".utf8)
+        guard type.count > application.count, type.starts(with: application) else { return false }
+        return type.elementsEqual("application/json".utf8) || type.reversed().starts(with: "nosj+".utf8)
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }

@@ -99,16 +99,23 @@ public struct AmountRequest: Codable, Sendable, Hashable {
     public var amount: Money
     /// Free text for the provider's records (refunds).
     public var reason: String?
+    /// `capture` only: what the host has recorded as captured on this payment
+    /// before this request, counting confirmed captures only (not those whose
+    /// outcome is still unknown). An adapter whose provider takes no
+    /// idempotency key for captures compares it with the provider's captured
+    /// total to tell a retry whose first try landed from a new capture.
+    public var alreadyCaptured: Money?
 
     public init(
         paymentId: String, idempotencyKey: String, providerReference: String,
-        amount: Money, reason: String? = nil
+        amount: Money, reason: String? = nil, alreadyCaptured: Money? = nil
     ) {
         self.paymentId = paymentId
         self.idempotencyKey = idempotencyKey
         self.providerReference = providerReference
         self.amount = amount
         self.reason = reason
+        self.alreadyCaptured = alreadyCaptured
     }
 }
 

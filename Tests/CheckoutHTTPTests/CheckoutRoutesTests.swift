@@ -116,6 +116,12 @@ import Testing
             expect(try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"XYZ","country":"SA","orderId":"o"}"#), 422, "invalid_request", mentions: "XYZ")
             expect(try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"sa","orderId":"o"}"#), 422, "invalid_request", mentions: "country")
             expect(try await client.json(.post, "/v1/sessions", newSession, contentType: "text/plain"), 415, "unsupported_media_type", mentions: "text/plain")
+            for notJSON in ["application/jsonx", "application/xml", "application/", "text/json", "json", "application/json+xml"] {
+                expect(try await client.json(.post, "/v1/sessions", newSession, contentType: notJSON), 415, "unsupported_media_type", mentions: notJSON)
+            }
+            for json in ["application/json", " Application/JSON ; charset=utf-8", "application/merge-patch+json", "APPLICATION/VND.API+JSON\t"] {
+                #expect(try await client.json(.post, "/v1/sessions", newSession, contentType: json).status == 201, "\(json)")
+            }
             expect(try await client.json(.post, "/v1/sessions", "{\"orderId\":\"" + String(repeating: "x", count: 70_000) + "\"}"), 413, "payload_too_large", mentions: "limit")
             expect(try await client.json(.get, "/v1/sessions/ses_nope"), 404, "not_found", mentions: "ses_nope")
             expect(try await client.json(.post, "/v1/sessions/ses_nope/attempts", #"{"method":"mada"}"#), 404, "not_found", mentions: "ses_nope")

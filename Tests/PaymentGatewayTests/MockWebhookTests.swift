@@ -9,14 +9,30 @@ import Testing
 
 /// Notifications through the real mock adapter over the bridge: its `webhook`
 /// operation verifies the signature (the secret from its manifest's
-/// `env:GATEWAY_MOCK_WEBHOOK_SECRET`), and the engine applies a verified one
+/// `webhook_secret`, here a `file:` secret), and the engine applies a verified one
 /// once per event id.
 @Suite struct MockWebhookTests {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-webhook-\(UUID().uuidString)")
     static let secret = "mock-webhook-secret-for-tests"
 
-    init() {
-        setenv("GATEWAY_MOCK_WEBHOOK_SECRET", Self.secret, 1)
+    /// The shipped manifests, with the mock's webhook secret read from a file
+    /// instead of `env:`: a test that called `setenv` would race every other
+    /// test's reads of the environment (a child process spawned meanwhile
+    /// copies it), which glibc does not make safe.
+    let manifests: URL
+
+    init() throws {
+        manifests = data.appendingPathComponent("manifests")
+        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
+        for name in ["mock.json", "example-c.json"] {
+            try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent(name), to: manifests.appendingPathComponent(name))
+        }
+        let secretFile = data.appendingPathComponent("mock-webhook-secret")
+        try Data(Self.secret.utf8).write(to: secretFile)
+        let mock = manifests.appendingPathComponent("mock.json")
+        var manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: mock)) as! [String: Any]
+        manifest["secrets"] = ["webhook_secret": "file:\(secretFile.path)"]
+        try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted]).write(to: mock)
     }
 
     /// The event types recorded for session `id`, read from the database file.
@@ -31,7 +47,7 @@ import Testing
     }
 
     @Test func aVerifiedNotificationSettlesAPendingAttemptOnceAndAForgedOneChangesNothing() async throws {
-        let gateway = try PaymentGateway(configuration: .init(manifests: BuildProducts.shippedManifests.path, data: data.path))
+        let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: data.path))
         let session = try await gateway.createSession(NewSession(amount: Money(value: 2500, currency: "SAR"), country: "SA", orderId: "o-webhook"))
         // Settles at the mock a moment later; the host only learns it by verify or by notification.
         let pending = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", instrument: ["scenario": .string("pending_then_success")]))

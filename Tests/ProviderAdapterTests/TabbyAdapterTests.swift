@@ -195,6 +195,25 @@ struct TabbyAdapterTests {
         }
     }
 
+    /// The capture mode travels in the payment's meta; a payment without it
+    /// is never captured on a notification's word, whatever the session wanted.
+    @Test func aWebhookForAPaymentWithoutItsCaptureModeCapturesNothing() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, capture: .manual)
+            try await fx.approveOnHostedPage(started)
+            let id = try Self.paymentId(started.attempt)
+            #expect(simulator.forgetMeta(ofPayment: id))
+            let hook = try #require(simulator.webhook(forPayment: id))
+            _ = try await fx.gateway.webhook(provider: "tabby", headers: hook.headers, body: hook.body)
+            #expect(simulator.charges == 0)
+            #expect(simulator.status(ofPayment: id) == "AUTHORIZED")
+            // The host's verify, whose reference carries the mode, settles it as a held authorization.
+            let verified = try await fx.gateway.verify(attempt: started.attempt.id)
+            #expect(verified.status == .authorized)
+            #expect(simulator.charges == 0)
+        }
+    }
+
     @Test func aWebhookIsConfirmedByFetchingThePaymentAndAForgedOneIsRefused() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)

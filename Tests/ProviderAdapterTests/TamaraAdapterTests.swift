@@ -208,6 +208,26 @@ struct TamaraAdapterTests {
         }
     }
 
+    /// Tamara takes no idempotency key for captures, and after a partial
+    /// capture "what is left" still allows another: the retry must find its
+    /// first try in the order's captured total instead of capturing again.
+    @Test func aDroppedPartialCaptureRetriedUnderTheSameKeyCapturesOnceAndTheNextCaptureStillWorks() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            let first = try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-1")
+            #expect(first.balance.captured == 5000)
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/payments/capture", method: "POST", fault: .drop))
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, amount: 10000, idempotencyKey: "cap-2") }
+            #expect(simulator.charges == 2, "the dropped capture landed at Tamara")
+            let retried = try await fx.gateway.capture(payment: paid.id, amount: 10000, idempotencyKey: "cap-2")
+            #expect(retried.balance.captured == 15000)
+            #expect(simulator.charges == 2, "the retry did not capture a second time")
+            let next = try await fx.gateway.capture(payment: paid.id, amount: 15000, idempotencyKey: "cap-3")
+            #expect(next.balance.captured == 30000)
+            #expect(simulator.charges == 3)
+        }
+    }
+
     @Test func aSignedApprovedNotificationSettlesThePaymentAndForgedOnesAreRefused() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)

@@ -90,7 +90,8 @@ extension Checkout {
         session = try await commit(session, events: [event("payment.\(operation.rawValue)_sent", detail: nil)])
 
         let call: ProviderCall = switch operation {
-        case .capture: .capture(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: money!))
+        case .capture: .capture(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: money!,
+                                              alreadyCaptured: Money(value: balance.captured, currency: balance.authorized.currency)))
         case .refund: .refund(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: money!))
         default: .void(VoidRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference))
         }

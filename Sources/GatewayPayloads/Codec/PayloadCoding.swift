@@ -155,11 +155,12 @@ extension AmountRequest: JSONPayload {
         w.member("providerReference", providerReference)
         w.member("amount", amount)
         w.member("reason", reason)
+        w.member("alreadyCaptured", alreadyCaptured)
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
-        var paymentId: String?, key: String?, reference: String?, amount: Money?, reason: String?
+        var paymentId: String?, key: String?, reference: String?, amount: Money?, reason: String?, alreadyCaptured: Money?
         try p.object { name, p throws(JSONParseError) in
             switch name {
             case "paymentId": paymentId = try p.string()
@@ -167,12 +168,14 @@ extension AmountRequest: JSONPayload {
             case "providerReference": reference = try p.string()
             case "amount": amount = try Money(parsing: &p)
             case "reason": reason = try p.optionalString()
+            case "alreadyCaptured": alreadyCaptured = try p.nested(Money.self)
             default: try p.skipValue()
             }
         }
         self.init(
             paymentId: try required(paymentId, "paymentId", p), idempotencyKey: try required(key, "idempotencyKey", p),
-            providerReference: try required(reference, "providerReference", p), amount: try required(amount, "amount", p), reason: reason)
+            providerReference: try required(reference, "providerReference", p), amount: try required(amount, "amount", p), reason: reason,
+            alreadyCaptured: alreadyCaptured)
     }
 }
 

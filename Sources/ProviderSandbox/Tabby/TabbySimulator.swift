@@ -63,6 +63,18 @@ public final class TabbySimulator: ProviderSimulator {
         state.withLock { $0.payment(paymentId)?.status }
     }
 
+    /// Removes the `meta` the merchant sent with payment `paymentId`, as a
+    /// payment made on the same Tabby account by another integration looks.
+    /// Returns false when the payment is unknown.
+    @discardableResult
+    public func forgetMeta(ofPayment paymentId: String) -> Bool {
+        state.withLock { state in
+            guard state.payments[paymentId] != nil else { return false }
+            state.payments[paymentId]?.meta = nil
+            return true
+        }
+    }
+
     /// Makes payment `paymentId` older by `seconds`, as if created that long
     /// before: a CREATED payment 30 minutes old turns EXPIRED on its next read.
     /// Returns false when the payment is unknown.
