@@ -100,9 +100,22 @@ struct EgressTests {
     }
 
     @Test func nothingListeningIsUnreachable() async throws {
-        let closed = try await EgressTestServer(.hang)
-        let port = closed.port
-        await closed.stop()
+        // A port bound and never listened on: connecting is refused, and no
+        // other test's server can take the port meanwhile (a stopped server's
+        // port can be handed to the next one that binds port 0).
+        let bound = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        #expect(bound >= 0)
+        defer { close(bound) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let port = try withUnsafeMutablePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
+                guard bind(bound, raw, length) == 0, getsockname(bound, raw, &length) == 0 else { throw POSIXError(.EADDRNOTAVAIL) }
+                return Int(UInt16(bigEndian: pointer.pointee.sin_port))
+            }
+        }
         let client = AsyncHTTPEgressClient()
         let fixture = try EgressFixture()
         let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(port)"]), client: client)

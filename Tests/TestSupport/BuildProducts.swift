@@ -37,24 +37,23 @@ public struct ProcessResult: Sendable {
     public var output: String { stdout + stderr }
 }
 
-/// Runs a program to completion.
+/// Runs a program to completion (see ``ChildProcess`` for why not `Process`).
 @discardableResult
 public func runProcess(_ executable: String, _ arguments: [String], environment: [String: String]? = nil) throws -> ProcessResult {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: executable)
-    process.arguments = arguments
-    if let environment { process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 } }
-    let errorFile = FileManager.default.temporaryDirectory.appendingPathComponent("stderr-\(UUID().uuidString)")
-    _ = FileManager.default.createFile(atPath: errorFile.path, contents: nil)
-    defer { try? FileManager.default.removeItem(at: errorFile) }
-    let pipe = Pipe()
-    process.standardOutput = pipe
-    process.standardError = try FileHandle(forWritingTo: errorFile)
-    try process.run()
-    let data = pipe.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    let errors = (try? Data(contentsOf: errorFile)) ?? Data()
-    return ProcessResult(status: process.terminationStatus, stdout: String(decoding: data, as: UTF8.self), stderr: String(decoding: errors, as: UTF8.self))
+    let output = try ScratchFile(), errors = try ScratchFile()
+    let child: ChildProcess
+    do {
+        child = try ChildProcess(executable, arguments, environment: environment,
+                                 standardOutput: output.descriptor, standardError: errors.descriptor)
+    } catch {
+        _ = output.closeAndRead(); _ = errors.closeAndRead()
+        throw error
+    }
+    let status: Int32 = switch child.waitForExit() {
+    case .exited(let code): code
+    case .signalled(let signal): signal
+    }
+    return ProcessResult(status: status, stdout: output.closeAndRead(), stderr: errors.closeAndRead())
 }
 
 
