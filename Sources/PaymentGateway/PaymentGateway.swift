@@ -33,10 +33,6 @@ public final class PaymentGateway: Service, Sendable {
         public var reconcileInterval: Duration = .seconds(1)
         /// How long adapters get to finish their calls at shutdown.
         public var shutdownGrace: Duration = .seconds(10)
-        /// Lets sandbox adapters (the mock) keep their simulated provider's
-        /// books in `data/`, so a later process finds the payments a real
-        /// provider would remember. Off for production adapters.
-        public var sandboxState = false
         /// Sandbox mode: manifests with a `sandbox` block run against the
         /// provider simulators (``SandboxOverlay``); nil in production.
         public var sandbox: SandboxOverlay?
@@ -64,9 +60,6 @@ public final class PaymentGateway: Service, Sendable {
     public init(configuration: Configuration, logger: Logger = Logger(label: "gateway")) throws {
         self.configuration = configuration
         self.logger = logger
-        if configuration.sandboxState {
-            setenv("GATEWAY_SANDBOX_STATE", configuration.data.path, 1)
-        }
         let store = try configuration.store ?? SQLiteCheckoutStore(path: configuration.data.appendingPathComponent("checkout.sqlite").path)
         self.store = store
         let loader = AdapterLoader(store: LibraryStore(directory: configuration.libraries ?? configuration.data.appendingPathComponent("plugins")), logger: logger)

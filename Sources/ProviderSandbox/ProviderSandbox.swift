@@ -77,6 +77,9 @@ struct FaultMiddleware: RouterMiddleware {
         let relative = String(trimmed.dropFirst(id.count))
         let fault = faults.take(provider: id, path: relative.isEmpty ? "/" : relative, method: request.method.rawValue)
         if case .status(let code) = fault {
+            // A failing provider is no faster than a working one.
+            let delay = faults.baseLatencyMilliseconds
+            if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
             let (contentType, body) = simulator.errorBody(forStatus: code)
             return Response(status: HTTPResponse.Status(code: code), headers: [.contentType: contentType],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: body)))

@@ -27,9 +27,19 @@ enum HostSetup {
     /// at `<data>/checkout.sqlite`), with sandbox adapters keeping their
     /// simulated books under `<data>` so later commands find them.
     static func gateway(_ options: HostOptions, verbose: Bool = false) throws -> PaymentGateway {
+        keepSandboxBooks(in: options.data)
         bootstrapLogging(verbose: verbose)
-        var configuration = PaymentGateway.Configuration(manifests: options.manifests, data: options.data)
-        configuration.sandboxState = true
-        return try PaymentGateway(configuration: configuration)
+        return try PaymentGateway(configuration: PaymentGateway.Configuration(manifests: options.manifests, data: options.data))
+    }
+
+    /// Lets the sandbox adapters of this process (the mock) keep their
+    /// simulated provider's books under `data`, so a later command finds the
+    /// payments a real provider would remember: `GATEWAY_SANDBOX_STATE`,
+    /// which the mock reads when it is loaded. Set here, by the command, first
+    /// thing and before the command starts any thread of its own, because
+    /// changing the environment races every thread that reads it; the
+    /// embeddable library never touches the process environment.
+    static func keepSandboxBooks(in data: String) {
+        setenv("GATEWAY_SANDBOX_STATE", URL(fileURLWithPath: data).standardizedFileURL.path, 1)
     }
 }

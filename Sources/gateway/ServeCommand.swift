@@ -37,6 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard sandboxLatencyMs >= 0 else { throw ValidationError("--sandbox-latency-ms must be 0 or more (got \(sandboxLatencyMs))") }
+        if sandbox { HostSetup.keepSandboxBooks(in: host.data) }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical (got \(logLevel))")
         }
@@ -51,7 +52,6 @@ struct ServeCommand: AsyncParsableCommand {
         catch { throw ValidationError("\(error)") }
         let metrics = GatewayMetrics()
         var configuration = PaymentGateway.Configuration(manifests: host.manifests, data: host.data)
-        configuration.sandboxState = sandbox
         let simulators = sandbox ? try await InProcessSandbox.start(data: configuration.data, latencyMilliseconds: sandboxLatencyMs, logger: logger) : nil
         configuration.sandbox = simulators?.overlay
         configuration.callObserver = { metrics.adapterCall($0) }
