@@ -107,9 +107,10 @@ struct MockLedger: Sendable, Codable {
 
 /// Where the mock keeps its books across processes, as a real provider's
 /// database outlives a host restart: `$GATEWAY_SANDBOX_STATE/mock-ledger.json`
-/// when that variable names a folder (`gateway pay` sets it to its data
-/// folder, as `gateway serve --sandbox` does), else nowhere (memory only). Every operation reads and writes the
-/// file under an exclusive `flock`, so several processes share one ledger.
+/// when that variable names a folder (`gateway pay` and `gateway serve
+/// --sandbox` set it to their data folder), else nowhere (memory only). Every
+/// operation reads and writes the file under an exclusive `flock`, so several
+/// processes share one ledger.
 struct MockLedgerFile: Sendable {
     let path: String
 

@@ -25,12 +25,10 @@ extension TamaraAdapter {
         if let refusal = Self.checkAmount(request.amount, order, reference) { return refusal }
         let status = order.status ?? ""
         let captured = order.value(order.capturedAmount)
-        if let known = request.alreadyCaptured {
-            if captured - known.value >= request.amount.value {
-                host.log(.info, "Tamara order \(reference.orderId) holds \(captured) captured, \(known.value) of it known to the host: this capture's first try landed; not capturing again")
-                return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: status)
-            }
-        } else if status == "fully_captured" || status == "partially_refunded" || status == "fully_refunded", request.amount.value <= captured {
+        let firstTryLanded = request.alreadyCaptured.map { captured - $0.value >= request.amount.value }
+            ?? (["fully_captured", "partially_refunded", "fully_refunded"].contains(status) && request.amount.value <= captured)
+        if firstTryLanded {
+            host.log(.info, "Tamara order \(reference.orderId) already holds this capture (\(captured) captured); not capturing again")
             return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: status)
         }
         guard ["authorised", "updated", "partially_captured"].contains(status) else {

@@ -53,13 +53,10 @@ enum JSONBody {
     /// ASCII bytes: this runs on every POST, and Foundation's trimming and
     /// case mapping cost more than the rest of the check by far.
     static func isJSON(_ contentType: String) -> Bool {
-        var utf8 = contentType.utf8[...]
-        if let semicolon = utf8.firstIndex(of: UInt8(ascii: ";")) { utf8 = utf8[..<semicolon] }
-        let blank: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 }
-        let type = utf8.drop(while: blank).reversed().drop(while: blank).reversed().map { $0 | ($0 >= 0x41 && $0 <= 0x5A ? 0x20 : 0) }
-        let application = Array("application/".utf8)
-        guard type.count > application.count, type.starts(with: application) else { return false }
-        return type.elementsEqual("application/json".utf8) || type.reversed().starts(with: "nosj+".utf8)
+        let media = contentType.utf8.prefix { $0 != UInt8(ascii: ";") }.drop(while: isWhitespace)
+        let lowered = media.reversed().drop(while: isWhitespace).reversed().map { (0x41...0x5A).contains($0) ? $0 | 0x20 : $0 }
+        let type = String(decoding: lowered, as: UTF8.self)
+        return type == "application/json" || (type.hasPrefix("application/") && type.hasSuffix("+json"))
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }

@@ -76,17 +76,16 @@ struct FaultMiddleware: RouterMiddleware {
         guard let simulator = simulators.first(where: { $0.id == id }) else { return try await next(request, context) }
         let relative = String(trimmed.dropFirst(id.count))
         let fault = faults.take(provider: id, path: relative.isEmpty ? "/" : relative, method: request.method.rawValue)
+        var delay = faults.baseLatencyMilliseconds
+        if case .latency(let milliseconds) = fault { delay += milliseconds }
         if case .status(let code) = fault {
             // A failing provider is no faster than a working one.
-            let delay = faults.baseLatencyMilliseconds
             if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
             let (contentType, body) = simulator.errorBody(forStatus: code)
             return Response(status: HTTPResponse.Status(code: code), headers: [.contentType: contentType],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: body)))
         }
         let response = try await next(request, context)
-        var delay = faults.baseLatencyMilliseconds
-        if case .latency(let milliseconds) = fault { delay += milliseconds }
         if delay > 0 { try await Task.sleep(for: .milliseconds(delay)) }
         guard fault == .drop else { return response }
         // Processed, then cut off: a promised length, a few bytes, and the

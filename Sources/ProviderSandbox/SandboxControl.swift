@@ -13,9 +13,9 @@ struct SandboxControl: Sendable {
             do {
                 let rule = try Self.rule(from: Data(buffer: body), known: Set(sandbox.simulators.map(\.id)))
                 sandbox.faults.add(rule)
-                return Self.json(.created, "{\"rules\":\(sandbox.faults.rules.count)}")
+                return Self.json(.created, ["rules": sandbox.faults.rules.count])
             } catch let error as FaultRuleError {
-                return Self.json(.badRequest, "{\"error\":\(Self.quoted(error.message))}")
+                return Self.json(.badRequest, ["error": error.message])
             }
         }
         routes.delete("faults") { _, _ -> Response in
@@ -23,8 +23,8 @@ struct SandboxControl: Sendable {
             return Response(status: .noContent)
         }
         routes.get("stats") { _, _ -> Response in
-            let members = sandbox.simulators.map { "\(Self.quoted($0.id)):{\"charges\":\($0.charges)}" }
-            return Self.json(.ok, "{" + members.joined(separator: ",") + "}")
+            let counts = sandbox.simulators.map { ($0.id, ["charges": $0.charges]) }
+            return Self.json(.ok, Dictionary(counts, uniquingKeysWith: { first, _ in first }))
         }
     }
 
@@ -56,11 +56,7 @@ struct SandboxControl: Sendable {
         return FaultPlan.Rule(provider: provider, path: object["path"] as? String, method: object["method"] as? String, fault: fault, count: count)
     }
 
-    static func json(_ status: HTTPResponse.Status, _ body: String) -> Response {
-        SimulatorJSON.response(status, body)
-    }
-
-    static func quoted(_ text: String) -> String {
-        String(decoding: (try? JSONSerialization.data(withJSONObject: [text])) ?? Data("[\"\"]".utf8), as: UTF8.self).dropFirst().dropLast().description
+    static func json(_ status: HTTPResponse.Status, _ document: [String: Any]) -> Response {
+        SimulatorJSON.response(status, SimulatorJSON.text(document))
     }
 }

@@ -24,15 +24,10 @@ import Testing
     init() throws {
         manifests = data.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
-        for name in ["mock.json", "example-c.json"] {
-            try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent(name), to: manifests.appendingPathComponent(name))
-        }
         let secretFile = data.appendingPathComponent("mock-webhook-secret")
         try Data(Self.secret.utf8).write(to: secretFile)
-        let mock = manifests.appendingPathComponent("mock.json")
-        var manifest = try JSONSerialization.jsonObject(with: Data(contentsOf: mock)) as! [String: Any]
-        manifest["secrets"] = ["webhook_secret": "file:\(secretFile.path)"]
-        try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted]).write(to: mock)
+        try BuildProducts.writeShippedManifest("mock.json", into: manifests) { $0["secrets"] = ["webhook_secret": "file:\(secretFile.path)"] }
+        try BuildProducts.writeShippedManifest("example-c.json", into: manifests)
     }
 
     /// The event types recorded for session `id`, read from the database file.

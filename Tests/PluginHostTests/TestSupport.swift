@@ -49,14 +49,9 @@ final class ManifestFolder {
 
     @discardableResult
     func writeVariant(of shipped: String, as name: String, _ changes: [String: Any?]) throws -> URL {
-        let data = try Data(contentsOf: BuildProducts.shippedManifests.appendingPathComponent(shipped))
-        var object = try JSONSerialization.jsonObject(with: data) as! [String: Any]
-        for (key, value) in changes { object[key] = value ?? nil }
-        for (key, value) in changes where value == nil { object.removeValue(forKey: key) }
-        let out = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-        let url = manifests.appendingPathComponent(name)
-        try out.write(to: url)
-        return url
+        try BuildProducts.writeShippedManifest(shipped, into: manifests, as: name) { manifest in
+            for (key, value) in changes { manifest[key] = value }
+        }
     }
 
     func loadAll() throws -> [ProviderRecord] {

@@ -14,16 +14,15 @@ struct STCPayProductionOTPTests {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stcpay-production-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let shipped = BuildProducts.shippedManifests.appendingPathComponent("stcpay.json")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: shipped)) as? [String: Any])
-        var sandbox = try #require(manifest["sandbox"] as? [String: Any])
-        var config = try #require(sandbox["config"] as? [String: Any])
-        #expect(config["sandbox"] as? Bool == true)
-        config.removeValue(forKey: "sandbox")
-        sandbox["config"] = config
-        manifest["sandbox"] = sandbox
-        manifest["library"] = BuildProducts.directory.appendingPathComponent("libSTCPayAdapter.so").path
-        try JSONSerialization.data(withJSONObject: manifest).write(to: folder.appendingPathComponent("stcpay.json"))
+        try BuildProducts.writeShippedManifest("stcpay.json", into: folder) { manifest in
+            var sandbox = try #require(manifest["sandbox"] as? [String: Any])
+            var config = try #require(sandbox["config"] as? [String: Any])
+            #expect(config["sandbox"] as? Bool == true)
+            config.removeValue(forKey: "sandbox")
+            sandbox["config"] = config
+            manifest["sandbox"] = sandbox
+            manifest["library"] = BuildProducts.directory.appendingPathComponent("libSTCPayAdapter.so").path
+        }
 
         let fx = try await SandboxGateway.start { $0.manifests = folder; $0.reconcileInterval = .seconds(3600) }
         do {

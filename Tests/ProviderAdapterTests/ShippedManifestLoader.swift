@@ -17,14 +17,13 @@ enum ShippedManifestLoader {
         let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
-        let shipped = BuildProducts.shippedManifests.appendingPathComponent("\(provider).json")
-        var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: shipped)) as? [String: Any])
-        manifest["enabled"] = true
-        manifest["config"] = config
-        manifest["library"] = BuildProducts.directory.appendingPathComponent(library).path
-        manifest.removeValue(forKey: "sandbox")
-        edit(&manifest)
-        try JSONSerialization.data(withJSONObject: manifest).write(to: manifests.appendingPathComponent("\(provider).json"))
+        try BuildProducts.writeShippedManifest("\(provider).json", into: manifests) { manifest in
+            manifest["enabled"] = true
+            manifest["config"] = config
+            manifest["library"] = BuildProducts.directory.appendingPathComponent(library).path
+            manifest.removeValue(forKey: "sandbox")
+            edit(&manifest)
+        }
         var logger = Logger(label: "\(provider)-config")
         logger.logLevel = .critical
         let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: folder.appendingPathComponent("data").path), logger: logger)

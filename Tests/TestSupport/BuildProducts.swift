@@ -25,6 +25,21 @@ public enum BuildProducts {
 
     public static var shippedManifests: URL { repository.appendingPathComponent("manifests") }
     public static var headerDirectory: URL { repository.appendingPathComponent("Sources/CGatewayABI/include") }
+
+    /// Writes the shipped manifest `name` into `folder` as `newName` (by
+    /// default its own name), changed by `edit`; returns the written file.
+    @discardableResult
+    public static func writeShippedManifest(_ name: String, into folder: URL, as newName: String? = nil,
+                                            _ edit: (inout [String: Any]) throws -> Void = { _ in }) throws -> URL {
+        let data = try Data(contentsOf: shippedManifests.appendingPathComponent(name))
+        guard var manifest = try JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: name])
+        }
+        try edit(&manifest)
+        let url = folder.appendingPathComponent(newName ?? name)
+        try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys]).write(to: url)
+        return url
+    }
 }
 
 
