@@ -183,7 +183,7 @@ let package = Package(
         .testTarget(
             name: "PluginHostTests",
             dependencies: [
-                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI", "TestSupport",
+                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI", "TestSupport", "GatewayAdapterSDK",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

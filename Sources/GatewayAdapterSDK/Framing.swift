@@ -26,24 +26,26 @@ enum ReplyEncoding {
     }
 
     /// The status and error document for `error`; `requests` is how many HTTP
-    /// requests the call had handed to the host: once one may have reached the
-    /// provider, an unexpected error leaves the outcome unknown rather than
-    /// "nothing happened", and so does an egress refusal of a later request.
+    /// requests the call had handed to the host. Once one may have reached
+    /// the provider, nothing is reported as "not sent" (the header's rule,
+    /// `gw_status_proves_nothing_sent`): an invalid request, an unexpected
+    /// error or an egress refusal of a later request all complete with
+    /// `GW_E_OUTCOME_UNKNOWN`. Only the call's first request refused by
+    /// egress (denied, unreachable: it did not leave) keeps its status.
     static func failure(_ error: Error, requests: Int) -> (Int32, [UInt8]) {
-        let sent = requests > 0
-        let (status, message): (Int32, String) = switch error {
+        let (named, message): (Int32, String) = switch error {
         case AdapterError.invalidRequest(let m): (GW_E_INVALID_REQUEST, m)
         case AdapterError.unsupported(let m): (GW_E_UNSUPPORTED, m)
         case AdapterError.invalidConfiguration(let m): (GW_E_INTERNAL, m)
         case AdapterError.outcomeUnknown(let m): (GW_E_OUTCOME_UNKNOWN, m)
-        case AdapterError.internal(let m): (sent ? GW_E_OUTCOME_UNKNOWN : GW_E_INTERNAL, m)
+        case AdapterError.internal(let m): (GW_E_INTERNAL, m)
         case is CancellationError: (GW_E_CANCELLED, "cancelled")
-        case let egress as HTTPEgressError:
-            // DENIED / UNREACHABLE mean "this request was not sent"; only for the
-            // call's first request does that mean nothing reached the provider.
-            (requests <= 1 || egress.status == GW_E_OUTCOME_UNKNOWN || egress.status == GW_E_TIMEOUT ? egress.status : GW_E_OUTCOME_UNKNOWN, egress.message)
-        default: (sent ? GW_E_OUTCOME_UNKNOWN : GW_E_INTERNAL, "unexpected \(type(of: error))")
+        case let egress as HTTPEgressError: (egress.status, egress.message)
+        default: (GW_E_INTERNAL, "unexpected \(type(of: error))")
         }
+        let firstRequestDidNotLeave = requests == 1 && (error as? HTTPEgressError).map { $0.status == GW_E_DENIED || $0.status == GW_E_UNREACHABLE } == true
+        let mayHaveLeft = requests > 1 || (requests == 1 && !firstRequestDidNotLeave)
+        let status = mayHaveLeft && gw_status_proves_nothing_sent(named) != 0 ? GW_E_OUTCOME_UNKNOWN : named
         return (status, ErrorDocument(message: message).jsonBytes())
     }
 }

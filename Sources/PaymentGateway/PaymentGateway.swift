@@ -98,47 +98,56 @@ public final class PaymentGateway: Service, Sendable {
 
     // MARK: The checkout API (see ``Checkout`` for the rules)
 
-    public func createSession(_ request: NewSession, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
-        try await checkout.createSession(request, idempotencyKey: idempotencyKey)
+    /// Opens a session in `mode` (test unless said otherwise: only
+    /// providers of that mode serve it). Every other operation takes the
+    /// caller's mode too; a session of the other mode is `not_found` (nil:
+    /// every mode, for a trusted caller such as the CLI).
+    public func createSession(_ request: NewSession, idempotencyKey: String? = nil, mode: PaymentMode = .test) async throws(Problem) -> SessionSnapshot {
+        try await checkout.createSession(request, idempotencyKey: idempotencyKey, mode: mode)
     }
 
-    public func session(_ id: String) async throws(Problem) -> SessionSnapshot {
-        try await checkout.session(id)
+    public func session(_ id: String, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
+        try await checkout.session(id, mode: mode)
     }
 
-    public func attempt(session id: String, _ request: NewAttempt, idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
-        try await checkout.attempt(session: id, request, idempotencyKey: idempotencyKey)
+    public func session(ofPayment id: String, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
+        try await checkout.session(ofPayment: id, mode: mode)
     }
 
-    public func proceed(session id: String, attempt attemptID: String, _ input: PayerInput, idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
-        try await checkout.proceed(session: id, attempt: attemptID, input, idempotencyKey: idempotencyKey)
+    public func attempt(session id: String, _ request: NewAttempt, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
+        try await checkout.attempt(session: id, request, idempotencyKey: idempotencyKey, mode: mode)
     }
 
-    public func abort(session id: String, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
-        try await checkout.abort(session: id, idempotencyKey: idempotencyKey)
+    public func proceed(session id: String, attempt attemptID: String, _ input: PayerInput, idempotencyKey: String? = nil,
+                        mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
+        try await checkout.proceed(session: id, attempt: attemptID, input, idempotencyKey: idempotencyKey, mode: mode)
     }
 
-    public func capture(payment id: String, amount: Int64? = nil, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
-        try await checkout.capture(payment: id, amount: amount, idempotencyKey: idempotencyKey)
+    public func abort(session id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
+        try await checkout.abort(session: id, idempotencyKey: idempotencyKey, mode: mode)
     }
 
-    public func refund(payment id: String, amount: Int64? = nil, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
-        try await checkout.refund(payment: id, amount: amount, idempotencyKey: idempotencyKey)
+    public func capture(payment id: String, amount: Int64? = nil, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> PaymentChange {
+        try await checkout.capture(payment: id, amount: amount, idempotencyKey: idempotencyKey, mode: mode)
     }
 
-    public func void(payment id: String, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
-        try await checkout.void(payment: id, idempotencyKey: idempotencyKey)
+    public func refund(payment id: String, amount: Int64? = nil, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> PaymentChange {
+        try await checkout.refund(payment: id, amount: amount, idempotencyKey: idempotencyKey, mode: mode)
     }
 
-    public func verify(attempt id: String) async throws(Problem) -> Attempt {
-        try await checkout.verify(attempt: id)
+    public func void(payment id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> PaymentChange {
+        try await checkout.void(payment: id, idempotencyKey: idempotencyKey, mode: mode)
+    }
+
+    public func verify(attempt id: String, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
+        try await checkout.verify(attempt: id, mode: mode)
     }
 
     public func webhook(provider id: String, headers: [String: String], body: Data) async throws(Problem) -> WebhookOutcome {
         try await checkout.webhook(provider: id, headers: headers, body: body)
     }
 
-    public func events(ofSession id: String, after: Int64 = 0) async throws(Problem) -> SessionEvents {
-        try await checkout.events(ofSession: id, after: after)
+    public func events(ofSession id: String, after: Int64 = 0, mode: PaymentMode? = nil) async throws(Problem) -> SessionEvents {
+        try await checkout.events(ofSession: id, after: after, mode: mode)
     }
 }

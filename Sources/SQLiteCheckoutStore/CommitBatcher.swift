@@ -22,7 +22,7 @@ struct PreparedChange: Sendable {
     private let attempts: [StatementArguments]
     private let events: [SessionEvent]
     private let eventArguments: [StatementArguments]
-    private let answer: (key: String, arguments: StatementArguments)?
+    private let answer: (key: String, fingerprint: String, insert: StatementArguments, fill: StatementArguments)?
     private let webhook: (provider: String, eventID: String, arguments: StatementArguments)?
 
     /// A change failed after it had written something: only a savepoint (or
@@ -44,10 +44,12 @@ struct PreparedChange: Sendable {
             sessionID = session.id
             sessionWrite = session.version == 0 ? .insert(arguments) : .update(arguments + [session.version], version: session.version)
             attempts = session.attempts.map { attempt in
+                // A payment with an operation held (a capture, refund or void
+                // not settled yet) is due when the earliest of them is.
                 let due: Double? = switch attempt.status {
                 case .processing: attempt.leaseUntil?.timeIntervalSince1970 ?? 0
                 case .pending: attempt.nextCheckAt?.timeIntervalSince1970 ?? 0
-                default: nil
+                default: attempt.balance.flatMap { $0.inFlight.isEmpty ? nil : ($0.nextHeldCheck?.timeIntervalSince1970 ?? 0) }
                 }
                 return [attempt.id, session.id, attempt.providerID, attempt.status.rawValue, due]
             }
@@ -62,7 +64,9 @@ struct PreparedChange: Sendable {
              event.providerID, event.amount?.value, event.amount?.currency, event.detail]
         }
         answer = change.answer.map { answer in
-            (answer.key, [answer.key, answer.fingerprint, answer.body, answer.createdAt.timeIntervalSince1970])
+            (answer.key, answer.fingerprint,
+             [answer.key, answer.fingerprint, answer.body, answer.reference, answer.createdAt.timeIntervalSince1970],
+             [answer.body, answer.reference, answer.key])
         }
         webhook = change.webhook.map { webhook in
             (webhook.provider, webhook.eventID, [webhook.provider, webhook.eventID, Date().timeIntervalSince1970])
@@ -72,10 +76,15 @@ struct PreparedChange: Sendable {
     /// Writes the change in `db`, inside the batch's transaction. Throws a
     /// ``StoreConflict`` having written nothing, or ``Partial``.
     func write(_ db: Database) throws -> [SessionEvent] {
-        // Conflicts first, before anything is written.
+        // Conflicts first, before anything is written. A key may be written
+        // when it is new, or bound (by an intent) to the same request and
+        // still without an answer.
+        var keyIsBound = false
         if let answer,
-           try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM idempotency WHERE key = ?"), arguments: [answer.key]) == true {
-            throw StoreConflict.duplicateKey(answer.key)
+           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT fingerprint, body IS NULL AS open FROM idempotency WHERE key = ?"),
+                                      arguments: [answer.key]) {
+            guard row["open"] == true, row["fingerprint"] == answer.fingerprint else { throw StoreConflict.duplicateKey(answer.key) }
+            keyIsBound = true
         }
         if let webhook,
            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM webhook WHERE provider_id = ? AND event_id = ?"),
@@ -105,13 +114,13 @@ struct PreparedChange: Sendable {
             break
         }
         do {
-            return try writeRest(db)
+            return try writeRest(db, keyIsBound: keyIsBound)
         } catch {
             throw Partial(underlying: error)
         }
     }
 
-    private func writeRest(_ db: Database) throws -> [SessionEvent] {
+    private func writeRest(_ db: Database, keyIsBound: Bool) throws -> [SessionEvent] {
         for arguments in attempts {
             try db.cachedStatement(sql: """
                 INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES (?, ?, ?, ?, ?)
@@ -127,9 +136,12 @@ struct PreparedChange: Sendable {
                 """).execute(arguments: eventArguments[index])
             stored[index].sequence = db.lastInsertedRowID
         }
-        if let answer {
-            try db.cachedStatement(sql: "INSERT INTO idempotency (key, fingerprint, body, created_at) VALUES (?, ?, ?, ?)")
-                .execute(arguments: answer.arguments)
+        if let answer, keyIsBound {
+            try db.cachedStatement(sql: "UPDATE idempotency SET body = ?, reference = coalesce(?, reference) WHERE key = ?")
+                .execute(arguments: answer.fill)
+        } else if let answer {
+            try db.cachedStatement(sql: "INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES (?, ?, ?, ?, ?)")
+                .execute(arguments: answer.insert)
         }
         if let webhook {
             try db.cachedStatement(sql: "INSERT INTO webhook (provider_id, event_id, received_at) VALUES (?, ?, ?)")

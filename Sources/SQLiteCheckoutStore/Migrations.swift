@@ -74,6 +74,23 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("v2: idempotency keys bound with their intent (answer filled in later)") { db in
+            try db.execute(sql: """
+                CREATE TABLE idempotency_v2 (
+                    key TEXT PRIMARY KEY NOT NULL,
+                    fingerprint TEXT NOT NULL,
+                    -- NULL while the outcome of the request is not known yet.
+                    body BLOB,
+                    -- What the request acted on (an attempt id, a provider key).
+                    reference TEXT,
+                    created_at REAL NOT NULL
+                );
+                INSERT INTO idempotency_v2 (key, fingerprint, body, reference, created_at)
+                    SELECT key, fingerprint, body, NULL, created_at FROM idempotency;
+                DROP TABLE idempotency;
+                ALTER TABLE idempotency_v2 RENAME TO idempotency;
+                """)
+        }
         return migrator
     }
 }

@@ -98,8 +98,8 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
             guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM idempotency WHERE key = ?"), arguments: [key]) == true else {
                 return nil
             }
-            return try Row.fetchOne(db.cachedStatement(sql: "SELECT fingerprint, body, created_at FROM idempotency WHERE key = ?"), arguments: [key]).map {
-                IdempotentAnswer(key: key, fingerprint: $0["fingerprint"], body: $0["body"],
+            return try Row.fetchOne(db.cachedStatement(sql: "SELECT fingerprint, body, reference, created_at FROM idempotency WHERE key = ?"), arguments: [key]).map {
+                IdempotentAnswer(key: key, fingerprint: $0["fingerprint"], body: $0["body"], reference: $0["reference"],
                                  createdAt: Date(timeIntervalSince1970: $0["created_at"]))
             }
         }

@@ -332,7 +332,8 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(1000).id, NewAttempt(method: "mada"))
         await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r2") } throws: { ($0 as? Problem)?.code == "invalid_request" }
+        // One money-moving operation per payment at a time: another key waits until r1 is settled.
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r2") } throws: { ($0 as? Problem)?.code == "operation_in_progress" }
         settled.withLock { $0 = true }
         let done = try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1")
         #expect(done.balance.refunded == 1000 && done.balance.inFlight.isEmpty)

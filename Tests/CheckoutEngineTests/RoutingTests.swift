@@ -12,17 +12,17 @@ import Testing
     }
 
     @Test func disabledProviderIsNeverRouted() {
-        let decision = Router.route(method: "mada", amount: sar1000, country: "SA", capture: .automatic,
+        let decision = Router.route(mode: .test, method: "mada", amount: sar1000, country: "SA", capture: .automatic,
                                     profiles: [profile("a", priority: 1, enabled: false), profile("b", priority: 2)])
         #expect(decision.candidates.map(\.providerID) == ["b"])
         #expect(decision.excluded.first?.reason == "disabled")
-        let pinned = Router.route(method: "mada", amount: sar1000, country: "SA", capture: .automatic, pinnedProvider: "a",
+        let pinned = Router.route(mode: .test, method: "mada", amount: sar1000, country: "SA", capture: .automatic, pinnedProvider: "a",
                                   profiles: [profile("a", priority: 1, enabled: false)])
         #expect(pinned.candidates.isEmpty, "pinning does not bypass disabling")
     }
 
     @Test func candidatesComeInPriorityOrderWithReasons() {
-        let decision = Router.route(method: "visa", amount: sar1000, country: "SA", capture: .automatic,
+        let decision = Router.route(mode: .test, method: "visa", amount: sar1000, country: "SA", capture: .automatic,
                                     profiles: [profile("c", priority: 50), profile("a", priority: 10), profile("b", priority: 10)])
         #expect(decision.candidates.map(\.providerID) == ["a", "b", "c"])
         #expect(decision.candidates[0].reason.contains("priority (10)"))
@@ -35,16 +35,28 @@ import Testing
             profile("auto-only", priority: 3, manual: false),
             profile("ok", priority: 4),
         ]
-        let decision = Router.route(method: "mada", amount: sar1000, country: "SA", capture: .manual, profiles: profiles)
+        let decision = Router.route(mode: .test, method: "mada", amount: sar1000, country: "SA", capture: .manual, profiles: profiles)
         #expect(decision.candidates.map(\.providerID) == ["ok"])
-        #expect(Router.route(method: "mada", amount: sar1000, country: "BR", capture: .automatic, profiles: profiles).candidates.isEmpty)
+        #expect(Router.route(mode: .test, method: "mada", amount: sar1000, country: "BR", capture: .automatic, profiles: profiles).candidates.isEmpty)
+    }
+
+    @Test func aProviderOfTheOtherModeIsNeverACandidate() {
+        var live = profile("live", priority: 5)
+        live.mode = .live
+        let test = profile("test", priority: 1)
+        let forLive = Router.route(mode: .live, method: "mada", amount: sar1000, country: "SA", capture: .automatic, profiles: [test, live])
+        #expect(forLive.candidates.map(\.providerID) == ["live"])
+        #expect(forLive.excluded.first?.reason == "a test provider never serves a live session")
+        let pinned = Router.route(mode: .live, method: "mada", amount: sar1000, country: "SA", capture: .automatic, pinnedProvider: "test", profiles: [test])
+        #expect(pinned.candidates.isEmpty, "pinning does not cross modes")
+        #expect(Router.route(mode: .test, method: "mada", amount: sar1000, country: "SA", capture: .automatic, profiles: [live]).candidates.isEmpty)
     }
 
     @Test func openCircuitIsSkippedAndHalfOpenIsTheProbe() {
         let profiles = [profile("a", priority: 1), profile("b", priority: 2)]
-        let open = Router.route(method: "mada", amount: sar1000, country: "SA", capture: .automatic, profiles: profiles) { $0 == "a" ? .open : .closed }
+        let open = Router.route(mode: .test, method: "mada", amount: sar1000, country: "SA", capture: .automatic, profiles: profiles) { $0 == "a" ? .open : .closed }
         #expect(open.candidates.map(\.providerID) == ["b"])
-        let half = Router.route(method: "mada", amount: sar1000, country: "SA", capture: .automatic, profiles: profiles) { $0 == "a" ? .halfOpen : .closed }
+        let half = Router.route(mode: .test, method: "mada", amount: sar1000, country: "SA", capture: .automatic, profiles: profiles) { $0 == "a" ? .halfOpen : .closed }
         #expect(half.candidates.first?.reason.contains("probe") == true)
     }
 }

@@ -16,6 +16,11 @@ struct FabricatedAdapter {
     var createFails = false
     /// Complete from a new pthread rather than inline.
     var foreignThread = false
+    /// Complete every call with this `gw_status` (and an error document)
+    /// instead of `GW_OK` with a result.
+    var completionStatus: Int32 = 0
+    /// Refuse every invoke with this `gw_status` instead of accepting it.
+    var invokeStatus: Int32 = 0
     /// When set, `authorize` asks the host to fetch this URL and completes with
     /// the egress callback's status and message.
     var egressURL: String?
@@ -36,7 +41,8 @@ struct FabricatedAdapter {
             char doc[256];
             snprintf(doc, sizeof doc, "{\\"status\\":\\"succeeded\\",\\"providerReference\\":\\"fab_%llu\\",\\"providerStatus\\":\\"%s\\"}",
                      (unsigned long long)id, pthread_equal(invoker, pthread_self()) ? "SAME_THREAD" : "OTHER_THREAD");
-            for (int i = 0; i < \(completions); i++) inst->host->complete(id, GW_OK, (const uint8_t *)doc, strlen(doc));
+            if (\(completionStatus) != 0) snprintf(doc, sizeof doc, "{\\"message\\":\\"fab completes with status %d\\"}", (int)\(completionStatus));
+            for (int i = 0; i < \(completions); i++) inst->host->complete(id, (gw_status)\(completionStatus), (const uint8_t *)doc, strlen(doc));
         }
         static void *worker(void *arg) { job *j = arg; finish(j->inst, j->id, j->invoker); free(j); return NULL; }
 
@@ -68,6 +74,7 @@ struct FabricatedAdapter {
         static gw_status invoke(gw_instance *inst, uint64_t id, gw_operation op, const uint8_t *req, size_t len) {
             (void)req; (void)len;
             if (op != GW_OP_AUTHORIZE && op != GW_OP_VERIFY) return GW_E_UNSUPPORTED;
+            if (\(invokeStatus) != 0) return (gw_status)\(invokeStatus);
             const char *url = \(egressURL.map { "\"\($0)\"" } ?? "NULL");
             if (url && op == GW_OP_AUTHORIZE) {
                 char request[512];

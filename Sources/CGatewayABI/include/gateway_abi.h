@@ -133,6 +133,37 @@ typedef int32_t gw_status;
  * connection refused). Nothing was charged. */
 #define GW_E_UNREACHABLE 12
 
+/*
+ * THE RULE: WHAT PROVES THAT NOTHING WAS SENT.
+ * A call that did not end with a GW_OK result leaves the payment's outcome
+ * UNKNOWN (the host keeps it pending, reconciles it with `verify`, and never
+ * tries another provider or releases held money), except in exactly two
+ * cases: invoke() returned, or the completion carried, one of the statuses
+ * that gw_status_proves_nothing_sent() accepts below, each of which this
+ * header documents as "nothing was sent" (GW_E_INVALID_REQUEST,
+ * GW_E_UNSUPPORTED, GW_E_INTERNAL, GW_E_BUSY, GW_E_NOT_FOUND, GW_E_DENIED,
+ * GW_E_UNREACHABLE). Every other status (GW_E_CANCELLED, GW_E_TIMEOUT,
+ * GW_E_OUTCOME_UNKNOWN, GW_E_VERSION, GW_E_BUFFER_TOO_SMALL, a value this
+ * header does not name, a later minor version's code), a crash, a deadline
+ * or a result that is not a valid document is an unknown outcome. So an
+ * adapter must never report one of these statuses once any request of the
+ * call may have left for the provider: report GW_E_OUTCOME_UNKNOWN instead.
+ */
+static inline int gw_status_proves_nothing_sent(gw_status status) {
+    switch (status) {
+    case GW_E_INVALID_REQUEST:
+    case GW_E_UNSUPPORTED:
+    case GW_E_INTERNAL:
+    case GW_E_BUSY:
+    case GW_E_NOT_FOUND:
+    case GW_E_DENIED:
+    case GW_E_UNREACHABLE:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* ===========================================================================
  * Operations
  * ======================================================================== */

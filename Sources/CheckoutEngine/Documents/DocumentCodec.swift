@@ -105,9 +105,23 @@ extension PaymentBalance: JSONPayload {
             w.beginObject()
             w.member("operation", held.operation)
             w.member("amount", held.amount)
+            w.member("requestKey", held.requestKey)
+            w.member("reason", held.reason)
+            w.member("since", date: held.since)
+            w.member("nextCheckAt", date: held.nextCheckAt)
+            w.member("checks", Int64(held.checks))
             w.endObject()
         }
         w.endObject()
+        w.key("captures")
+        w.beginArray()
+        for capture in captures {
+            w.beginObject()
+            w.member("providerReference", capture.providerReference)
+            w.member("amount", capture.amount)
+            w.endObject()
+        }
+        w.endArray()
         w.member("capturedAutomatically", capturedAutomatically)
         w.endObject()
     }
@@ -115,6 +129,7 @@ extension PaymentBalance: JSONPayload {
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
         var authorized: Money?, captured: Int64?, refunded: Int64?, voided: Bool?, automatic: Bool?
         var inFlight: [String: InFlight] = [:]
+        var captures: [Capture] = []
         try p.object { key, p throws(JSONParseError) in
             switch key {
             case "authorized": authorized = try Money(parsing: &p)
@@ -124,15 +139,34 @@ extension PaymentBalance: JSONPayload {
             case "capturedAutomatically": automatic = try p.bool()
             case "inFlight":
                 try p.object { heldKey, p throws(JSONParseError) in
-                    var operation: String?, amount: Int64?
+                    var operation: String?, amount: Int64?, requestKey: String?, reason: String?, since: Date?, next: Date?
+                    var checks: Int64 = 0
                     try p.object { member, p throws(JSONParseError) in
                         switch member {
                         case "operation": operation = try p.string()
                         case "amount": amount = try p.integer()
+                        case "requestKey": requestKey = try p.optionalString()
+                        case "reason": reason = try p.optionalString()
+                        case "since": since = try p.optionalDate()
+                        case "nextCheckAt": next = try p.optionalDate()
+                        case "checks": checks = try p.integer()
                         default: try p.skipValue()
                         }
                     }
-                    inFlight[heldKey] = InFlight(operation: try required(operation, "operation", p), amount: try required(amount, "amount", p))
+                    inFlight[heldKey] = InFlight(operation: try required(operation, "operation", p), amount: try required(amount, "amount", p),
+                                                 requestKey: requestKey, reason: reason, since: since, nextCheckAt: next, checks: Int(checks))
+                }
+            case "captures":
+                try p.array { p throws(JSONParseError) in
+                    var reference: String?, amount: Int64?
+                    try p.object { member, p throws(JSONParseError) in
+                        switch member {
+                        case "providerReference": reference = try p.optionalString()
+                        case "amount": amount = try p.integer()
+                        default: try p.skipValue()
+                        }
+                    }
+                    captures.append(Capture(providerReference: reference, amount: try required(amount, "amount", p)))
                 }
             default: try p.skipValue()
             }
@@ -140,7 +174,7 @@ extension PaymentBalance: JSONPayload {
         self.init(
             restoring: try required(authorized, "authorized", p), captured: try required(captured, "captured", p),
             refunded: try required(refunded, "refunded", p), voided: try required(voided, "voided", p), inFlight: inFlight,
-            capturedAutomatically: try required(automatic, "capturedAutomatically", p))
+            captures: captures, capturedAutomatically: try required(automatic, "capturedAutomatically", p))
     }
 }
 
@@ -212,6 +246,7 @@ extension Session: JSONPayload {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
         w.member("id", id)
+        w.member("mode", mode.rawValue)
         w.member("amount", amount)
         w.member("country", country)
         w.member("orderId", orderID)
@@ -234,9 +269,12 @@ extension Session: JSONPayload {
         var id: String?, amount: Money?, country: String?, orderID: String?, capture: CaptureMode?, payer: Payer?
         var returnURL: String?, status: SessionStatus?, attempts: [Attempt]?, createdAt: Date?, updatedAt: Date?
         var expiresAt: Date?, version: Int64?
+        // A session stored before modes existed is live: never assume test.
+        var mode = PaymentMode.live
         try p.object { key, p throws(JSONParseError) in
             switch key {
             case "id": id = try p.string()
+            case "mode": mode = try p.enumeration(PaymentMode.self)
             case "amount": amount = try Money(parsing: &p)
             case "country": country = try p.optionalString()
             case "orderId": orderID = try p.string()
@@ -258,7 +296,7 @@ extension Session: JSONPayload {
         let amountValue = try required(amount, "amount", p)
         guard amountValue.value > 0 else { throw p.error("session amount must be positive (got \(amountValue.value))") }
         do {
-            self = try Session(id: try required(id, "id", p), amount: amountValue, country: country, orderID: try required(orderID, "orderId", p),
+            self = try Session(id: try required(id, "id", p), mode: mode, amount: amountValue, country: country, orderID: try required(orderID, "orderId", p),
                                capture: try required(capture, "capture", p), payer: payer, returnURL: returnURL,
                                createdAt: try required(createdAt, "createdAt", p), expiresAt: try required(expiresAt, "expiresAt", p))
         } catch let parse as JSONParseError {

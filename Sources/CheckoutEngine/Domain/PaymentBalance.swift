@@ -1,3 +1,4 @@
+import Foundation
 import GatewayPayloads
 
 /// The money of one payment: what was authorized, captured and refunded, and
@@ -14,9 +15,43 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
     /// refunded until a retry under the same key settles them.
     public private(set) var inFlight: [String: InFlight] = [:]
 
+    /// The captures the provider confirmed, oldest first, with the provider's
+    /// reference of each where it gave one: a refund is sent against them.
+    public private(set) var captures: [Capture] = []
+
+    public struct Capture: Sendable, Equatable, Codable {
+        public var providerReference: String?
+        public var amount: Int64
+    }
+
+    /// An operation sent to the provider whose outcome is not settled yet.
+    /// Reconciliation settles it (``Checkout``'s `settleHeld`), so nothing
+    /// stays held for ever.
     public struct InFlight: Sendable, Equatable, Codable {
         public var operation: String
         public var amount: Int64
+        /// The caller's idempotency key (as the engine stores it): the
+        /// settled outcome becomes that key's answer.
+        public var requestKey: String?
+        /// Why it is held, for operators: sent and not answered yet, the
+        /// outcome unknown (and why), or pending at the provider.
+        public var reason: String?
+        public var since: Date?
+        /// When reconciliation next settles it: while the call is in flight,
+        /// the end of its lease (a crashed engine's holds are picked up then).
+        public var nextCheckAt: Date?
+        public var checks: Int
+
+        public init(operation: String, amount: Int64, requestKey: String? = nil, reason: String? = nil, since: Date? = nil,
+                    nextCheckAt: Date? = nil, checks: Int = 0) {
+            self.operation = operation
+            self.amount = amount
+            self.requestKey = requestKey
+            self.reason = reason
+            self.since = since
+            self.nextCheckAt = nextCheckAt
+            self.checks = checks
+        }
     }
     /// Charged at once (automatic capture): nothing is left to capture or void.
     public let capturedAutomatically: Bool
@@ -41,6 +76,16 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
         inFlight[key] = InFlight(operation: operation, amount: amount)
     }
 
+    /// Holds an operation with its bookkeeping (see ``InFlight``).
+    public mutating func hold(_ held: InFlight, key: String) {
+        inFlight[key] = held
+    }
+
+    /// When the earliest held operation is due to be settled.
+    public var nextHeldCheck: Date? {
+        inFlight.values.compactMap(\.nextCheckAt).min()
+    }
+
     /// Releases what was held under `key` (the operation settled either way).
     public mutating func release(key: String) {
         inFlight[key] = nil
@@ -54,9 +99,10 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
         guard amount.value <= capturable else { throw .exceedsAuthorized(requested: amount.value, remaining: capturable) }
     }
 
-    public mutating func capture(_ amount: Money) throws(DomainError) {
+    public mutating func capture(_ amount: Money, providerReference: String? = nil) throws(DomainError) {
         try checkCapture(amount)
         captured += amount.value
+        captures.append(Capture(providerReference: providerReference, amount: amount.value))
     }
 
     /// Checks a refund of `amount` (partial and repeated allowed) without applying it.
@@ -90,12 +136,13 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
 extension PaymentBalance {
     /// For the document codec only: a balance exactly as it was stored.
     init(restoring authorized: Money, captured: Int64, refunded: Int64, voided: Bool, inFlight: [String: InFlight],
-         capturedAutomatically: Bool) {
+         captures: [Capture], capturedAutomatically: Bool) {
         self.authorized = authorized
         self.captured = captured
         self.refunded = refunded
         self.voided = voided
         self.inFlight = inFlight
+        self.captures = captures
         self.capturedAutomatically = capturedAutomatically
     }
 }

@@ -162,6 +162,10 @@ public enum ProblemCatalog {
             title: "Internal error", status: 500, retryable: true,
             en: "Something went wrong on our side. Please try again in a moment.",
             ar: "حدث خطأ من جانبنا. يرجى المحاولة مرة أخرى بعد قليل."),
+        "operation_in_progress": Entry(
+            title: "Another operation is being settled", status: 409, retryable: true,
+            en: "This payment is being updated. Please try again in a moment.",
+            ar: "يجري تحديث عملية الدفع هذه. يرجى المحاولة مرة أخرى بعد قليل."),
         "outcome_unknown": Entry(
             title: "Outcome not yet known", status: 504, retryable: true,
             en: "We could not confirm this operation yet. Please try again with the same request.",

@@ -24,6 +24,9 @@ public enum SessionStatus: String, Sendable, Codable, CaseIterable {
 /// it is reconciled first).
 public struct Session: Sendable, Equatable, Codable {
     public var id: String
+    /// Test or live, from the API key that opened it: only providers of the
+    /// same mode ever serve it.
+    public var mode: PaymentMode
     public var amount: Money
     public var country: String?
     public var orderID: String
@@ -41,15 +44,16 @@ public struct Session: Sendable, Equatable, Codable {
 
     /// JSON member names: `orderId`, `returnUrl`, as the API's requests spell them.
     enum CodingKeys: String, CodingKey {
-        case id, amount, country, orderID = "orderId", capture, payer, returnURL = "returnUrl", status, attempts
+        case id, mode, amount, country, orderID = "orderId", capture, payer, returnURL = "returnUrl", status, attempts
         case createdAt, updatedAt, expiresAt, version
     }
 
-    public init(id: String, amount: Money, country: String?, orderID: String, capture: CaptureMode,
+    public init(id: String, mode: PaymentMode = .test, amount: Money, country: String?, orderID: String, capture: CaptureMode,
                 payer: Payer? = nil, returnURL: String? = nil,
                 createdAt: Date = Date(timeIntervalSince1970: 0), expiresAt: Date = .distantFuture) throws(DomainError) {
         guard amount.value > 0 else { throw .nonPositiveAmount(amount.value) }
         self.id = id
+        self.mode = mode
         self.amount = amount
         self.country = country
         self.orderID = orderID
@@ -102,9 +106,9 @@ public struct Session: Sendable, Equatable, Codable {
     }
 
     /// Captures `amount` of payment `id` (manual capture; full or partial).
-    public mutating func capture(_ amount: Money, of id: String) throws(DomainError) {
+    public mutating func capture(_ amount: Money, of id: String, providerReference: String? = nil) throws(DomainError) {
         var balance = try paymentBalance(id)
-        try balance.capture(amount)
+        try balance.capture(amount, providerReference: providerReference)
         try setBalance(balance, of: id)
     }
 
@@ -126,6 +130,12 @@ public struct Session: Sendable, Equatable, Codable {
     public mutating func hold(_ operation: String, _ amount: Int64, key: String, of id: String) throws(DomainError) {
         var balance = try paymentBalance(id)
         balance.hold(operation, amount, key: key)
+        try setBalance(balance, of: id)
+    }
+
+    public mutating func hold(_ held: PaymentBalance.InFlight, key: String, of id: String) throws(DomainError) {
+        var balance = try paymentBalance(id)
+        balance.hold(held, key: key)
         try setBalance(balance, of: id)
     }
 

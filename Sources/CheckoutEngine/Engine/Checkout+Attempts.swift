@@ -9,22 +9,45 @@ extension Checkout {
     /// candidate is tried only when this one provably did not charge; any
     /// other answer (success, a real decline, a payer action, an unknown
     /// outcome) is the answer.
-    public func attempt(session id: String, _ request: NewAttempt, idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
+    ///
+    /// Under an idempotency key, a retry of the same request whose first try
+    /// has no answer yet returns that try's attempt as it now is (and, once
+    /// it is final, records it as the key's answer) instead of starting
+    /// another; only when every earlier try provably sent nothing does it run
+    /// again.
+    public func attempt(session id: String, _ request: NewAttempt, idempotencyKey: String? = nil,
+                        mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
         try await guarded {
-            try await idempotent(idempotencyKey, operation: "attempt", target: id, request: request) { key in
+            let sessionMode = try await self.mode(ofSession: id, caller: mode)
+            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "attempt", target: id, request: request) { key in
                 try await self.locks.withLock(id) {
-                    try await self.runAttempt(id, request, key)
+                    if let key, let earlier = key.bound?.reference {
+                        return try await self.resumeAttempt(id, attempt: earlier, key)
+                    }
+                    return try await self.runAttempt(id, request, key)
                 }
             }
         }
     }
 
+    /// The attempt an earlier try under `key` started, as it now is; once it
+    /// is final it becomes the key's answer.
+    private func resumeAttempt(_ id: String, attempt attemptID: String, _ key: IdempotencyScope) async throws -> Attempt {
+        let session = try await load(id)
+        let attempt = try session.attempt(attemptID)
+        if attempt.status.isFinal {
+            _ = try await store.commit(StoreChange(session: nil, events: [], answer: key.answer(attempt, reference: attemptID, at: now())))
+        }
+        return attempt
+    }
+
     /// Feeds a pending attempt what the payer did (an OTP, the parameters of a
     /// return from a redirect or 3-D Secure).
     public func proceed(session id: String, attempt attemptID: String, _ input: PayerInput,
-                        idempotencyKey: String? = nil) async throws(Problem) -> Attempt {
+                        idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
         try await guarded {
-            try await idempotent(idempotencyKey, operation: "continue", target: "\(id)/\(attemptID)", request: input) { key in
+            let sessionMode = try await self.mode(ofSession: id, caller: mode)
+            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "continue", target: "\(id)/\(attemptID)", request: input) { key in
                 try await self.locks.withLock(id) {
                     var session = try await self.load(id)
                     let attempt: Attempt
@@ -36,6 +59,10 @@ extension Checkout {
                         throw ProblemCatalog.problem(code: "invalid_state", detail: "attempt \(attemptID) has no provider reference yet; it is being verified", retryable: true)
                     }
                     let provider = try self.provider(attempt.providerID)
+                    if let key, key.bound == nil {
+                        // The key is bound to this input before the provider hears of it.
+                        _ = try await self.store.commit(StoreChange(session: nil, events: [], answer: key.intent(reference: attemptID, at: self.now())))
+                    }
                     let request = ContinueRequest(
                         paymentId: attemptID, idempotencyKey: key?.providerKey("continue", of: attemptID) ?? Identifiers.make("cont"),
                         providerReference: reference, otp: input.otp, returnParams: input.returnParams)
@@ -54,7 +81,9 @@ extension Checkout {
                         events = self.markUnknown(&session, attempt: attemptID, reason: reason, at: at)
                     }
                     let updated = try session.attempt(attemptID)
-                    session = try await self.commit(session, events: events, answer: key?.answer(updated, at: at))
+                    // An outcome not known yet is no answer: a retry asks the provider again, under the same key.
+                    let known = if case .unknown = reply { false } else { true }
+                    session = try await self.commit(session, events: events, answer: known ? key?.answer(updated, reference: attemptID, at: at) : nil)
                     return updated
                 }
             }
@@ -70,7 +99,7 @@ extension Checkout {
         try session.checkCanStartAttempt()
         let clock = ContinuousClock.now
         let decision = Router.route(
-            method: request.method, amount: session.amount, country: session.country, capture: session.capture,
+            mode: session.mode, method: request.method, amount: session.amount, country: session.country, capture: session.capture,
             pinnedProvider: request.provider, profiles: directory.profiles(), breakerState: { self.breakerState($0, at: clock) })
         var skipped: [String] = decision.excluded.map { "\($0.providerID): \($0.reason)" }
         var failedBefore: String?
@@ -91,7 +120,8 @@ extension Checkout {
                                        status: AttemptStatus.processing.rawValue, providerID: candidate.providerID,
                                        amount: session.amount, detail: attempt.routingReason)
             do {
-                session = try await commit(session, events: [started])
+                // The key is bound to this request, and names this attempt, before the provider hears of it.
+                session = try await commit(session, events: [started], answer: key?.intent(reference: attemptID, at: at))
             } catch {
                 releaseProbe(candidate.providerID)
                 throw error
@@ -131,17 +161,20 @@ extension Checkout {
             if failover {
                 events.append(SessionEvent(sessionID: id, at: at, type: "attempt.failover", attemptID: attemptID,
                                            status: final.status.rawValue, providerID: candidate.providerID, detail: failedBefore))
-                session = try await commit(session, events: events)
+                // Nothing live under the key now: this try provably charged nothing.
+                session = try await commit(session, events: events, answer: key?.intent(reference: nil, at: at))
                 continue
             }
-            session = try await commit(session, events: events, answer: key?.answer(final, at: at))
+            // A live attempt (pending, an action to take) is no answer yet: a
+            // retry under the key returns it as it then is.
+            session = try await commit(session, events: events, answer: final.status.isFinal ? key?.answer(final, reference: attemptID, at: at) : nil)
             return final
         }
         let reasons = skipped.isEmpty ? "" : " (" + skipped.joined(separator: "; ") + ")"
         throw ProblemCatalog.problem(
             code: "method_unavailable",
-            detail: "no provider can take \(request.method) for \(session.amount.value) \(session.amount.currency)"
-                + (session.country.map { " in \($0)" } ?? "") + reasons)
+            detail: "no \(session.mode.rawValue) provider can take \(request.method) for \(session.amount.value) \(session.amount.currency)"
+                + (session.country.map { " in \($0)" } ?? "") + " (a \(session.mode.rawValue) session is only ever served by \(session.mode.rawValue) providers)" + reasons)
     }
 
     /// Applies a provider's answer to a live attempt; returns the events.

@@ -3,24 +3,26 @@ import GatewayPayloads
 
 extension Checkout {
     /// Captures `amount` (all that is left when nil) of an authorized payment.
-    public func capture(payment paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
+    public func capture(payment paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil,
+                        mode: PaymentMode? = nil) async throws(Problem) -> PaymentChange {
         try await guarded {
-            try await change(.capture, payment: paymentID, amount: amount, idempotencyKey: idempotencyKey)
+            try await change(.capture, payment: paymentID, amount: amount, idempotencyKey: idempotencyKey, mode: mode)
         }
     }
 
     /// Refunds `amount` (all that is left when nil) of a payment; partial and
     /// repeated refunds are allowed, never beyond what was captured.
-    public func refund(payment paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
+    public func refund(payment paymentID: String, amount: Int64? = nil, idempotencyKey: String? = nil,
+                       mode: PaymentMode? = nil) async throws(Problem) -> PaymentChange {
         try await guarded {
-            try await change(.refund, payment: paymentID, amount: amount, idempotencyKey: idempotencyKey)
+            try await change(.refund, payment: paymentID, amount: amount, idempotencyKey: idempotencyKey, mode: mode)
         }
     }
 
     /// Releases an authorization that was not captured.
-    public func void(payment paymentID: String, idempotencyKey: String? = nil) async throws(Problem) -> PaymentChange {
+    public func void(payment paymentID: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> PaymentChange {
         try await guarded {
-            try await change(.void, payment: paymentID, amount: nil, idempotencyKey: idempotencyKey)
+            try await change(.void, payment: paymentID, amount: nil, idempotencyKey: idempotencyKey, mode: mode)
         }
     }
 
@@ -38,18 +40,25 @@ extension Checkout {
     /// idempotency key: the provider receives a key derived from it, and a
     /// retry under the same key can never apply twice.
     ///
-    /// The amount is held back in the balance and committed *before* the
-    /// provider is called; it is applied when the provider confirms, released
-    /// when it refuses, and stays held while the outcome is unknown or pending
-    /// at the provider, until a retry under the same key settles it. So a
-    /// refund can never exceed what was captured, even across crashes.
+    /// - The amount is held back in the balance, and the key bound to the
+    ///   request, in one commit *before* the provider is called. The hold is
+    ///   applied when the provider confirms, released when it provably did
+    ///   nothing, and otherwise stays until the operation is settled: by a
+    ///   retry under the same key, or by reconciliation, which sends the same
+    ///   operation under the same provider key (``settleHeld(_:)``). A
+    ///   crashed engine's holds are picked up once their lease ends.
+    /// - One money-moving operation per payment at a time: while one is
+    ///   held, another is refused (`operation_in_progress`), so no adapter
+    ///   ever has to infer one operation's fate from another's totals.
     private func change(_ operation: PaymentOperation, payment paymentID: String, amount: Int64?,
-                        idempotencyKey: String?) async throws -> PaymentChange {
+                        idempotencyKey: String?, mode: PaymentMode?) async throws -> PaymentChange {
         guard let idempotencyKey else {
             throw ProblemCatalog.problem(code: "invalid_request", detail: "\(operation.rawValue) moves money: it needs an idempotency key, so that a retry can never apply it twice")
         }
         let sessionID = try await sessionID(ofAttempt: paymentID)
-        return try await idempotent(idempotencyKey, operation: operation.rawValue, target: paymentID, request: AmountBody(amount: amount)) { key in
+        let sessionMode = try await self.mode(ofSession: sessionID, caller: mode)
+        return try await idempotent(idempotencyKey, mode: sessionMode, operation: operation.rawValue, target: paymentID,
+                                    request: AmountBody(amount: amount)) { key in
             try await self.locks.withLock(sessionID) {
                 try await self.changeLocked(operation, sessionID: sessionID, paymentID: paymentID, amount: amount, key: key!)
             }
@@ -61,50 +70,100 @@ extension Checkout {
         var session = try await load(sessionID)
         let attempt = try session.attempt(paymentID)
         let providerKey = key.providerKey(operation.rawValue, of: paymentID)
-        // A retry of an operation whose outcome was unknown is checked without its own hold.
         var balance = try session.paymentBalance(paymentID)
+        // A retry of an operation still held is checked without its own hold.
+        let earlier = balance.inFlight[providerKey]
         balance.release(key: providerKey)
+        if let other = balance.inFlight.values.first {
+            throw ProblemCatalog.problem(
+                code: "operation_in_progress",
+                detail: "a \(other.operation) of \(other.amount) on payment \(paymentID) is not settled yet (\(other.reason ?? "held")); "
+                    + "one money-moving operation runs at a time: retry once it is settled")
+        }
         let money: Money?
         switch operation {
         case .capture:
-            money = Money(value: amount ?? balance.capturable, currency: balance.authorized.currency)
+            money = Money(value: earlier?.amount ?? amount ?? balance.capturable, currency: balance.authorized.currency)
             try balance.checkCapture(money!)
         case .refund:
-            money = Money(value: amount ?? balance.refundable, currency: balance.authorized.currency)
+            money = Money(value: earlier?.amount ?? amount ?? balance.refundable, currency: balance.authorized.currency)
             try balance.checkRefund(money!)
         default:
             money = nil
             try balance.checkVoid()
         }
-        guard let reference = attempt.providerReference else {
+        guard attempt.providerReference != nil else {
             throw ProblemCatalog.problem(code: "invalid_state", detail: "payment \(paymentID) has no provider reference")
         }
         let provider = try self.provider(attempt.providerID)
-        var at = now()
-        func event(_ type: String, detail: String?) -> SessionEvent {
-            SessionEvent(sessionID: sessionID, at: at, type: type, attemptID: paymentID, status: attempt.status.rawValue,
-                         providerID: attempt.providerID, amount: money, detail: detail)
-        }
-        // Durable intent: the amount is held before the provider hears of it.
-        try session.hold(operation.rawValue, money?.value ?? balance.capturable, key: providerKey, of: paymentID)
-        session = try await commit(session, events: [event("payment.\(operation.rawValue)_sent", detail: nil)])
-
-        let call: ProviderCall = switch operation {
-        case .capture: .capture(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: money!,
-                                              alreadyCaptured: Money(value: balance.captured, currency: balance.authorized.currency)))
-        case .refund: .refund(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: money!))
-        default: .void(VoidRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference))
-        }
-        let reply = await provider.perform(call)
+        let at = now()
+        // Durable intent: the amount is held, and the key bound, before the provider hears of it.
+        let held = PaymentBalance.InFlight(
+            operation: operation.rawValue, amount: money?.value ?? balance.capturable, requestKey: key.key,
+            reason: "sent to \(attempt.providerID); no answer yet", since: earlier?.since ?? at,
+            nextCheckAt: leaseEnd(attempt.providerID, from: at), checks: earlier?.checks ?? 0)
+        try session.hold(held, key: providerKey, of: paymentID)
+        session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_sent", session: session, attempt: attempt, amount: money, at: at)],
+                                   answer: key.bound == nil ? key.intent(reference: providerKey, at: at) : nil)
+        let reply = await provider.perform(try call(operation, paymentID: paymentID, providerKey: providerKey, held: held, session: session))
         record(reply, for: attempt.providerID)
-        at = now()
+        return try await settle(reply, operation: operation, providerKey: providerKey, retry: earlier != nil, session: &session,
+                                paymentID: paymentID, key: key)
+    }
+
+    /// The provider call for a held operation: the same one, under the same
+    /// provider key, however often it is sent.
+    private func call(_ operation: PaymentOperation, paymentID: String, providerKey: String, held: PaymentBalance.InFlight,
+                      session: Session) throws -> ProviderCall {
+        let attempt = try session.attempt(paymentID)
+        let balance = try session.paymentBalance(paymentID)
+        let currency = balance.authorized.currency
+        let reference = attempt.providerReference ?? ""
+        let amount = Money(value: held.amount, currency: currency)
+        return switch operation {
+        case .capture:
+            .capture(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: amount,
+                                   alreadyCaptured: Money(value: balance.captured, currency: currency)))
+        case .refund:
+            .refund(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: amount))
+        default:
+            .void(VoidRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference))
+        }
+    }
+
+    /// Applies the provider's reply to the operation held under
+    /// `providerKey` and commits it: the change when money moved, else the
+    /// problem thrown. `retry`: an earlier try of the same operation may
+    /// have reached the provider, so a reply saying this try sent nothing
+    /// settles nothing (the hold stays).
+    private func settle(_ reply: ProviderReply, operation: PaymentOperation, providerKey: String, retry: Bool,
+                        session: inout Session, paymentID: String, key: IdempotencyScope?) async throws -> PaymentChange {
+        let attempt = try session.attempt(paymentID)
+        guard let held = try session.paymentBalance(paymentID).inFlight[providerKey] else {
+            throw ProblemCatalog.problem(code: "invalid_state", detail: "the \(operation.rawValue) under \(providerKey) is no longer held")
+        }
+        let at = now()
+        let asked: Money? = operation == .void ? nil : Money(value: held.amount, currency: attempt.requested.currency)
+        func keepHeld(_ reason: String, event: String, detail: String?) async throws {
+            var kept = held
+            kept.reason = reason
+            kept.nextCheckAt = at.addingTimeInterval(configuration.backoff(after: held.checks))
+            try session.hold(kept, key: providerKey, of: paymentID)
+            session.updatedAt = at
+            session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_\(event)", session: session, attempt: attempt, amount: asked, at: at, detail: detail)])
+        }
+        func release(_ detail: String) async throws {
+            try session.release(key: providerKey, of: paymentID)
+            session.updatedAt = at
+            session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_failed", session: session, attempt: attempt, amount: asked, at: at, detail: detail)])
+        }
         switch reply {
         case .answered(let result) where result.status == .succeeded:
             try session.release(key: providerKey, of: paymentID)
             // The provider's amount is what moved; it can be no more than was asked.
-            let moved = money.map { asked in result.amount.flatMap { $0.currency == asked.currency && $0.value > 0 && $0.value <= asked.value ? $0 : nil } ?? asked }
+            let moved = asked.map { asked in result.amount.flatMap { $0.currency == asked.currency && $0.value > 0 && $0.value <= asked.value ? $0 : nil } ?? asked }
             switch operation {
-            case .capture: try session.capture(moved!, of: paymentID)
+            case .capture: try session.capture(moved!, of: paymentID, providerReference: result.providerReference)
             case .refund: try session.refund(moved!, of: paymentID)
             default: try session.void(paymentID)
             }
@@ -116,33 +175,89 @@ extension Checkout {
             case .refund: "payment.refunded"
             default: "payment.voided"
             }
-            try await commit(session, events: [event(type, detail: result.providerStatus.map { "provider status \($0)" })],
-                             answer: key.answer(change, at: at))
+            session = try await commit(session, events: [paymentEvent(type, session: session, attempt: attempt, amount: moved, at: at,
+                                                                      detail: result.providerStatus.map { "provider status \($0)" })],
+                                       answer: key?.answer(change, reference: providerKey, at: at))
             return change
         case .answered(let result) where result.status == .pending:
-            try await commit(session, events: [event("payment.\(operation.rawValue)_pending", detail: result.providerStatus)])
+            try await keepHeld("pending at \(attempt.providerID)", event: "pending", detail: result.providerStatus)
             throw ProblemCatalog.problem(
                 code: "outcome_unknown",
-                detail: "\(attempt.providerID) has not finished this \(operation.rawValue); its amount stays held. Retry with the same idempotency key to learn the outcome")
+                detail: "\(attempt.providerID) has not finished this \(operation.rawValue); its amount stays held until it is settled. Retry with the same idempotency key to learn the outcome")
         case .answered(let result):
-            try session.release(key: providerKey, of: paymentID)
             let problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: attempt.providerID) }
                 ?? ProblemCatalog.problem(code: "payment_failed", detail: "\(attempt.providerID) answered \(result.status.rawValue) to \(operation.rawValue)")
-            try await commit(session, events: [event("payment.\(operation.rawValue)_failed", detail: "\(problem.code): \(problem.detail)")])
+            try await release("\(problem.code): \(problem.detail)")
             throw problem
-        case .notSent(let reason):
-            try session.release(key: providerKey, of: paymentID)
-            try await commit(session, events: [event("payment.\(operation.rawValue)_failed", detail: "not sent: \(reason)")])
+        case .notSent(let reason) where !retry, .invalidRequest(let reason) where !retry:
+            try await release("not sent: \(reason)")
+            if case .invalidRequest = reply {
+                throw ProblemCatalog.problem(code: "invalid_request", detail: "\(attempt.providerID) refused the \(operation.rawValue): \(reason); nothing was sent")
+            }
             throw ProblemCatalog.problem(code: "provider_error", detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
-        case .invalidRequest(let reason):
-            try session.release(key: providerKey, of: paymentID)
-            try await commit(session, events: [event("payment.\(operation.rawValue)_failed", detail: "refused as invalid: \(reason)")])
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "\(attempt.providerID) refused the \(operation.rawValue): \(reason); nothing was sent")
-        case .unknown(let reason):
-            try await commit(session, events: [event("payment.\(operation.rawValue)_unknown", detail: reason)])
+        case .notSent(let reason), .invalidRequest(let reason), .unknown(let reason):
+            let why = if case .unknown = reply { "outcome unknown: \(reason)" } else { "an earlier try's outcome is unknown; this try sent nothing: \(reason)" }
+            try await keepHeld(why, event: "unknown", detail: reason)
             throw ProblemCatalog.problem(
                 code: "outcome_unknown",
-                detail: "\(attempt.providerID): \(reason). Its amount stays held; retry with the same idempotency key: the provider receives the same key and cannot apply it twice")
+                detail: "\(attempt.providerID): \(reason). Its amount stays held until it is settled; retry with the same idempotency key: the provider receives the same key and cannot apply it twice")
         }
+    }
+
+    /// Reconciliation's step for a payment with held operations: each one due
+    /// is sent again, the same operation under the same provider key (the
+    /// provider cannot apply it twice), and its answer settles it. A settled
+    /// success becomes the answer of the caller's idempotency key. Returns
+    /// how many were settled.
+    @discardableResult
+    func settleHeld(_ ref: AttemptRef) async throws -> Int {
+        try await locks.withLock(ref.sessionID) {
+            var settled = 0
+            var session = try await self.load(ref.sessionID)
+            guard let balance = (try session.attempt(ref.attemptID)).balance else { return 0 }
+            let at = self.now()
+            for (providerKey, held) in balance.inFlight.sorted(by: { $0.key < $1.key }) where (held.nextCheckAt ?? .distantPast) <= at {
+                guard let operation = PaymentOperation(rawValue: held.operation) else { continue }
+                let attempt = try session.attempt(ref.attemptID)
+                var scope: IdempotencyScope?
+                if let requestKey = held.requestKey, let bound = try await self.store.answer(forKey: requestKey), bound.body == nil {
+                    scope = IdempotencyScope(key: requestKey, fingerprint: bound.fingerprint, bound: bound)
+                }
+                var counted = held
+                counted.checks += 1
+                try session.hold(counted, key: providerKey, of: ref.attemptID)
+                guard let provider = self.directory.provider(attempt.providerID) else {
+                    // Not loaded now: rescheduled, never dropped.
+                    counted.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: counted.checks))
+                    counted.reason = "waiting for \(attempt.providerID) to be loaded again"
+                    try session.hold(counted, key: providerKey, of: ref.attemptID)
+                    session = try await self.commit(session, events: [])
+                    continue
+                }
+                let reply = await provider.perform(try self.call(operation, paymentID: ref.attemptID, providerKey: providerKey, held: counted, session: session))
+                self.record(reply, for: attempt.providerID)
+                do {
+                    _ = try await self.settle(reply, operation: operation, providerKey: providerKey, retry: true, session: &session,
+                                              paymentID: ref.attemptID, key: scope)
+                    settled += 1
+                } catch let problem as Problem where problem.code != "outcome_unknown" {
+                    settled += 1  // settled as not done: the hold is released
+                }
+            }
+            return settled
+        }
+    }
+
+    private func paymentEvent(_ type: String, session: Session, attempt: Attempt, amount: Money?, at: Date,
+                              detail: String? = nil) -> SessionEvent {
+        SessionEvent(sessionID: session.id, at: at, type: type, attemptID: attempt.id, status: attempt.status.rawValue,
+                     providerID: attempt.providerID, amount: amount, detail: detail)
+    }
+
+    /// Until when an operation sent now is its engine's: its provider's call
+    /// timeout plus the lease margin.
+    func leaseEnd(_ providerID: String, from at: Date) -> Date {
+        let timeout = (directory.profiles().first { $0.id == providerID }?.callTimeout ?? .seconds(30)).components
+        return at.addingTimeInterval(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18 + configuration.leaseMargin)
     }
 }

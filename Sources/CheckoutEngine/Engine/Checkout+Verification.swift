@@ -5,19 +5,24 @@ extension Checkout {
     /// Asks the provider where attempt `attemptID` stands and applies the
     /// answer when the attempt is still live. A final attempt never changes;
     /// the provider's view is recorded (`attempt.confirmed` or `attempt.discrepancy`).
-    public func verify(attempt attemptID: String) async throws(Problem) -> Attempt {
+    public func verify(attempt attemptID: String, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
         try await guarded {
             let sessionID = try await sessionID(ofAttempt: attemptID)
+            _ = try await self.mode(ofSession: sessionID, caller: mode)
             return try await locks.withLock(sessionID) {
                 try await self.verifyLocked(AttemptRef(sessionID: sessionID, attemptID: attemptID), explicit: true)
             }
         }
     }
 
-    /// Reconciliation's step for one due attempt (see ``Reconciler``).
+    /// Reconciliation's step for one due attempt (see ``Reconciler``): a live
+    /// attempt is verified; a payment's held operations are settled.
     func reconcile(_ ref: AttemptRef) async throws {
-        _ = try await locks.withLock(ref.sessionID) {
+        let attempt = try await locks.withLock(ref.sessionID) {
             try await self.verifyLocked(ref, explicit: false)
+        }
+        if attempt.status.isFinal, attempt.balance?.inFlight.isEmpty == false {
+            try await settleHeld(ref)
         }
     }
 

@@ -17,9 +17,12 @@ import Synchronization
 /// - Operations on one session run one at a time; sessions run in parallel.
 /// - Under an idempotency key, a request runs once: concurrent duplicates wait
 ///   for it, later ones get the committed answer, another request is a conflict.
-///   A request that changed nothing (refused, or an outcome still unknown) is
-///   not remembered: retrying it re-evaluates it, and the provider receives
-///   the same idempotency key again.
+///   The key is bound to its request from the first try that reaches a
+///   provider (committed with the intent, before the call), whatever became
+///   of that try; a retry of the same request whose outcome is not known yet
+///   settles or resumes it, and the provider receives the same key again.
+/// - Test and live never mix: a session has the mode of the key that opened
+///   it, and only providers of that mode serve it or back it up.
 ///
 /// Every failure reaches the caller as a ``Problem``.
 public final class Checkout: Sendable {
@@ -53,9 +56,11 @@ public final class Checkout: Sendable {
     // MARK: Sessions
 
     /// Opens a session and lists the methods that may pay it.
-    public func createSession(_ request: NewSession, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
+    /// - Parameter mode: test or live (from the caller's API key): only
+    ///   providers of this mode ever serve the session.
+    public func createSession(_ request: NewSession, idempotencyKey: String? = nil, mode: PaymentMode = .test) async throws(Problem) -> SessionSnapshot {
         try await guarded {
-            try await idempotent(idempotencyKey, operation: "create_session", target: "", request: request) { key in
+            try await idempotent(idempotencyKey, mode: mode, operation: "create_session", target: "", request: request) { key in
                 let at = self.now()
                 guard Currency(code: request.amount.currency) != nil else {
                     throw ProblemCatalog.problem(code: "invalid_request", detail: "amount.currency \(request.amount.currency) is not a known ISO 4217 currency")
@@ -67,69 +72,80 @@ public final class Checkout: Sendable {
                 var session: Session
                 do {
                     session = try Session(
-                        id: Identifiers.make("ses"), amount: request.amount, country: request.country, orderID: request.orderId,
+                        id: Identifiers.make("ses"), mode: mode, amount: request.amount, country: request.country, orderID: request.orderId,
                         capture: request.capture ?? .automatic, payer: request.payer, returnURL: request.returnUrl,
                         createdAt: at, expiresAt: at.addingTimeInterval(self.configuration.sessionLifetime))
                 }
-                let snapshot = SessionSnapshot(session: session, availableMethods: self.availableMethods(for: session))
+                // The answer is the session as committed (its version bumped), so a replay reads the same.
+                var committed = session
+                committed.version += 1
+                let snapshot = SessionSnapshot(session: committed, availableMethods: self.availableMethods(for: session))
                 let event = SessionEvent(sessionID: session.id, at: at, type: "session.created", status: SessionStatus.open.rawValue,
                                          amount: session.amount, detail: "order \(session.orderID)")
-                session = try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
-                return SessionSnapshot(session: session, availableMethods: snapshot.availableMethods)
+                try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
+                return snapshot
             }
         }
     }
 
     /// The session as it now is.
-    public func session(_ id: String) async throws(Problem) -> SessionSnapshot {
+    ///
+    /// `mode`, on this and every other operation on a session or a payment:
+    /// the caller's (its API key's); a session of the other mode is
+    /// `not_found`. Nil for a caller that sees every mode (the CLI, an embedder).
+    public func session(_ id: String, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
-            let session = try await load(id)
+            let session = try await load(id, mode: mode)
             return SessionSnapshot(session: session, availableMethods: availableMethods(for: session))
         }
     }
 
     /// The session a payment (an attempt) belongs to.
-    public func session(ofPayment paymentID: String) async throws(Problem) -> SessionSnapshot {
+    public func session(ofPayment paymentID: String, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
-            try await session(sessionID(ofAttempt: paymentID))
+            try await session(sessionID(ofAttempt: paymentID), mode: mode)
         }
     }
 
     /// The merchant abandons the checkout. Refused while an attempt is live
     /// (its money may still move; it is reconciled first).
-    public func abort(session id: String, idempotencyKey: String? = nil) async throws(Problem) -> SessionSnapshot {
+    public func abort(session id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
-            try await idempotent(idempotencyKey, operation: "abort", target: id, request: EmptyBody()) { key in
+            let sessionMode = try await self.mode(ofSession: id, caller: mode)
+            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "abort", target: id, request: EmptyBody()) { key in
                 try await self.locks.withLock(id) {
                     var session = try await self.load(id)
                     try session.abort()
                     let at = self.now()
                     session.updatedAt = at
-                    let snapshot = SessionSnapshot(session: session, availableMethods: [])
+                    var committed = session
+                    committed.version += 1
+                    let snapshot = SessionSnapshot(session: committed, availableMethods: [])
                     let event = SessionEvent(sessionID: id, at: at, type: "session.cancelled", status: session.status.rawValue, detail: "aborted by the merchant")
-                    session = try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
-                    return SessionSnapshot(session: session, availableMethods: [])
+                    try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
+                    return snapshot
                 }
             }
         }
     }
 
     /// A session's events: those recorded after `after`, then live ones.
-    public func events(ofSession id: String, after: Int64 = 0) async throws(Problem) -> SessionEvents {
+    public func events(ofSession id: String, after: Int64 = 0, mode: PaymentMode? = nil) async throws(Problem) -> SessionEvents {
         try await guarded {
-            _ = try await load(id)
+            _ = try await load(id, mode: mode)
             return SessionEvents.make(sessionID: id, after: after, store: store, hub: hub)
         }
     }
 
-    /// Methods that may pay `session` now: enabled providers matching its
-    /// currency, country, amount and capture mode, whose circuit is not open.
+    /// Methods that may pay `session` now: enabled providers of its mode
+    /// matching its currency, country, amount and capture mode, whose circuit
+    /// is not open.
     public func availableMethods(for session: Session) -> [String] {
         guard session.status == .open else { return [] }
         var methods = Set<String>()
         let at = ContinuousClock.now
-        for profile in directory.profiles() where profile.enabled && breakerState(profile.id, at: at) != .open {
-            if profile.refusal(amount: session.amount, country: session.country, capture: session.capture) == nil {
+        for profile in directory.profiles() where profile.enabled && profile.mode == session.mode && breakerState(profile.id, at: at) != .open {
+            if profile.refusal(amount: session.amount, country: session.country, capture: session.capture, mode: session.mode) == nil {
                 methods.formUnion(profile.methods)
             }
         }
@@ -140,13 +156,24 @@ public final class Checkout: Sendable {
 
     /// The session as stored now: the cached copy when the store still has
     /// that version, else read (and cached).
-    func load(_ id: String) async throws -> Session {
+    func load(_ id: String, mode: PaymentMode? = nil) async throws -> Session {
+        let session: Session
         if let cached = sessions.get(id), try await store.sessionVersion(id) == cached.version {
-            return cached
+            session = cached
+        } else {
+            guard let found = try await store.session(id) else { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+            sessions.put(found)
+            session = found
         }
-        guard let found = try await store.session(id) else { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
-        sessions.put(found)
-        return found
+        // Another mode's session does not exist for this caller.
+        if let mode, session.mode != mode { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+        return session
+    }
+
+    /// The mode of session `id`, which must be the caller's when it has one:
+    /// idempotency keys are scoped by it.
+    func mode(ofSession id: String, caller: PaymentMode?) async throws -> PaymentMode {
+        try await load(id, mode: caller).mode
     }
 
     func sessionID(ofAttempt attemptID: String) async throws -> String {
@@ -179,29 +206,37 @@ public final class Checkout: Sendable {
     }
 
     /// Runs `body` once per idempotency key (see the type's rules).
+    ///
+    /// Keys are scoped by `mode` (a test key and a live key never meet). A
+    /// key whose request is already bound (an earlier try recorded its
+    /// intent) runs `body` again only with the same request, and `body` is
+    /// told what the earlier try left (``IdempotencyScope/bound``) so it can
+    /// settle or resume it rather than start anew.
     func idempotent<Request: Fingerprintable, Response: JSONPayload>(
-        _ key: String?, operation: String, target: String, request: Request,
+        _ key: String?, mode: PaymentMode, operation: String, target: String, request: Request,
         _ body: @escaping @Sendable (IdempotencyScope?) async throws -> Response
     ) async throws -> Response {
         guard let key else { return try await body(nil) }
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must have 1 to 255 bytes")
         }
+        let scoped = "\(mode.rawValue):\(key)"
         let fingerprint = fingerprinter.of(operation: operation, target: target, body: request)
-        let scope = IdempotencyScope(key: key, fingerprint: fingerprint)
         let store = self.store
+        let conflict = ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was already used with a different request")
         do {
-            let answer = try await gate.run(key: key, fingerprint: fingerprint) { () async throws -> any Sendable in
-                if let stored = try await store.answer(forKey: key) {
-                    guard stored.fingerprint == fingerprint else { throw IdempotencyGate<any Sendable>.Refusal.conflict(key: key) }
-                    return try DocumentCoding.decode(Response.self, from: stored.body)
+            let answer = try await gate.run(key: scoped, fingerprint: fingerprint) { () async throws -> any Sendable in
+                let stored = try await store.answer(forKey: scoped)
+                if let stored {
+                    guard stored.fingerprint == fingerprint else { throw conflict }
+                    if let body = stored.body { return try DocumentCoding.decode(Response.self, from: body) }
                 }
-                return try await body(scope)
+                return try await body(IdempotencyScope(key: scoped, fingerprint: fingerprint, bound: stored))
             }
             return answer as! Response
-        } catch let refusal as IdempotencyGate<any Sendable>.Refusal {
-            throw ProblemCatalog.problem(code: "idempotency_conflict", detail: refusal.description)
-        } catch StoreConflict.duplicateKey(let key) {
+        } catch is IdempotencyGate<any Sendable>.Refusal {
+            throw conflict
+        } catch StoreConflict.duplicateKey {
             throw ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was used concurrently by another host")
         }
     }
@@ -226,13 +261,24 @@ public final class Checkout: Sendable {
     }
 }
 
-/// The key and fingerprint a mutating call runs under; makes the answer to commit.
+/// The key and fingerprint a mutating call runs under; makes the intent and
+/// the answer to commit.
 struct IdempotencyScope: Sendable {
+    /// The key as stored: scoped by the session's mode.
     var key: String
     var fingerprint: String
+    /// What an earlier try under this key recorded (its intent, no answer
+    /// yet); nil on a first try.
+    var bound: IdempotentAnswer?
 
-    func answer(_ value: some JSONPayload, at: Date) -> IdempotentAnswer {
-        IdempotentAnswer(key: key, fingerprint: fingerprint, body: DocumentCoding.encode(value), createdAt: at)
+    func answer(_ value: some JSONPayload, reference: String? = nil, at: Date) -> IdempotentAnswer {
+        IdempotentAnswer(key: key, fingerprint: fingerprint, body: DocumentCoding.encode(value), reference: reference, createdAt: at)
+    }
+
+    /// Binds the key to this request before any provider hears of it;
+    /// `reference` names what it acts on (nil: nothing live under it now).
+    func intent(reference: String?, at: Date) -> IdempotentAnswer {
+        IdempotentAnswer(key: key, fingerprint: fingerprint, body: nil, reference: reference, createdAt: bound?.createdAt ?? at)
     }
 
     /// The provider-side idempotency key of a follow-up operation under this key.

@@ -18,7 +18,8 @@ public protocol CheckoutStore: Sendable {
     func sessionVersion(_ id: String) async throws -> Int?
     /// The session an attempt (a payment) belongs to.
     func sessionID(ofAttempt attemptID: String) async throws -> String?
-    /// The answer first given under an idempotency key.
+    /// What an idempotency key is bound to: its request's fingerprint, and
+    /// the answer first given under it once there is one.
     func answer(forKey key: String) async throws -> IdempotentAnswer?
     /// A session's events after sequence `after`, oldest first.
     func events(ofSession id: String, after: Int64) async throws -> [SessionEvent]
@@ -43,6 +44,10 @@ public struct StoreChange: Sendable {
     /// The session as it now is; `version` is the version it was read at.
     public var session: Session?
     public var events: [SessionEvent]
+    /// An answer to record, or (with a nil `body`) an intent that binds its
+    /// key. Written only if the key is new, or bound to the same fingerprint
+    /// with no answer yet; otherwise the change is refused with
+    /// ``StoreConflict/duplicateKey(_:)`` and nothing is written.
     public var answer: IdempotentAnswer?
     /// A provider notification applied with this change (deduplication).
     public var webhook: (provider: String, eventID: String)?
@@ -56,19 +61,30 @@ public struct StoreChange: Sendable {
     }
 }
 
-/// A committed answer to a request made under an idempotency key.
+/// What an idempotency key is bound to: the request (its fingerprint) from
+/// the first try that reached a provider, and the answer once there is one.
+///
+/// A key is bound *with the intent*, in the same commit that records the
+/// attempt or the held amount, before any provider hears of the request; so
+/// a retry with another request is a conflict whatever became of the first
+/// try. Its answer is filled in later, once, when the outcome is known.
 public struct IdempotentAnswer: Sendable, Equatable {
     public var key: String
     /// What the request was (operation, target and body), hashed.
     public var fingerprint: String
-    /// The answer document (JSON), replayed as is.
-    public var body: Data
+    /// The answer document (JSON), replayed as is; nil while the request's
+    /// outcome is not known yet (only its intent is recorded).
+    public var body: Data?
+    /// What the request acted on (an attempt id, a held operation's provider
+    /// key), so a retry can find it.
+    public var reference: String?
     public var createdAt: Date
 
-    public init(key: String, fingerprint: String, body: Data, createdAt: Date) {
+    public init(key: String, fingerprint: String, body: Data?, reference: String? = nil, createdAt: Date) {
         self.key = key
         self.fingerprint = fingerprint
         self.body = body
+        self.reference = reference
         self.createdAt = createdAt
     }
 }

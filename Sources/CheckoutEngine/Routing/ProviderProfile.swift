@@ -5,6 +5,8 @@ import GatewayPayloads
 /// loaded manifest to one of these.
 public struct ProviderProfile: Sendable, Equatable {
     public var id: String
+    /// Test or live: it only ever serves sessions of the same mode.
+    public var mode: PaymentMode
     public var enabled: Bool
     /// Lower is tried first.
     public var priority: Int
@@ -19,11 +21,12 @@ public struct ProviderProfile: Sendable, Equatable {
     /// attempt in flight is owned by its engine for this long (plus a margin).
     public var callTimeout: Duration
 
-    public init(id: String, enabled: Bool = true, priority: Int, methods: Set<String>, currencies: Set<String>,
+    public init(id: String, mode: PaymentMode = .test, enabled: Bool = true, priority: Int, methods: Set<String>, currencies: Set<String>,
                 countries: Set<String>, limits: [String: ClosedRange<Int64>] = [:], supportsManualCapture: Bool = true,
                 callTimeout: Duration = .seconds(30)) {
         self.callTimeout = callTimeout
         self.id = id
+        self.mode = mode
         self.enabled = enabled
         self.priority = priority
         self.methods = methods
@@ -34,16 +37,20 @@ public struct ProviderProfile: Sendable, Equatable {
     }
 
     /// Why this provider cannot take the payment, or nil when it can.
-    public func refusal(method: String, amount: Money, country: String?, capture: CaptureMode) -> String? {
+    /// `mode`: the session's; a provider of the other mode never takes it
+    /// (nil only where a caller looks at a profile outside any session).
+    public func refusal(method: String, amount: Money, country: String?, capture: CaptureMode, mode: PaymentMode? = nil) -> String? {
         if !enabled { return "disabled" }
+        if let mode, mode != self.mode { return "a \(self.mode.rawValue) provider never serves a \(mode.rawValue) session" }
         if !methods.contains(method) { return "does not offer \(method)" }
-        return refusal(amount: amount, country: country, capture: capture)
+        return refusal(amount: amount, country: country, capture: capture, mode: mode)
     }
 
     /// Why this provider cannot take the payment with any of its methods, or
     /// nil when it can take it with each of them.
-    public func refusal(amount: Money, country: String?, capture: CaptureMode) -> String? {
+    public func refusal(amount: Money, country: String?, capture: CaptureMode, mode: PaymentMode? = nil) -> String? {
         if !enabled { return "disabled" }
+        if let mode, mode != self.mode { return "a \(self.mode.rawValue) provider never serves a \(mode.rawValue) session" }
         if !currencies.contains(amount.currency) { return "does not take \(amount.currency)" }
         if let country, !countries.contains(country) { return "does not serve \(country)" }
         if let range = limits[amount.currency], !range.contains(amount.value) {

@@ -20,12 +20,13 @@ public struct RoutingDecision: Sendable, Equatable {
     }
 }
 
-/// Picks candidates: enabled providers whose manifest matches the method,
+/// Picks candidates: enabled providers of the session's mode (test or live:
+/// never the other) whose manifest matches the method,
 /// currency, country, amount and capture mode, lowest priority first (ties by
 /// id, so the order is stable), skipping providers whose breaker is open.
 public enum Router {
     public static func route(
-        method: String, amount: Money, country: String?, capture: CaptureMode, pinnedProvider: String? = nil,
+        mode: PaymentMode, method: String, amount: Money, country: String?, capture: CaptureMode, pinnedProvider: String? = nil,
         profiles: [ProviderProfile], breakerState: (String) -> CircuitBreaker.State = { _ in .closed }
     ) -> RoutingDecision {
         var eligible: [(profile: ProviderProfile, halfOpen: Bool)] = []
@@ -36,7 +37,7 @@ public enum Router {
                 excluded.append((profile.id, "not the pinned provider \(pinnedProvider)"))
                 continue
             }
-            if let refusal = profile.refusal(method: method, amount: amount, country: country, capture: capture) {
+            if let refusal = profile.refusal(method: method, amount: amount, country: country, capture: capture, mode: mode) {
                 excluded.append((profile.id, refusal))
                 continue
             }

@@ -1,3 +1,5 @@
+import CGatewayABI
+
 /// A `gw_status` from the C ABI, with its name.
 public struct ABIStatus: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public var rawValue: Int32
@@ -26,9 +28,11 @@ public struct ABIStatus: RawRepresentable, Sendable, Hashable, CustomStringConve
         return rawValue >= 0 && Int(rawValue) < names.count ? names[Int(rawValue)] : "gw_status \(rawValue)"
     }
 
-    /// Whether a call that ended with this status may have reached the provider
-    /// without the host learning the result, so only `verify` can tell.
-    public var outcomeUnknown: Bool {
-        self == .cancelled || self == .timeout || self == .outcomeUnknown
+    /// Whether this status proves that nothing reached the provider: only the
+    /// statuses the header documents so (`gw_status_proves_nothing_sent`, the
+    /// one place that decides). Any other status, named or not, leaves the
+    /// outcome unknown.
+    public var provesNothingSent: Bool {
+        gw_status_proves_nothing_sent(rawValue) != 0
     }
 }

@@ -15,12 +15,12 @@ public enum AdapterCallError: Error, Sendable, Equatable, CustomStringConvertibl
 
     /// True when the provider may have acted although no result arrived: the
     /// payment must be reconciled with `verify`, never retried elsewhere.
+    /// Fail closed: only a refusal or completion whose status the header
+    /// documents as "nothing was sent" is not unknown.
     public var outcomeUnknown: Bool {
         switch self {
-        case .timedOut, .cancelled: true
-        case .failed(let status, _): status.outcomeUnknown
-        case .malformedResult: true
-        case .refused: false
+        case .timedOut, .cancelled, .malformedResult: true
+        case .refused(let status, _), .failed(let status, _): !status.provesNothingSent
         }
     }
 
