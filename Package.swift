@@ -149,7 +149,7 @@ let package = Package(
             dependencies: ["PaymentGateway", "CheckoutEngine", "GatewayPayloads"],
             path: "Benchmarks/Checkout"),
 
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads"], path: "Tests/TestSupport"),
         .testTarget(
             name: "CheckoutEngineTests",
             dependencies: [

@@ -37,11 +37,7 @@ struct AdapterProvider: PaymentProvider {
             }
             return .answered(Self.masked(result))
         } catch {
-            let reason = Redaction.maskingCardNumbers(in: "\(call.operation.rawValue) \(error)")
-            switch error {
-            case .refused(.invalidRequest, _), .failed(.invalidRequest, _): return .invalidRequest(reason)
-            default: return error.outcomeUnknown ? .unknown(reason) : .notSent(reason)
-            }
+            return ProviderReply(failed: error, operation: call.operation)
         }
     }
 
