@@ -143,6 +143,11 @@ public final class PaymentGateway: Service, Sendable {
         try await checkout.verify(attempt: id, mode: mode)
     }
 
+    /// Captures, refunds and voids sent and not settled yet, and why.
+    public func heldOperations(limit: Int = 500) async throws(Problem) -> [HeldOperation] {
+        try await checkout.heldOperations(limit: limit)
+    }
+
     public func webhook(provider id: String, headers: [String: String], body: Data) async throws(Problem) -> WebhookOutcome {
         try await checkout.webhook(provider: id, headers: headers, body: body)
     }

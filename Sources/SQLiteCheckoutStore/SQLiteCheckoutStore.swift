@@ -135,6 +135,18 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
         }
     }
 
+    public func heldPayments(limit: Int) async throws -> [AttemptRef] {
+        // A payment (succeeded or authorized) is due only while it holds an operation.
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, session_id FROM attempt
+                WHERE due_at IS NOT NULL AND status IN ('succeeded', 'authorized') ORDER BY due_at LIMIT ?
+                """, arguments: [limit]).map {
+                AttemptRef(sessionID: $0["session_id"], attemptID: $0["id"])
+            }
+        }
+    }
+
     public func expiredSessions(at now: Date, limit: Int) async throws -> [String] {
         try await writer.read { db in
             try String.fetchAll(db, sql: """

@@ -241,3 +241,27 @@ import TestSupport
         #expect(b.balance.captured == 2000 && books.payment(payment.id)?.captured == 2000)
     }
 }
+
+@Suite struct HeldOperationsTests {
+    @Test func opsSeeWhatIsHeldAndWhyUntilItIsSettled() async throws {
+        let lose = Shared(true)
+        let books = ProviderBooks()
+        let a = ScriptedProvider("a") { call in
+            let result = books.act(call)
+            if case .refund = call, lose.withLock({ $0 }) { return .unknown("timed out after sending") }
+            return .answered(result)
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let payment = try await f.checkout.attempt(session: try await f.session(2000).id, NewAttempt(method: "mada"))
+        #expect(try await f.checkout.heldOperations().isEmpty)
+        _ = try? await f.checkout.refund(payment: payment.id, amount: 700, idempotencyKey: "r1")
+        let held = try await f.checkout.heldOperations()
+        #expect(held.count == 1)
+        #expect(held.first?.operation == "refund" && held.first?.amount == Money(value: 700, currency: "SAR"))
+        #expect(held.first?.reason.contains("timed out after sending") == true)
+        lose.withLock { $0 = false }
+        f.clock.advance(60)
+        await Reconciler(checkout: f.checkout).runPass()
+        #expect(try await f.checkout.heldOperations().isEmpty)
+    }
+}

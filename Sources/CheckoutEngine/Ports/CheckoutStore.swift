@@ -26,6 +26,9 @@ public protocol CheckoutStore: Sendable {
     /// Live attempts whose next verify is due at `now` (pending ones, and
     /// processing ones whose engine lost its lease), oldest first.
     func dueAttempts(at now: Date, limit: Int) async throws -> [AttemptRef]
+    /// Payments with a capture, refund or void held (not settled yet),
+    /// the earliest due first.
+    func heldPayments(limit: Int) async throws -> [AttemptRef]
     /// Open sessions past their deadline with no live attempt (one with a live
     /// attempt waits for reconciliation to settle it first).
     func expiredSessions(at now: Date, limit: Int) async throws -> [String]
