@@ -228,6 +228,28 @@ struct TamaraAdapterTests {
         }
     }
 
+    /// Finding 6: capture A lands but its answer is lost; capture B used to
+    /// infer from totals that "an earlier try landed" and report success
+    /// without capturing, and A's retry then captured again.
+    @Test func overlappingPartialCapturesNeverOverCapture() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/payments/capture", method: "POST", fault: .drop))
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-a") }
+            #expect(simulator.charges == 1, "capture A landed at Tamara")
+            await #expect { try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-b") } throws: {
+                ($0 as? Problem)?.code == "operation_in_progress"
+            }
+            #expect(simulator.charges == 1)
+            let a = try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-a")
+            #expect(a.balance.captured == 5000)
+            #expect(simulator.charges == 1, "A's retry found A, and captured nothing more")
+            let b = try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-b")
+            #expect(b.balance.captured == 10000)
+            #expect(simulator.charges == 2, "Tamara captured exactly A and B")
+        }
+    }
+
     @Test func aSignedApprovedNotificationSettlesThePaymentAndForgedOnesAreRefused() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
