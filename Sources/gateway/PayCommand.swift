@@ -45,6 +45,9 @@ struct PayCommand: AsyncParsableCommand {
     @Option(help: "automatic (charge now) or manual (authorize; capture later).")
     var capture: CaptureMode = .automatic
 
+    @Option(help: "test or live: only providers of this mode may take the payment.")
+    var mode: PaymentMode = .test
+
     @Flag(help: "Print the session and attempt as JSON.")
     var json = false
 
@@ -58,7 +61,7 @@ struct PayCommand: AsyncParsableCommand {
         try await reportingProblems(json: json) {
             let session = try await gateway.createSession(
                 NewSession(amount: Money(value: amount, currency: currency.uppercased()), country: country?.uppercased(), orderId: orderID, capture: capture),
-                idempotencyKey: idempotencyKey.map { "\($0):session" })
+                idempotencyKey: idempotencyKey.map { "\($0):session" }, mode: mode)
             let attempt = try await gateway.attempt(
                 session: session.session.id, NewAttempt(method: method, provider: provider, instrument: instrument),
                 idempotencyKey: idempotencyKey.map { "\($0):attempt" })
@@ -70,6 +73,7 @@ struct PayCommand: AsyncParsableCommand {
 }
 
 extension CaptureMode: ExpressibleByArgument {}
+extension PaymentMode: ExpressibleByArgument {}
 
 /// Runs a checkout command's body; a refusal is printed as its problem and
 /// ends the command with exit status 1.
