@@ -109,7 +109,13 @@ extension MockAdapter {
             let found = request.providerReference.flatMap { ledger.payments[$0] }
                 ?? ledger.payment(withID: request.paymentId)
             guard let payment = found else { return Self.unknown(request.providerReference ?? request.paymentId) }
-            return Self.result(settle(payment, in: &ledger))
+            let settled = settle(payment, in: &ledger)
+            var result = Self.result(settled)
+            result.totals = PaymentTotals(
+                captured: Money(value: settled.captured, currency: settled.approved.currency),
+                refunded: Money(value: settled.refunded, currency: settled.approved.currency),
+                voided: settled.problem?.code == "voided")
+            return result
         }
     }
 

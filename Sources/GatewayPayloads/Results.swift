@@ -92,10 +92,15 @@ public struct AdapterResult: Codable, Sendable, Hashable {
     public var problem: AdapterProblem?
     /// The provider's raw status or result code, for support.
     public var providerStatus: String?
+    /// On `verify`, where the provider reports them: what it holds as
+    /// captured, refunded and voided for the payment in all. The host checks
+    /// its own books against them.
+    public var totals: PaymentTotals?
 
     public init(
         status: PaymentStatus, providerReference: String? = nil, amount: Money? = nil,
-        action: PaymentAction? = nil, problem: AdapterProblem? = nil, providerStatus: String? = nil
+        action: PaymentAction? = nil, problem: AdapterProblem? = nil, providerStatus: String? = nil,
+        totals: PaymentTotals? = nil
     ) {
         self.status = status
         self.providerReference = providerReference
@@ -103,6 +108,20 @@ public struct AdapterResult: Codable, Sendable, Hashable {
         self.action = action
         self.problem = problem
         self.providerStatus = providerStatus
+        self.totals = totals
+    }
+}
+
+/// A payment's totals at the provider (a `verify` result's `totals`).
+public struct PaymentTotals: Codable, Sendable, Hashable {
+    public var captured: Money
+    public var refunded: Money
+    public var voided: Bool
+
+    public init(captured: Money, refunded: Money, voided: Bool) {
+        self.captured = captured
+        self.refunded = refunded
+        self.voided = voided
     }
 }
 

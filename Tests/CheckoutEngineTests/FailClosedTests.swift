@@ -265,3 +265,25 @@ import TestSupport
         #expect(try await f.checkout.heldOperations().isEmpty)
     }
 }
+
+@Suite struct ProviderTotalsTests {
+    @Test func aVerifyWhoseTotalsDisagreeWithTheBooksIsRecordedAsADiscrepancy() async throws {
+        let books = ProviderBooks()
+        let a = ScriptedProvider("a") { call in
+            var result = books.act(call)
+            if case .verify(let r) = call, let p = books.payment(r.paymentId) {
+                // The provider reports one more capture than the host ever sent.
+                result.totals = PaymentTotals(captured: Money(value: p.captured + 100, currency: "SAR"), refunded: Money(value: p.refunded, currency: "SAR"), voided: p.voided)
+            }
+            return .answered(result)
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let payment = try await f.checkout.attempt(session: try await f.session(2000, capture: .manual).id, NewAttempt(method: "mada"))
+        _ = try await f.checkout.capture(payment: payment.id, amount: 500, idempotencyKey: "c")
+        _ = try await f.checkout.verify(attempt: payment.id)
+        let session = try await f.checkout.session(ofPayment: payment.id).session
+        let events = try await f.store.events(ofSession: session.id, after: 0)
+        let discrepancy = try #require(events.first { $0.type == "payment.discrepancy" })
+        #expect(discrepancy.detail?.contains("captured 600") == true && discrepancy.detail?.contains("captured 500") == true)
+    }
+}

@@ -191,8 +191,16 @@ extension Checkout {
         let statusNote = result.providerStatus.map { "provider status \($0)" }
         guard !attempt.status.isFinal else {
             let agrees = result.status.rawValue == attempt.status.rawValue
-            return [event(agrees ? "attempt.confirmed" : "attempt.discrepancy", attempt.status.rawValue,
-                          detail: "the provider reports \(result.status.rawValue)" + (statusNote.map { "; \($0)" } ?? ""))]
+            var events = [event(agrees ? "attempt.confirmed" : "attempt.discrepancy", attempt.status.rawValue,
+                                detail: "the provider reports \(result.status.rawValue)" + (statusNote.map { "; \($0)" } ?? ""))]
+            // With nothing held, the provider's totals must be the books'.
+            if let totals = result.totals, let balance = attempt.balance, balance.inFlight.isEmpty,
+               totals.captured.value != balance.captured || totals.refunded.value != balance.refunded || totals.voided != balance.voided {
+                events.append(event("payment.discrepancy", attempt.status.rawValue, detail:
+                    "the provider holds captured \(totals.captured.value), refunded \(totals.refunded.value), voided \(totals.voided); "
+                    + "the books say captured \(balance.captured), refunded \(balance.refunded), voided \(balance.voided)"))
+            }
+            return events
         }
         try? session.update(attempt: attemptID) { a in
             if let reference = result.providerReference { a.providerReference = reference }

@@ -308,6 +308,7 @@ extension AdapterResult: JSONPayload {
         w.member("action", action)
         w.member("problem", problem)
         w.member("providerStatus", providerStatus)
+        w.member("totals", totals)
         w.endObject()
     }
 
@@ -322,11 +323,36 @@ extension AdapterResult: JSONPayload {
             case "action": this.action = try p.nested(PaymentAction.self)
             case "problem": this.problem = try p.nested(AdapterProblem.self)
             case "providerStatus": this.providerStatus = try p.optionalString()
+            case "totals": this.totals = try p.nested(PaymentTotals.self)
             default: try p.skipValue()
             }
         }
         this.status = try required(status, "status", p)
         self = this
+    }
+}
+
+extension PaymentTotals: JSONPayload {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("captured", captured)
+        w.member("refunded", refunded)
+        w.member("voided", voided)
+        w.endObject()
+    }
+
+    public init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var captured: Money?, refunded: Money?, voided: Bool?
+        try p.object { name, p throws(JSONParseError) in
+            switch name {
+            case "captured": captured = try Money(parsing: &p)
+            case "refunded": refunded = try Money(parsing: &p)
+            case "voided": voided = try p.bool()
+            default: try p.skipValue()
+            }
+        }
+        self.init(captured: try required(captured, "captured", p), refunded: try required(refunded, "refunded", p),
+                  voided: try required(voided, "voided", p))
     }
 }
 
