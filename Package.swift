@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
     ],
@@ -91,6 +92,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],
             resources: [.copy("openapi.json")]),
         // Local stand-ins of the providers' APIs (`gateway sandbox`, `serve --sandbox`).
@@ -108,7 +112,7 @@ let package = Package(
         .executableTarget(
             name: "gateway",
             dependencies: [
-                "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP", "ProviderSandbox",
+                "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP", "ProviderSandbox", "SQLiteCheckoutStore",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -123,7 +127,8 @@ let package = Package(
             name: "HyperPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/HyperPay"),
         .target(
-            name: "STCPayAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/STCPay"),
+            name: "STCPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Plugins/STCPay"),
         .target(
             name: "TabbyAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/Tabby"),
         .target(
@@ -166,7 +171,7 @@ let package = Package(
         .testTarget(
             name: "CheckoutHTTPTests",
             dependencies: [
-                "CheckoutHTTP", "PaymentGateway", "CheckoutEngine", "PluginHost", "GatewayPayloads", "TestSupport",
+                "CheckoutHTTP", "PaymentGateway", "CheckoutEngine", "PluginHost", "GatewayPayloads", "TestSupport", "SQLiteCheckoutStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

@@ -8,14 +8,17 @@ import GatewayAdapterSDK
 /// hosting the payment widget; continue and verify ask `GET
 /// /v1/checkouts/{id}/payment` (what the payer's browser brought back is
 /// never trusted) and classify its result code (``HyperPayResultClass``);
-/// capture, refund and void are back-office CP, RF and RV on the payment.
+/// capture and void are back-office CP and RV on the payment, refund an RF
+/// on each capture it draws on (or on the payment, for a debit).
 /// Webhooks are AES-256-GCM encrypted with the `webhook_key` secret.
 ///
 /// Config: `base_url` (`https://eu-prod.oppwa.com`), `entity_id` (cards and
 /// Apple Pay), `mada_entity_id` (mada has its own entity), `widget_page_url`
 /// (the page that embeds `paymentWidgets.js` for `{checkoutId}` with
-/// `{brands}`), optional `request_timeout_ms`. Secrets: `access_token`,
-/// `webhook_key`.
+/// `{brands}`), optional `request_timeout_ms` and `sandbox`. Secrets:
+/// `access_token`, `webhook_key`. Without a `webhook_key` the adapter refuses
+/// to start, unless `sandbox` is true (a test setup), where it starts and
+/// refuses every notification.
 final class HyperPayAdapter: PaymentAdapter {
     static let id = "hyperpay"
     static let version = "1.0.0"
@@ -47,6 +50,9 @@ final class HyperPayAdapter: PaymentAdapter {
             throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
         }
         client = HyperPayClient(host: host, baseURL: base.hasSuffix("/") ? String(base.dropLast()) : base, timeoutMilliseconds: timeout)
+        if try !configuration.bool("sandbox", default: false), !host.hasSecret("webhook_key") {
+            throw AdapterError.invalidConfiguration("the webhook_key secret is missing or empty: it is the key HyperPay encrypts its notifications with, without which none can be authenticated. Set it (or config.sandbox to true in a test setup, where every notification is then refused)")
+        }
     }
 
     private static func required(_ key: String, _ configuration: AdapterConfiguration) throws -> String {
@@ -66,7 +72,7 @@ final class HyperPayAdapter: PaymentAdapter {
         case .continue(let request): .payment(try await status(HyperPayReference(request.providerReference)))
         case .verify(let request): .payment(try await verify(request))
         case .capture(let request): .payment(try await backOffice("CP", request.providerReference, amount: request.amount, key: request.idempotencyKey))
-        case .refund(let request): .payment(try await backOffice("RF", request.providerReference, amount: request.amount, key: request.idempotencyKey))
+        case .refund(let request): .payment(try await refund(request))
         case .void(let request): .payment(try await backOffice("RV", request.providerReference, amount: nil, key: request.idempotencyKey))
         case .webhook(let request): .webhook(webhook(request))
         }

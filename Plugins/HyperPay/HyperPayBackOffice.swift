@@ -3,6 +3,13 @@ import Foundation
 import GatewayAdapterSDK
 
 /// capture, refund and void: OPPWA's back-office CP, RF and RV.
+///
+/// CP and RV reference the checkout's payment (the PA, or the DB for RV).
+/// A refund references what took the money: the DB of an automatic capture,
+/// or the CPs of a pre-authorisation, since OPPWA refuses an RF on a PA
+/// (`700.300.100`, invalid type). The host lists the confirmed captures in
+/// the request (``AmountRequest/captures``); the refund is spread over them
+/// (``refundAgainstCaptures(_:_:)``).
 extension HyperPayAdapter {
     /// CP, RF or RV on the checkout's payment, with the engine's idempotency
     /// key as `merchantTransactionId` (a retry gets the first answer).
@@ -28,20 +35,120 @@ extension HyperPayAdapter {
                 retryable: retryable, providerCode: found.code), providerStatus: found.code)
         }
         let currency = found["currency"] ?? ""
-        var form = [("entityId", entity(reference.kind)), ("paymentType", type), ("merchantTransactionId", Self.transactionId(key))]
         if let amount {
-            guard amount.value > 0, let decimal = try? amount.decimalString() else {
+            guard amount.value > 0, (try? amount.decimalString()) != nil else {
                 return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "invalid_amount", message: "amount must be positive in a known currency", retryable: false))
             }
             guard amount.currency == currency else {
                 return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "currency_mismatch", message: "the payment is in \(currency)", retryable: false))
             }
-            form += [("amount", decimal), ("currency", currency)]
         }
         guard HyperPayResultClass(code) == .success || HyperPayResultClass(code) == .review else {
             return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(
                 code: "invalid_state", message: "the payment's result is \(code) \(found.resultDescription); there is nothing to \(Self.operationName(type))", retryable: false),
                 providerStatus: code)
+        }
+        return try await send(type, on: paymentId, entity: entity(reference.kind), amount: amount, key: key, reference: text)
+    }
+
+    /// refund: against the captures the host lists, or, without any (a DB,
+    /// captured at once), against the checkout's payment.
+    func refund(_ request: AmountRequest) async throws -> AdapterResult {
+        guard let captures = request.captures, !captures.isEmpty else {
+            return try await backOffice("RF", request.providerReference, amount: request.amount, key: request.idempotencyKey)
+        }
+        return try await refundAgainstCaptures(request, captures)
+    }
+
+    /// One RF per capture the refund draws on (``refundPlan(amount:captures:alreadyRefunded:key:)``),
+    /// oldest first, each under its own `merchantTransactionId` derived from
+    /// the request's key and the capture, so a retry of the whole refund
+    /// sends each part under the same id and OPPWA answers a part it already
+    /// made with that first answer.
+    ///
+    /// - Every part refunded: `succeeded`, the sum.
+    /// - A part with no answer: the outcome is unknown (thrown); the parts
+    ///   before it stand, and a retry completes the rest.
+    /// - A part pending: `pending`; a retry asks again.
+    /// - A part refused: `failed` when it is the first (nothing moved);
+    ///   otherwise `succeeded` with what the parts before it refunded, so the
+    ///   host's books hold what OPPWA's do.
+    func refundAgainstCaptures(_ request: AmountRequest, _ captures: [CaptureReference]) async throws -> AdapterResult {
+        let reference = try HyperPayReference(request.providerReference)
+        let plan = try Self.refundPlan(amount: request.amount, captures: captures, alreadyRefunded: request.alreadyRefunded,
+                                       key: request.idempotencyKey)
+        var refunded: Int64 = 0
+        var last: AdapterResult?
+        for part in plan {
+            let result = try await send("RF", on: part.captureReference, entity: entity(reference.kind), amount: part.amount,
+                                        key: part.transactionId, reference: request.providerReference)
+            switch result.status {
+            case .succeeded:
+                refunded += result.amount?.value ?? part.amount.value
+                last = result
+            case .pending:
+                return AdapterResult(status: .pending, providerReference: result.providerReference, providerStatus: result.providerStatus)
+            default:
+                guard refunded > 0, let last else { return result }
+                host.log(.warning, "HyperPay refunded \(refunded) of the \(request.amount.value) asked, then refused the RF on capture \(part.captureReference.prefix(64)): \(result.problem?.message ?? result.status.rawValue)")
+                return AdapterResult(status: .succeeded, providerReference: last.providerReference,
+                                     amount: Money(value: refunded, currency: request.amount.currency), problem: result.problem,
+                                     providerStatus: last.providerStatus)
+            }
+        }
+        return AdapterResult(status: .succeeded, providerReference: last?.providerReference,
+                             amount: Money(value: refunded, currency: request.amount.currency), providerStatus: last?.providerStatus)
+    }
+
+    /// One RF of a refund spread over captures.
+    struct RefundPart: Equatable, Sendable {
+        var captureReference: String
+        var amount: Money
+        var transactionId: String
+    }
+
+    /// Where a refund of `amount` is taken from: the captures oldest first,
+    /// after what `alreadyRefunded` used up of them in the same order. Throws
+    /// ``AdapterError/invalidRequest(_:)`` (nothing is sent) when the
+    /// captures do not add up: another currency, a repeated reference, more
+    /// already refunded than captured, or less left than asked.
+    static func refundPlan(amount: Money, captures: [CaptureReference], alreadyRefunded: Money?, key: String) throws -> [RefundPart] {
+        guard amount.value > 0, (try? amount.decimalString()) != nil else {
+            throw AdapterError.invalidRequest("a refund amount must be positive in a known currency")
+        }
+        guard captures.allSatisfy({ $0.amount.currency == amount.currency && $0.amount.value > 0 && !$0.providerReference.isEmpty }),
+              alreadyRefunded.map({ $0.currency == amount.currency && $0.value >= 0 }) ?? true else {
+            throw AdapterError.invalidRequest("captures and alreadyRefunded must be positive amounts in the refund's currency \(amount.currency), each capture with its providerReference")
+        }
+        guard Set(captures.map(\.providerReference)).count == captures.count else {
+            throw AdapterError.invalidRequest("captures list the same providerReference twice")
+        }
+        var spent = alreadyRefunded?.value ?? 0
+        var left = amount.value
+        var plan: [RefundPart] = []
+        for capture in captures {
+            let used = min(spent, capture.amount.value)
+            spent -= used
+            let take = min(capture.amount.value - used, left)
+            guard take > 0 else { continue }
+            left -= take
+            plan.append(RefundPart(captureReference: capture.providerReference, amount: Money(value: take, currency: amount.currency),
+                                   transactionId: transactionId("\(key)|RF|\(capture.providerReference)")))
+        }
+        guard spent == 0, left == 0 else {
+            let total = captures.reduce(Int64(0)) { $0 + $1.amount.value }
+            throw AdapterError.invalidRequest("the captures listed (\(total) captured, \(alreadyRefunded?.value ?? 0) already refunded) leave less than the \(amount.value) asked to refund")
+        }
+        return plan
+    }
+
+    /// One back-office call on payment `paymentId`, its answer as a result.
+    /// No answer, a 5xx, or an answer without a result code: the outcome is
+    /// unknown (thrown).
+    func send(_ type: String, on paymentId: String, entity: String, amount: Money?, key: String, reference text: String) async throws -> AdapterResult {
+        var form = [("entityId", entity), ("paymentType", type), ("merchantTransactionId", Self.transactionId(key))]
+        if let amount {
+            form += [("amount", try amount.decimalString()), ("currency", amount.currency)]
         }
         let answer: HyperPayAnswer
         do {
@@ -54,7 +161,7 @@ extension HyperPayAdapter {
             throw AdapterError.outcomeUnknown("HyperPay's \(Self.operationName(type)) answered HTTP \(answer.status) without a result code")
         }
         if HyperPayResultClass(done) == .success {
-            let moved = answer["amount"].flatMap { try? Money(decimal: $0, currency: currency) } ?? amount
+            let moved = amount.flatMap { asked in answer["amount"].flatMap { try? Money(decimal: $0, currency: asked.currency) } ?? asked }
             return AdapterResult(status: .succeeded, providerReference: answer["id"], amount: moved, providerStatus: done)
         }
         if HyperPayResultClass(done) == .pending { return AdapterResult(status: .pending, providerReference: answer["id"], providerStatus: done) }
@@ -62,7 +169,7 @@ extension HyperPayAdapter {
         let problemCode = switch done {
         case "700.400.100": "amount_exceeds_authorized"
         case "700.400.200": "amount_exceeds_captured"
-        case "700.400.300": "invalid_state"
+        case "700.400.300", "700.300.100": "invalid_state"
         default: mapped.code
         }
         return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(

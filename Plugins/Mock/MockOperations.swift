@@ -174,7 +174,8 @@ extension MockAdapter {
             WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: message, retryable: false))
         }
         guard let body = Data(base64Encoded: request.body) else { return refused("the body is not base64") }
-        guard var secret = host.secret("webhook_secret") else {
+        // An empty key would make every signature computable by anyone: refused like a missing one.
+        guard var secret = host.secret("webhook_secret"), !secret.isEmpty else {
             return refused("no webhook_secret is configured, so no notification can be verified")
         }
         defer { for i in secret.indices { secret[i] = 0 } }

@@ -8,8 +8,9 @@ import GatewayAdapterSDK
 /// `DirectPaymentAuthorize` (RefNum = the host's payment id, BillNumber =
 /// the order id): `pending` with an `otp` action. continue sends the OTP to
 /// `DirectPaymentConfirm`. verify asks `PaymentInquiry` by RefNum (STC Pay
-/// has no webhook). refund calls `RefundPayment` with the request's
-/// idempotency key as its RefNum, so a retry refunds once (``STCPayFlows``).
+/// has no webhook). refund calls `RefundPayment` with a RefNum made from the
+/// request's idempotency key (``STCPayRefundRefNum``: the key itself, or its
+/// digest when STC Pay would not take it), so a retry refunds once.
 ///
 /// Config: `base_url` (`…/B2B.DirectPayment.WebApi/DirectPayment/V4`) and
 /// `merchant_id` (sent as `X-ClientCode`) are required; optional

@@ -33,9 +33,10 @@ extension STCPayAdapter {
             return Self.refundFailure("currency_mismatch", "STC Pay refunds SAR only, not \(request.amount.currency.prefix(8))")
         }
         guard request.amount.value > 0 else { return Self.refundFailure("invalid_amount", "a refund amount must be positive") }
-        guard !request.idempotencyKey.isEmpty, request.idempotencyKey.count <= 100 else {
-            throw AdapterError.invalidRequest("idempotencyKey must be 1 to 100 characters for STC Pay's refund RefNum")
+        guard !request.idempotencyKey.isEmpty else {
+            throw AdapterError.invalidRequest("idempotencyKey is required: it is the refund's RefNum at STC Pay, which makes a retry refund once")
         }
+        let refNum = STCPayRefundRefNum.make(idempotencyKey: request.idempotencyKey)
         let transactions = try await client.inquiry(request.paymentId)
         guard let paid = transactions.first(where: { $0.PaymentStatus == 2 }), let stcPayRefNum = paid.STCPayRefNum else {
             return Self.refundFailure("invalid_state", "STC Pay holds no paid payment for RefNum \(request.paymentId.prefix(50))")
@@ -43,7 +44,7 @@ extension STCPayAdapter {
         let answer: STCPayAnswer
         do {
             answer = try await client.send("RefundPayment", STCPayWire.RefundRequest(
-                STCPayRefNum: stcPayRefNum, Amount: try Self.amount(request.amount), RefNum: request.idempotencyKey))
+                STCPayRefNum: stcPayRefNum, Amount: try Self.amount(request.amount), RefNum: refNum))
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("STC Pay's RefundPayment got no answer: \(error.message)")
         }

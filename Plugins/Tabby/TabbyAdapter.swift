@@ -22,9 +22,15 @@ import GatewayAdapterSDK
 /// Config: `base_url_sa` (`https://api.tabby.sa`) and `base_url_ai`
 /// (`https://api.tabby.ai`), at least one; `merchant_code_sa`,
 /// `merchant_code_ai` (or one `merchant_code` for both); optional `lang`
-/// (en, ar), `webhook_header` (the header name registered with Tabby's
-/// webhook) and `request_timeout_ms`. Secrets: `secret_key`, and
-/// `webhook_header_value` when `webhook_header` is set.
+/// (en, ar), `request_timeout_ms` and `sandbox`; `webhook_header`, the
+/// header name registered with Tabby's webhook. Secrets: `secret_key` and
+/// `webhook_header_value`.
+///
+/// **Webhooks are never taken on trust.** Tabby signs nothing: the header
+/// registered with its webhook is all that tells Tabby's notifications from
+/// anyone's. Without `webhook_header` and a `webhook_header_value` secret the
+/// adapter refuses to start, unless `sandbox` is true (a test setup); it
+/// then starts, and refuses every notification.
 final class TabbyAdapter: PaymentAdapter {
     static let id = "tabby"
     static let version = "1.0.0"
@@ -63,6 +69,14 @@ final class TabbyAdapter: PaymentAdapter {
             throw AdapterError.invalidConfiguration("config.webhook_header must be an HTTP header name (letters, digits, - and _)")
         }
         webhookHeader = header.isEmpty ? nil : header.lowercased()
+        if try !configuration.bool("sandbox", default: false) {
+            guard webhookHeader != nil else {
+                throw AdapterError.invalidConfiguration("config.webhook_header is missing or empty: Tabby signs no webhook, so the header registered with Tabby's webhook, and its value in the webhook_header_value secret, are what tell Tabby's notifications from forged ones. Set both (or config.sandbox to true in a test setup, where every notification is then refused)")
+            }
+            guard host.hasSecret("webhook_header_value") else {
+                throw AdapterError.invalidConfiguration("the webhook_header_value secret is missing or empty: it is the value Tabby sends in the \(header) header, without which any notification would be taken as Tabby's. Set it (or config.sandbox to true in a test setup, where every notification is then refused)")
+            }
+        }
         let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
         guard (100...120_000).contains(timeout) else {
             throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")

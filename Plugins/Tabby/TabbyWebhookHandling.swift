@@ -2,9 +2,10 @@ import Foundation
 import GatewayAdapterSDK
 
 /// webhook: Tabby signs nothing. It echoes the header the merchant
-/// registered (checked when `webhook_header` is configured), and the payment
-/// the body names is fetched from Tabby: what is reported is the fetched
-/// payment, never the body. A payment Tabby does not know is not verified.
+/// registered, which must carry the `webhook_header_value` secret (without
+/// both configured, every notification is refused), and the payment the body
+/// names is fetched from Tabby: what is reported is the fetched payment,
+/// never the body. A payment Tabby does not know is not verified.
 extension TabbyAdapter {
     func webhook(_ request: WebhookRequest) async throws -> WebhookResult {
         if let reason = headerRefusal(request.headers) { return Self.unverified(reason) }
@@ -55,10 +56,11 @@ extension TabbyAdapter {
         var currency: String?
     }
 
-    /// Why the registered header does not match, or nil when it does (or
-    /// none is configured).
+    /// Why the registered header does not match, or nil when it does.
     private func headerRefusal(_ headers: [String: String]) -> String? {
-        guard let name = webhookHeader else { return nil }
+        guard let name = webhookHeader else {
+            return "config.webhook_header is not set (a sandbox setup), so no notification can be checked"
+        }
         guard var expected = host.secret("webhook_header_value"), !expected.isEmpty else {
             return "config.webhook_header is set but the webhook_header_value secret is not, so no notification can be checked"
         }

@@ -17,8 +17,10 @@ import GatewayAdapterSDK
 /// Config: `base_url` (`https://api.tamara.co`), `notification_url` (where
 /// Tamara posts notifications: the host's webhook route), optional
 /// `payment_type` (PAY_BY_INSTALMENTS or PAY_NOW), `instalments`, `locale`,
-/// `shipping_company` (for captures) and `request_timeout_ms`.
-/// Secrets: `api_token`, `notification_token`.
+/// `shipping_company` (for captures), `request_timeout_ms` and `sandbox`.
+/// Secrets: `api_token`, `notification_token`. Without a
+/// `notification_token` the adapter refuses to start, unless `sandbox` is
+/// true (a test setup), where it starts and refuses every notification.
 final class TamaraAdapter: PaymentAdapter {
     static let id = "tamara"
     static let version = "1.0.0"
@@ -63,6 +65,9 @@ final class TamaraAdapter: PaymentAdapter {
             throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
         }
         client = TamaraClient(host: host, baseURL: base.hasSuffix("/") ? String(base.dropLast()) : base, timeoutMilliseconds: timeout)
+        if try !configuration.bool("sandbox", default: false), !host.hasSecret("notification_token") {
+            throw AdapterError.invalidConfiguration("the notification_token secret is missing or empty: it is the key Tamara signs its notifications with, without which none can be authenticated. Set it (or config.sandbox to true in a test setup, where every notification is then refused)")
+        }
     }
 
     var description: AdapterDescription {

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayAdapterSDK
 
 /// Verifies the JWT Tamara puts on its notifications (`Authorization: Bearer`
 /// and `?tamaraToken=`): HS256 over `header.payload`, keyed with the
@@ -13,7 +14,18 @@ enum TamaraJWT {
 
     struct Failure: Error { var reason: String }
 
-    static func verify(_ token: String, key: [UInt8], now: Date) throws(Failure) {
+    /// What a verified token says: all of it signed.
+    struct Verified: Sendable {
+        /// The `order_id` claim, when the token carries the notification's order.
+        var orderId: String?
+        /// The `event_type` claim, when the token carries it.
+        var eventType: String?
+        /// Hex SHA-256 of the signed part (`header.payload`): the same for
+        /// the same signed content, whatever travels beside it.
+        var digest: String
+    }
+
+    static func verify(_ token: String, key: [UInt8], now: Date) throws(Failure) -> Verified {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw Failure(reason: "the token is not a JWT (three base64url parts)") }
         guard let headerData = decode(parts[0]), let payloadData = decode(parts[1]), let signature = decode(parts[2]) else {
@@ -39,6 +51,13 @@ enum TamaraJWT {
         if let issuer = claims["iss"], issuer as? String != "Tamara" {
             throw Failure(reason: "the token was not issued by Tamara")
         }
+        func text(_ claim: String) throws(Failure) -> String? {
+            guard let value = claims[claim] else { return nil }
+            guard let text = value as? String else { throw Failure(reason: "the token's \(claim) is not a string") }
+            return text
+        }
+        let digest = Hex.lowercase(SHA256.hash(data: Data((parts[0] + "." + parts[1]).utf8)))
+        return Verified(orderId: try text("order_id"), eventType: try text("event_type"), digest: digest)
     }
 
     /// Equal length and bytes, in time that depends only on the length.

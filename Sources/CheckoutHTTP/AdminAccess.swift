@@ -121,7 +121,8 @@ struct AdminMiddleware<Context: RequestContext>: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard access.admits(request) else {
-            throw ProblemError(code: "unauthorized", detail: "the admin API needs Authorization: Bearer <token>")
+            return Unauthorized.response(detail: "the admin API needs Authorization: Bearer <token>", realm: "gateway-admin",
+                                         tokenGiven: request.headers[.authorization].flatMap(APIKeys.bearerToken) != nil)
         }
         return try await next(request, context)
     }

@@ -22,6 +22,8 @@ import PluginHost
 ///   `X-Request-Id` header; metrics by route pattern; nothing of a body logged.
 /// - ``EventStream``: server-sent events of a session, replayed then live.
 /// - ``AdminAccess``: the bearer token, compared in constant time.
+/// - ``APIKeys`` and ``APIKeyMiddleware``: every `/v1` route but webhooks
+///   needs an API key; its mode is the only mode the caller sees.
 /// - ``GatewayMetrics``: swift-metrics on a Prometheus registry of its own.
 ///
 /// JSON out is written by the engine's own codecs (the same documents the
@@ -33,23 +35,43 @@ public struct CheckoutAPI: Sendable {
     public let gateway: PaymentGateway
     public let metrics: GatewayMetrics
     public let admin: AdminAccess?
+    public let keys: APIKeys
     let logger: Logger
 
-    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, logger: Logger) {
+    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, keys: APIKeys, logger: Logger) {
         self.gateway = gateway
         self.metrics = metrics
         self.admin = admin
+        self.keys = keys
         self.logger = logger
     }
 
-    public func router() -> APIRouter {
+    /// Every route; without `webhooks`, all but the providers' webhooks
+    /// (served by ``webhookRouter()`` on a listener of their own).
+    public func router(webhooks: Bool = true) -> APIRouter {
         let router = APIRouter(context: GatewayRequestContext.self)
+        let routes = RouteMethods()
         router.add(middleware: RequestLogMiddleware(metrics: metrics))
-        router.add(middleware: ProblemMiddleware())
+        router.add(middleware: ProblemMiddleware(routes: routes))
+        router.add(middleware: APIKeyMiddleware(keys: keys))
         addSessionRoutes(to: router)
         addPaymentRoutes(to: router)
+        if webhooks { addWebhookRoutes(to: router) }
         addOperationRoutes(to: router)
         if let admin { addAdminRoutes(to: router, access: admin) }
+        routes.record(router.routes)
+        return router
+    }
+
+    /// The providers' webhooks and nothing else: what a listener reachable
+    /// from the internet serves while the payment API stays private.
+    public func webhookRouter() -> APIRouter {
+        let router = APIRouter(context: GatewayRequestContext.self)
+        let routes = RouteMethods()
+        router.add(middleware: RequestLogMiddleware(metrics: metrics))
+        router.add(middleware: ProblemMiddleware(routes: routes))
+        addWebhookRoutes(to: router)
+        routes.record(router.routes)
         return router
     }
 
@@ -84,7 +106,19 @@ public struct CheckoutAPI: Sendable {
 
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
 
-    static func idempotencyKey(_ request: Request) -> String? {
-        request.headers[idempotencyKey]
+    /// The request's `Idempotency-Key`: 1 to 255 visible ASCII characters
+    /// (`!` to `~`), as the OpenAPI document declares; anything else (empty,
+    /// too long, spaces, control or non-ASCII bytes) is a `400`, so that no
+    /// key is ever compared or stored in a form the caller did not send.
+    static func idempotencyKey(_ request: Request) throws -> String? {
+        let values = request.headers[values: idempotencyKey]
+        guard let key = values.first else { return nil }
+        guard values.count == 1 else {
+            throw ProblemError(code: "malformed_request", detail: "Idempotency-Key is given \(values.count) times; send it once")
+        }
+        guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+            throw ProblemError(code: "malformed_request", detail: "Idempotency-Key must be 1 to 255 visible ASCII characters (! to ~)")
+        }
+        return key
     }
 }

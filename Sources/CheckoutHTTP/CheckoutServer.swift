@@ -7,7 +7,10 @@ import ServiceLifecycle
 import UnixSignals
 
 /// `gateway serve`: the checkout API, the gateway's reconciler and the
-/// manifests watcher as one service group.
+/// manifests watcher as one service group; with a webhook port, a second
+/// listener that serves the providers' webhooks and nothing else (the main
+/// one then serves no webhooks: providers reach the gateway on one port
+/// only, and the payment API can listen where the internet cannot).
 ///
 /// SIGTERM or SIGINT shuts it down gracefully, in reverse order of start: the
 /// server stops accepting and finishes the requests in flight, the watcher
@@ -18,6 +21,11 @@ public struct CheckoutServer: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
         public var port = 8080
+        /// A second listener for the providers' webhooks only (nil: the main
+        /// listener serves them, beside the API).
+        public var webhookPort: Int?
+        /// Where the webhook listener listens (the main `host` when nil).
+        public var webhookHost: String?
         /// How often the manifests folder is looked at for changes.
         public var manifestPoll: Duration = .milliseconds(500)
         public init() {}
@@ -28,9 +36,9 @@ public struct CheckoutServer: Sendable {
     let configuration: Configuration
     let logger: Logger
 
-    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, configuration: Configuration, logger: Logger) {
+    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, keys: APIKeys, configuration: Configuration, logger: Logger) {
         self.gateway = gateway
-        self.api = CheckoutAPI(gateway: gateway, metrics: metrics, admin: admin, logger: logger)
+        self.api = CheckoutAPI(gateway: gateway, metrics: metrics, admin: admin, keys: keys, logger: logger)
         self.configuration = configuration
         self.logger = logger
     }
@@ -38,27 +46,44 @@ public struct CheckoutServer: Sendable {
     /// The Hummingbird application; `onRunning` gets the bound port (useful with port 0).
     public func application(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> some ApplicationProtocol {
         Application(
-            router: api.router(),
+            router: api.router(webhooks: configuration.webhookPort == nil),
+            server: .http1(configuration: .init(additionalChannelHandlers: [ParseErrorResponder()])),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "gateway"),
             onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
     }
 
-    /// Runs until SIGTERM or SIGINT.
-    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
-        let reload = reloadOnHangUp()
-        defer { reload.cancel() }
-        try await serviceGroup(signals: [.sigterm, .sigint], onRunning: onRunning).run()
+    /// The webhook listener's application (nil without a webhook port).
+    public func webhookApplication(onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> (some ApplicationProtocol)? {
+        configuration.webhookPort.map { port in
+            Application(
+                router: api.webhookRouter(),
+                server: .http1(configuration: .init(additionalChannelHandlers: [ParseErrorResponder()])),
+                configuration: .init(address: .hostname(configuration.webhookHost ?? configuration.host, port: port), serverName: "gateway"),
+                onServerRunning: { channel in await onRunning(channel.localAddress?.port ?? 0) },
+                logger: logger)
+        }
     }
 
-    /// The gateway, the manifests watcher and the server, started in that
-    /// order and shut down gracefully in the reverse one.
-    public func serviceGroup(signals: [UnixSignal], onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
+    /// Runs until SIGTERM or SIGINT.
+    public func run(onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+                    onWebhooksRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+        let reload = reloadOnHangUp()
+        defer { reload.cancel() }
+        try await serviceGroup(signals: [.sigterm, .sigint], onRunning: onRunning, onWebhooksRunning: onWebhooksRunning).run()
+    }
+
+    /// The gateway, the manifests watcher and the server (and the webhook
+    /// listener), started in that order and shut down gracefully in the
+    /// reverse one. `onRunning` and `onWebhooksRunning` get each listener's port.
+    public func serviceGroup(signals: [UnixSignal], onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
+                             onWebhooksRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
         let watcher = WatcherService(watcher: ManifestWatcher(reloader: gateway.manifests, interval: configuration.manifestPoll, logger: logger))
-        return ServiceGroup(configuration: .init(
-            services: [.init(service: gateway), .init(service: watcher), .init(service: application(onRunning: onRunning))],
-            gracefulShutdownSignals: signals,
-            logger: logger))
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: gateway), .init(service: watcher), .init(service: application(onRunning: onRunning)),
+        ]
+        if let webhooks = webhookApplication(onRunning: onWebhooksRunning) { services.append(.init(service: webhooks)) }
+        return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
     }
 
     private func reloadOnHangUp() -> any DispatchSourceSignal {

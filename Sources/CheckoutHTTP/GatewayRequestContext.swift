@@ -1,3 +1,4 @@
+import CheckoutEngine
 import Hummingbird
 import Logging
 
@@ -7,6 +8,9 @@ public struct GatewayRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     /// The caller's `X-Request-Id` when it sent a usable one, else Hummingbird's.
     public var requestID: String
+    /// The caller's API key, once ``APIKeyMiddleware`` checked it (`/v1`
+    /// routes but webhooks); nil elsewhere.
+    public var apiKey: APIKeyRecord?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)

@@ -6,9 +6,17 @@ import Hummingbird
 import NIOCore
 
 /// A request body the API accepts: its members, so that a misspelt or
-/// unexpected one is refused instead of silently ignored.
+/// unexpected one is refused instead of silently ignored, at the top level
+/// and inside the members that are objects of fixed members (`payer`).
 protocol RequestBody: Decodable, Sendable {
     static var members: Set<String> { get }
+    /// The members of each member that is an object of fixed members
+    /// (free-form objects such as `instrument` are not listed).
+    static var objectMembers: [String: Set<String>] { get }
+}
+
+extension RequestBody {
+    static var objectMembers: [String: Set<String>] { [:] }
 }
 
 /// Reads a JSON request body strictly: at most ``maximumBytes``, JSON media
@@ -114,13 +122,32 @@ private struct Strict<Value: RequestBody>: Decodable {
         } catch DecodingError.typeMismatch {
             throw ProblemError(code: "malformed_request", detail: "the body must be a JSON object")
         }
-        let unknown = object.allKeys.map(\.stringValue).filter { !Value.members.contains($0) }.sorted()
-        if !unknown.isEmpty {
-            throw ProblemError(
-                code: "malformed_request",
-                detail: "unknown member\(unknown.count == 1 ? "" : "s") \(unknown.map { "\"\($0.prefix(64))\"" }.joined(separator: ", ")); allowed: \(Value.members.sorted().joined(separator: ", "))")
+        try Self.refuseUnknown(in: object, allowed: Value.members, at: nil)
+        for (member, allowed) in Value.objectMembers.sorted(by: { $0.key < $1.key }) {
+            let key = AnyKey(stringValue: member)
+            // Not an object (null, another type): the member's own decoding says what is wrong.
+            guard object.contains(key), let inner = try? object.nestedContainer(keyedBy: AnyKey.self, forKey: key) else { continue }
+            try Self.refuseUnknown(in: inner, allowed: allowed, at: member)
         }
         value = try Value(from: decoder)
+    }
+
+    /// Refuses members of `object` not in `allowed`, naming each by its JSON
+    /// path (`payer.nickname`) and listing what is allowed there; and a
+    /// `null` member (no member of the API's bodies is nullable: an optional
+    /// one is left out).
+    private static func refuseUnknown(in object: KeyedDecodingContainer<AnyKey>, allowed: Set<String>, at path: String?) throws {
+        let unknown = object.allKeys.map(\.stringValue).filter { !allowed.contains($0) }.sorted()
+        if !unknown.isEmpty {
+            let names = unknown.map { "\"\(path.map { "\($0)." } ?? "")\($0.prefix(64))\"" }.joined(separator: ", ")
+            throw ProblemError(
+                code: "malformed_request",
+                detail: "unknown member\(unknown.count == 1 ? "" : "s") \(names); allowed\(path.map { " in \($0)" } ?? ""): \(allowed.sorted().joined(separator: ", "))")
+        }
+        for key in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where try object.decodeNil(forKey: key) {
+            throw ProblemError(code: "malformed_request",
+                               detail: "\(path.map { "\($0)." } ?? "")\(key.stringValue) is null; leave an optional member out instead")
+        }
     }
 }
 
@@ -152,6 +179,7 @@ extension KeyedDecodingContainer {
 /// `POST /v1/sessions`.
 struct CreateSessionBody: RequestBody {
     static let members: Set<String> = ["amount", "currency", "country", "orderId", "payer", "capture", "returnUrl"]
+    static let objectMembers: [String: Set<String>] = ["payer": ["name", "email", "phone"]]
     var amount: Int64
     var currency: String
     var country: String

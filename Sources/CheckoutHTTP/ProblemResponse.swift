@@ -27,7 +27,13 @@ struct ProblemError: Error, HTTPResponseError {
     static func response(for problem: Problem) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/problem+json"
-        if problem.status == 405 { headers[.allow] = "GET, POST" }
+        // RFC 9110: a 401 carries a challenge. The API's and the admin
+        // API's set their own (``Unauthorized``); a webhook's names the
+        // provider's signature, the only credential a notification has.
+        if problem.status == 401 {
+            headers[.wwwAuthenticate] = problem.code == "webhook_unverified"
+                ? #"Signature realm="gateway-webhooks""# : Unauthorized.challenge(realm: "gateway", tokenGiven: false)
+        }
         return Response(status: HTTPResponse.Status(code: problem.status), headers: headers,
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: problem.jsonBytes())))
     }
@@ -36,18 +42,37 @@ struct ProblemError: Error, HTTPResponseError {
 /// Turns whatever a route throws into a problem response, so that no error
 /// (a router 404, a body too large, an engine failure, a bug) ever reaches the
 /// client as anything but `application/problem+json`. A 5xx is logged.
+///
+/// The router's 404 for a path that exists with other methods (``routes``)
+/// becomes a `405` whose `Allow` header lists them. The answer to a `HEAD`
+/// never has a body, whatever its status (RFC 9110 §9.3.2): a problem's
+/// bytes there would be read as the start of the next response.
 struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
+    var routes: RouteMethods?
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let response = try await answer(request, context: context, next: next)
+        return request.method == .head ? response.createHeadResponse() : response
+    }
+
+    private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as ProblemError {
             return ProblemError.response(for: error.problem)
         } catch let problem as Problem {
             return ProblemError.response(for: problem)
+        } catch let error as HTTPError where error.status == .notFound {
+            guard let allowed = routes?.methods(forPath: request.uri.path) else {
+                return ProblemError.response(for: ProblemCatalog.problem(code: "not_found", detail: "no route for \(request.method) \(request.uri.path)"))
+            }
+            let allow = RouteMethods.allowHeader(allowed)
+            var response = ProblemError.response(for: ProblemCatalog.problem(
+                code: "method_not_allowed", detail: "\(request.uri.path) does not accept \(request.method); it accepts \(allow)"))
+            response.headers[.allow] = allow
+            return response
         } catch let error as HTTPError {
             let problem: Problem = switch error.status.code {
-            case 404: ProblemCatalog.problem(code: "not_found", detail: "no route for \(request.method) \(request.uri.path)")
-            case 405: ProblemCatalog.problem(code: "method_not_allowed", detail: "\(request.uri.path) does not accept \(request.method)")
             case 413: ProblemCatalog.problem(code: "payload_too_large", detail: "the request body is larger than \(JSONBody.maximumBytes) bytes")
             case 400..<500: ProblemCatalog.problem(code: "malformed_request", detail: error.body ?? "\(error.status)")
             default: ProblemCatalog.problem(code: "internal_error", detail: "\(error.status)")

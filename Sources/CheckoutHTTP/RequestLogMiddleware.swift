@@ -5,9 +5,12 @@ import Logging
 import PluginHost
 
 /// One log line per request, with its request id on it and on every line the
-/// handlers log; the id goes back in `X-Request-Id`. The path is logged with
-/// card numbers masked, and no body is ever logged. Metrics count by route
-/// pattern (`/v1/sessions/{id}`), not raw path, so ids never become labels.
+/// handlers log; the id goes back in `X-Request-Id` (the caller's when it is
+/// a plain token, card numbers in it masked: ``usable(_:)``). The path is logged with
+/// card numbers and API keys masked (a key sent in a path by mistake), and
+/// no body or header but `X-Request-Id` is ever logged (so never
+/// `Authorization`). Metrics count by route pattern (`/v1/sessions/{id}`),
+/// not raw path, so ids never become labels.
 struct RequestLogMiddleware: RouterMiddleware {
     typealias Context = GatewayRequestContext
     static let requestIDHeader = HTTPField.Name("X-Request-Id")!
@@ -16,7 +19,7 @@ struct RequestLogMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        if let given = request.headers[Self.requestIDHeader], Self.isUsable(given) {
+        if let given = request.headers[Self.requestIDHeader].flatMap(Self.usable) {
             context.requestID = given
         }
         context.logger[metadataKey: "hb.request.id"] = nil
@@ -27,7 +30,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         let elapsed = ContinuousClock.now - started
         metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
         response.headers[Self.requestIDHeader] = context.requestID
-        context.logger.info("\(request.method) \(Redaction.maskingCardNumbers(in: request.uri.path)) \(response.status.code) in \(elapsed)")
+        context.logger.info("\(request.method) \(Self.maskingAPIKeys(in: Redaction.maskingCardNumbers(in: request.uri.path))) \(response.status.code) in \(elapsed)")
         return response
     }
 
@@ -37,7 +40,34 @@ struct RequestLogMiddleware: RouterMiddleware {
             .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
     }
 
-    static func isUsable(_ id: String) -> Bool {
-        (1...128).contains(id.utf8.count) && id.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }
+    /// `text` with whatever follows `gk_test_` or `gk_live_` masked.
+    static func maskingAPIKeys(in text: String) -> String {
+        guard text.contains("gk_") else { return text }
+        var out = ""
+        var rest = Substring(text)
+        while let range = [rest.range(of: "gk_test_"), rest.range(of: "gk_live_")].compactMap({ $0 }).min(by: { $0.lowerBound < $1.lowerBound }) {
+            out += rest[..<range.upperBound] + "…"
+            rest = rest[range.upperBound...].drop { $0.isLetter || $0.isNumber }
+        }
+        return out + rest
+    }
+
+    /// The caller's `X-Request-Id` as the server logs and echoes it: a
+    /// token of 1 to 128 letters, digits and `-._:`, with any card number in
+    /// it masked (a client that puts one there must not put it in our logs);
+    /// nil for anything else, and for an id holding an API key, which the
+    /// server's own id then replaces.
+    static func usable(_ id: String) -> String? {
+        guard (1...128).contains(id.utf8.count), id.utf8.allSatisfy(isTokenByte),
+              !id.contains("gk_test_"), !id.contains("gk_live_") else { return nil }
+        return Redaction.maskingCardNumbers(in: id)
+    }
+
+    private static func isTokenByte(_ byte: UInt8) -> Bool {
+        switch byte {
+        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"): true
+        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: ":"): true
+        default: false
+        }
     }
 }

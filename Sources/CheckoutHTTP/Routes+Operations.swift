@@ -10,13 +10,17 @@ extension CheckoutAPI {
         let gateway = self.gateway
         let metrics = self.metrics
 
-        router.get("/healthz") { _, _ -> Response in
+        // Probes answer HEAD as GET, without the body (``ProblemMiddleware``
+        // drops it): what a load balancer's health check often sends.
+        let healthz: @Sendable (Request, GatewayRequestContext) async throws -> Response = { _, _ in
             Self.json(Array(#"{"status":"ok"}"#.utf8))
         }
+        router.get("/healthz", use: healthz)
+        router.head("/healthz", use: healthz)
 
         // Ready when the store answers a read and at least one enabled
         // provider's adapter is loaded.
-        router.get("/readyz") { _, _ -> Response in
+        let readyz: @Sendable (Request, GatewayRequestContext) async throws -> Response = { _, _ in
             do {
                 _ = try await gateway.store.sessionVersion("readiness-probe")
             } catch {
@@ -30,6 +34,8 @@ extension CheckoutAPI {
             }
             return Self.json(Array(#"{"status":"ready","providers":\#(loaded.count)}"#.utf8))
         }
+        router.get("/readyz", use: readyz)
+        router.head("/readyz", use: readyz)
 
         router.get("/metrics") { _, _ -> Response in
             let ids = gateway.providerRecords.compactMap(\.id)

@@ -7,40 +7,58 @@ import NIOCore
 import PaymentGateway
 
 extension CheckoutAPI {
-    /// Payment operations, provider notifications, the provider list.
+    /// Payment operations and the provider list.
     func addPaymentRoutes(to router: APIRouter) {
         let gateway = self.gateway
 
         router.post("/v1/payments/:id/capture") { request, context -> Response in
             let body = try await JSONBody.read(AmountBody.self, from: request, allowEmpty: AmountBody())
             let change = try await gateway.capture(payment: try context.parameters.require("id"), amount: body.amount,
-                                                   idempotencyKey: Self.idempotencyKey(request))
+                                                   idempotencyKey: Self.idempotencyKey(request), mode: try context.callerMode())
             return Self.json(change)
         }
 
         router.post("/v1/payments/:id/refund") { request, context -> Response in
             let body = try await JSONBody.read(AmountBody.self, from: request, allowEmpty: AmountBody())
             let change = try await gateway.refund(payment: try context.parameters.require("id"), amount: body.amount,
-                                                  idempotencyKey: Self.idempotencyKey(request))
+                                                  idempotencyKey: Self.idempotencyKey(request), mode: try context.callerMode())
             return Self.json(change)
         }
 
         router.post("/v1/payments/:id/void") { request, context -> Response in
             _ = try await JSONBody.read(EmptyBody.self, from: request, allowEmpty: EmptyBody())
-            let change = try await gateway.void(payment: try context.parameters.require("id"), idempotencyKey: Self.idempotencyKey(request))
+            let change = try await gateway.void(payment: try context.parameters.require("id"), idempotencyKey: Self.idempotencyKey(request),
+                                                mode: try context.callerMode())
             return Self.json(change)
         }
 
         router.post("/v1/payments/:id/verify") { request, context -> Response in
             _ = try await JSONBody.read(EmptyBody.self, from: request, allowEmpty: EmptyBody())
-            let attempt = try await gateway.verify(attempt: try context.parameters.require("id"))
+            let attempt = try await gateway.verify(attempt: try context.parameters.require("id"), mode: try context.callerMode())
             return Self.json(attempt)
         }
 
+        router.get("/v1/providers") { _, _ -> Response in
+            Self.json(Self.providersJSON(gateway))
+        }
+    }
+
+    /// Provider notifications: no API key (``APIKeyMiddleware``); the
+    /// adapter's verification of the provider's signature is their only way in.
+    func addWebhookRoutes(to router: APIRouter) {
+        let gateway = self.gateway
+
         // The raw body and headers go to that provider's adapter, which alone
         // can verify them; an unverifiable notification changes nothing (401).
+        // A provider with no adapter in this host (an unknown id, or one
+        // disabled or refused since the start) has no webhook endpoint: 404.
+        // One disabled while running keeps its adapter for the payments it
+        // already has, and so keeps receiving their notifications.
         router.post("/v1/webhooks/:providerId") { request, context -> Response in
             let provider = try context.parameters.require("providerId")
+            guard gateway.providers.provider(provider) != nil else {
+                throw ProblemError(code: "not_found", detail: "no provider \(provider.prefix(64)) is loaded in this gateway: nothing can verify its notifications")
+            }
             let body = try await JSONBody.collect(request)
             var headers: [String: String] = [:]
             for field in request.headers { headers[field.name.canonicalName] = field.value }
@@ -61,14 +79,11 @@ extension CheckoutAPI {
             writer.endObject()
             return Self.json(writer.bytes)
         }
-
-        router.get("/v1/providers") { _, _ -> Response in
-            Self.json(Self.providersJSON(gateway))
-        }
     }
 
-    /// Each manifest's provider: id, version, enabled, state (with why when
-    /// refused), methods and circuit state.
+    /// Each manifest's provider: id, version, mode (test or live, as it is
+    /// routed: `--sandbox` runs the shipped providers as test), enabled, state
+    /// (with why when refused), methods and circuit state.
     static func providersJSON(_ gateway: PaymentGateway) -> [UInt8] {
         let circuits = gateway.checkout.circuitStates()
         var writer = JSONWriter()
@@ -77,6 +92,7 @@ extension CheckoutAPI {
             writer.beginObject()
             writer.member("id", record.id)
             writer.member("version", record.version)
+            writer.member("mode", record.manifest?.mode.rawValue)
             if let enabled = record.enabled { writer.member("enabled", enabled) }
             writer.member("state", record.state.rawValue)
             writer.member("manifest", URL(fileURLWithPath: record.manifestPath).lastPathComponent)

@@ -11,21 +11,21 @@ extension CheckoutAPI {
         let gateway = self.gateway
         let metrics = self.metrics
 
-        router.post("/v1/sessions") { request, _ -> Response in
+        router.post("/v1/sessions") { request, context -> Response in
             let body = try await JSONBody.read(CreateSessionBody.self, from: request)
-            let snapshot = try await gateway.createSession(body.request, idempotencyKey: Self.idempotencyKey(request))
+            let snapshot = try await gateway.createSession(body.request, idempotencyKey: Self.idempotencyKey(request), mode: try context.callerMode())
             return Self.json(Self.sessionJSON(snapshot), status: .created)
         }
 
         router.get("/v1/sessions/:id") { _, context -> Response in
-            let snapshot = try await gateway.session(try context.parameters.require("id"))
+            let snapshot = try await gateway.session(try context.parameters.require("id"), mode: try context.callerMode())
             return Self.json(Self.sessionJSON(snapshot))
         }
 
         router.post("/v1/sessions/:id/attempts") { request, context -> Response in
             let id = try context.parameters.require("id")
             let body = try await JSONBody.read(AttemptBody.self, from: request)
-            let attempt = try await gateway.attempt(session: id, body.request, idempotencyKey: Self.idempotencyKey(request))
+            let attempt = try await gateway.attempt(session: id, body.request, idempotencyKey: Self.idempotencyKey(request), mode: try context.callerMode())
             metrics.attempt(attempt)
             return Self.json(attempt, status: .created)
         }
@@ -34,7 +34,8 @@ extension CheckoutAPI {
             let id = try context.parameters.require("id")
             let attemptID = try context.parameters.require("attemptId")
             let body = try await JSONBody.read(ContinueBody.self, from: request, allowEmpty: ContinueBody())
-            let attempt = try await gateway.proceed(session: id, attempt: attemptID, body.input, idempotencyKey: Self.idempotencyKey(request))
+            let attempt = try await gateway.proceed(session: id, attempt: attemptID, body.input, idempotencyKey: Self.idempotencyKey(request),
+                                                    mode: try context.callerMode())
             metrics.attempt(attempt)
             return Self.json(attempt)
         }
@@ -42,16 +43,27 @@ extension CheckoutAPI {
         router.post("/v1/sessions/:id/abort") { request, context -> Response in
             let id = try context.parameters.require("id")
             _ = try await JSONBody.read(EmptyBody.self, from: request, allowEmpty: EmptyBody())
-            let snapshot = try await gateway.abort(session: id, idempotencyKey: Self.idempotencyKey(request))
+            let snapshot = try await gateway.abort(session: id, idempotencyKey: Self.idempotencyKey(request), mode: try context.callerMode())
             return Self.json(Self.sessionJSON(snapshot))
         }
 
         router.get("/v1/sessions/:id/events") { request, context -> Response in
             let id = try context.parameters.require("id")
-            let after = request.headers[EventStream.lastEventID].flatMap { Int64($0) }
-                ?? request.uri.queryParameters.get("after").flatMap { Int64($0) } ?? 0
-            let events = try await gateway.events(ofSession: id, after: after)
+            let after = try Self.eventNumber(request.headers[EventStream.lastEventID], named: "Last-Event-ID")
+                ?? Self.eventNumber(request.uri.queryParameters.get("after").map { String($0) }, named: "after") ?? 0
+            let events = try await gateway.events(ofSession: id, after: after, mode: try context.callerMode())
             return EventStream.response(events)
         }
+    }
+
+    /// An event number given by `Last-Event-ID` or `after`: 1 to 18 digits
+    /// (the document's pattern); nil when not given (or empty), a `400` when
+    /// it is anything else, rather than a stream that silently starts elsewhere.
+    static func eventNumber(_ text: String?, named name: String) throws -> Int64? {
+        guard let text, !text.isEmpty else { return nil }
+        guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let number = Int64(text) else {
+            throw ProblemError(code: "malformed_request", detail: "\(name) must be an event number: 1 to 18 digits")
+        }
+        return number
     }
 }

@@ -38,6 +38,14 @@ public struct AdapterHost: @unchecked Sendable {
         }
     }
 
+    /// Whether the manifest-declared secret `name` resolves to a value that
+    /// is not empty. The value read is wiped before this returns.
+    public func hasSecret(_ name: String) -> Bool {
+        guard var value = secret(name) else { return false }
+        defer { for i in value.indices { value[i] = 0 } }
+        return !value.isEmpty
+    }
+
     /// Wall-clock time.
     public var now: Date {
         let ns = table.pointee.clock_unix_ns?() ?? 0

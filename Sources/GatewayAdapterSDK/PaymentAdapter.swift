@@ -105,6 +105,15 @@ public struct AdapterConfiguration: Sendable {
         return Int(n)
     }
 
+    /// A boolean member, or `defaultValue` when absent.
+    public func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
+        guard let value = json[key] else { return defaultValue }
+        guard case .bool(let b) = value else {
+            throw AdapterError.invalidConfiguration("config.\(key) must be true or false")
+        }
+        return b
+    }
+
     /// A string member, or `defaultValue` when absent.
     public func string(_ key: String, default defaultValue: String) throws -> String {
         guard let value = json[key] else { return defaultValue }

@@ -105,10 +105,24 @@ public struct AmountRequest: Codable, Sendable, Hashable {
     /// idempotency key for captures compares it with the provider's captured
     /// total to tell a retry whose first try landed from a new capture.
     public var alreadyCaptured: Money?
+    /// `refund` only: the captures the host has confirmed on this payment,
+    /// oldest first, each with the provider reference its capture answered.
+    /// Absent when the payment was captured at once (a debit), or when the
+    /// host lacks the reference of any of its captures (a partial list would
+    /// misplace the refund). A provider that refunds a capture rather than the
+    /// authorization (HyperPay refunds a CP, not its PA) refunds against
+    /// these.
+    public var captures: [CaptureReference]?
+    /// `refund` only: what the host has recorded as refunded on this payment
+    /// before this request, counting confirmed refunds only. With
+    /// ``captures``, it tells which captures earlier refunds drew on: they are
+    /// taken from the captures oldest first.
+    public var alreadyRefunded: Money?
 
     public init(
         paymentId: String, idempotencyKey: String, providerReference: String,
-        amount: Money, reason: String? = nil, alreadyCaptured: Money? = nil
+        amount: Money, reason: String? = nil, alreadyCaptured: Money? = nil,
+        captures: [CaptureReference]? = nil, alreadyRefunded: Money? = nil
     ) {
         self.paymentId = paymentId
         self.idempotencyKey = idempotencyKey
@@ -116,6 +130,20 @@ public struct AmountRequest: Codable, Sendable, Hashable {
         self.amount = amount
         self.reason = reason
         self.alreadyCaptured = alreadyCaptured
+        self.captures = captures
+        self.alreadyRefunded = alreadyRefunded
+    }
+}
+
+/// One confirmed capture of a payment, as ``AmountRequest/captures`` lists
+/// it: the provider reference the capture answered, and the amount it took.
+public struct CaptureReference: Codable, Sendable, Hashable {
+    public var providerReference: String
+    public var amount: Money
+
+    public init(providerReference: String, amount: Money) {
+        self.providerReference = providerReference
+        self.amount = amount
     }
 }
 

@@ -85,7 +85,7 @@ extension ProviderProfile {
             limits[currency] = (limit.min ?? 1)...(limit.max ?? Int64.max)
         }
         self.init(
-            id: manifest.id, enabled: manifest.enabled, priority: manifest.priority, methods: Set(manifest.methods),
+            id: manifest.id, mode: manifest.mode, enabled: manifest.enabled, priority: manifest.priority, methods: Set(manifest.methods),
             currencies: Set(manifest.currencies), countries: Set(manifest.countries), limits: limits,
             supportsManualCapture: manifest.operations.contains(.capture),
             callTimeout: .milliseconds(manifest.timeoutMilliseconds))

@@ -1,7 +1,13 @@
 import Foundation
+import PluginHost
 
 /// A 32-byte secret kept in a file of its own (mode 0600), created on first
 /// use: the key of idempotency fingerprints, apart from the database.
+///
+/// The key is written durably (``AtomicFile``: a temporary file, `fsync`,
+/// rename, `fsync` of the folder) before it is used: a fingerprint made with
+/// a key that a power cut could take away would make every later retry of
+/// its request look like another request.
 enum SecretKeyFile {
     static func load(_ url: URL) throws -> Data {
         if let existing = FileManager.default.contents(atPath: url.path) {
@@ -14,10 +20,11 @@ enum SecretKeyFile {
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         var generator = SystemRandomNumberGenerator()
         let key = Data((0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
-        let temporary = url.path + ".tmp"
-        guard FileManager.default.createFile(atPath: temporary, contents: key, attributes: [.posixPermissions: 0o600]),
-              rename(temporary, url.path) == 0 else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path])
+        do {
+            try AtomicFile.write(key, to: url, permissions: 0o600)
+        } catch {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: url.path, NSUnderlyingErrorKey: error,
+                NSLocalizedDescriptionKey: "cannot write the idempotency key file \(url.path): \(error)"])
         }
         return key
     }

@@ -137,7 +137,7 @@ struct PreparedChange: Sendable {
             stored[index].sequence = db.lastInsertedRowID
         }
         if let answer, keyIsBound {
-            try db.cachedStatement(sql: "UPDATE idempotency SET body = ?, reference = coalesce(?, reference) WHERE key = ?")
+            try db.cachedStatement(sql: "UPDATE idempotency SET body = ?, reference = ? WHERE key = ?")
                 .execute(arguments: answer.fill)
         } else if let answer {
             try db.cachedStatement(sql: "INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES (?, ?, ?, ?, ?)")

@@ -91,6 +91,22 @@ enum Migrations {
                 ALTER TABLE idempotency_v2 RENAME TO idempotency;
                 """)
         }
+        migrator.registerMigration("api keys: per mode, only a hash of each secret") { db in
+            // A key's secret is never written: only its SHA-256 (unique, the
+            // lookup of every request whose key is not in the server's
+            // cache) and a short prefix to tell keys apart. Revoked keys stay.
+            try db.execute(sql: """
+                CREATE TABLE api_key (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    name TEXT,
+                    mode TEXT NOT NULL CHECK (mode IN ('test', 'live')),
+                    hash TEXT NOT NULL UNIQUE,
+                    prefix TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    revoked_at REAL
+                );
+                """)
+        }
         return migrator
     }
 }

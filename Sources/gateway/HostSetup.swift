@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import PaymentGateway
 import PluginHost
+import SQLiteCheckoutStore
 
 /// Builds the plugin host (and the embedded gateway) from command-line options.
 enum HostSetup {
@@ -30,6 +31,17 @@ enum HostSetup {
         keepSandboxBooks(in: options.data)
         bootstrapLogging(verbose: verbose)
         return try PaymentGateway(configuration: PaymentGateway.Configuration(manifests: options.manifests, data: options.data))
+    }
+
+    /// The store alone (`<data>/checkout.sqlite`, created and migrated if
+    /// need be), for commands that load no adapter (`gateway keys`). The
+    /// gateway opens the same file, so a running server sees what they write.
+    static func store(_ options: HostOptions) throws -> SQLiteCheckoutStore {
+        try SQLiteCheckoutStore(path: storePath(options.data))
+    }
+
+    static func storePath(_ data: String) -> String {
+        URL(fileURLWithPath: data, isDirectory: true).appendingPathComponent("checkout.sqlite").path
     }
 
     /// Lets the sandbox adapters of this process (the mock) keep their

@@ -10,7 +10,7 @@ struct ProvidersCommand: AsyncParsableCommand {
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every manifest found, with its state (loaded, disabled or refused).")
+        static let configuration = CommandConfiguration(abstract: "Every manifest found, with its mode (test or live) and state (loaded, disabled or refused).")
         @OptionGroup var host: HostOptions
         @Flag(name: .long, help: "Print a JSON array.") var json = false
         @Flag(name: .long, help: "Log what the loader does to standard error.") var verbose = false
@@ -69,6 +69,8 @@ struct ProvidersCommand: AsyncParsableCommand {
 struct ProviderRow: Encodable {
     var id: String?
     var version: String?
+    /// `test` or `live`; nil when the manifest is not valid (nothing is loaded).
+    var mode: String?
     var enabled: Bool?
     var state: ProviderRecord.State
     var reason: String?
@@ -79,6 +81,7 @@ struct ProviderRow: Encodable {
     init(_ record: ProviderRecord) {
         id = record.id
         version = record.version
+        mode = record.manifest?.mode.rawValue
         enabled = record.enabled
         state = record.state
         reason = record.failure?.description
@@ -88,8 +91,9 @@ struct ProviderRow: Encodable {
     }
 
     static func table(_ rows: [ProviderRow]) -> String {
-        let header = ["ID", "VERSION", "ENABLED", "STATE", "METHODS"]
-        let cells = rows.map { [$0.id ?? "?", $0.version ?? "?", $0.enabled.map { $0 ? "yes" : "no" } ?? "?", $0.state.rawValue, $0.methods.joined(separator: ",")] }
+        let header = ["ID", "VERSION", "MODE", "ENABLED", "STATE", "METHODS"]
+        let cells = rows.map { [$0.id ?? "?", $0.version ?? "?", $0.mode ?? "?", $0.enabled.map { $0 ? "yes" : "no" } ?? "?", $0.state.rawValue,
+                                $0.methods.joined(separator: ",")] }
         let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max()! }
         func line(_ values: [String]) -> String {
             zip(values, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")

@@ -13,6 +13,11 @@ struct ServeCommand: AsyncParsableCommand {
             Admin routes (/admin) exist only when a token is configured: GATEWAY_ADMIN_TOKEN, or a file named by \
             --admin-token-file or GATEWAY_ADMIN_TOKEN_FILE (16 characters at least). SIGHUP reloads the manifests; \
             SIGTERM and SIGINT shut down gracefully.
+
+            Every /v1 route but /v1/webhooks needs an API key (Authorization: Bearer gk_test_… or gk_live_…; \
+            see gateway keys). On the first start with no key at all, a test key is made and written to \
+            <data>/test-api-key (mode 0600). --webhook-port serves the providers' webhooks, and nothing else, \
+            on a second listener (the main one then serves no webhooks), so the payment API can stay private.
             """)
 
     @OptionGroup var host: HostOptions
@@ -22,6 +27,12 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The port to listen on (0: any free port, printed at start).")
     var port: Int = 8080
+
+    @Option(help: "Serve the providers' webhooks (/v1/webhooks/…), and only them, on this port instead (0: any free port, printed at start).")
+    var webhookPort: Int?
+
+    @Option(help: "With --webhook-port: the address the webhook listener listens on (--host by default).")
+    var webhookHost: String?
 
     @Flag(help: "Sandbox mode: the provider simulators run in-process, every manifest with a sandbox block is enabled against them with sandbox credentials (the files are not changed), and the mock keeps its books under --data.")
     var sandbox = false
@@ -37,6 +48,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         guard sandboxLatencyMs >= 0 else { throw ValidationError("--sandbox-latency-ms must be 0 or more (got \(sandboxLatencyMs))") }
+        if webhookHost != nil, webhookPort == nil { throw ValidationError("--webhook-host needs --webhook-port") }
         if sandbox { HostSetup.keepSandboxBooks(in: host.data) }
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical (got \(logLevel))")
@@ -52,6 +64,21 @@ struct ServeCommand: AsyncParsableCommand {
         catch { throw ValidationError("\(error)") }
         let metrics = GatewayMetrics()
         var configuration = PaymentGateway.Configuration(manifests: host.manifests, data: host.data)
+        // One store for the engine and the API keys.
+        let store = try HostSetup.store(host)
+        configuration.store = store
+        let keys = APIKeys(store: store)
+        let keyLine: String
+        switch try await FirstTestKey.ensure(keys: keys, data: configuration.data) {
+        case .created(let file, let record):
+            logger.notice("no API key yet: made test key \(record.id) (\(record.prefix)), its secret written to \(file.path)")
+            keyLine = "made a test API key: it is in \(file.path) (send it as Authorization: Bearer $(cat \(file.path)))\n"
+        case .existing(let file?):
+            keyLine = "the test API key of the first start is in \(file.path) (gateway keys manages keys)\n"
+        case .existing(nil):
+            keyLine = ""
+        }
+        FileHandle.standardOutput.write(Data(keyLine.utf8))
         let simulators = sandbox ? try await InProcessSandbox.start(data: configuration.data, latencyMilliseconds: sandboxLatencyMs, logger: logger) : nil
         configuration.sandbox = simulators?.overlay
         configuration.callObserver = { metrics.adapterCall($0) }
@@ -59,13 +86,19 @@ struct ServeCommand: AsyncParsableCommand {
         var server = CheckoutServer.Configuration()
         server.host = address
         server.port = port
-        let checkoutServer = CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, configuration: server, logger: logger)
+        server.webhookPort = webhookPort
+        server.webhookHost = webhookHost
+        let checkoutServer = CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, keys: keys, configuration: server, logger: logger)
         let address = self.address
+        let webhookAddress = webhookHost ?? address
+        let webhooksLine = webhookPort == nil ? "" : "; webhooks only on the webhook listener"
         let simulatorsLine = simulators.map { "; provider simulators on \($0.overlay.baseURL)" } ?? ""
         do {
             try await checkoutServer.run { port in
-                let line = "gateway serving the checkout API on http://\(address):\(port) (admin API \(admin == nil ? "off: no token configured" : "on"))\(simulatorsLine)\n"
+                let line = "gateway serving the checkout API on http://\(address):\(port) (admin API \(admin == nil ? "off: no token configured" : "on"))\(webhooksLine)\(simulatorsLine)\n"
                 FileHandle.standardOutput.write(Data(line.utf8))
+            } onWebhooksRunning: { port in
+                FileHandle.standardOutput.write(Data("gateway serving the providers' webhooks (only) on http://\(webhookAddress):\(port)/v1/webhooks/\n".utf8))
             }
         } catch {
             await simulators?.stop()

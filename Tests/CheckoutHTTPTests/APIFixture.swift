@@ -8,24 +8,35 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import PaymentGateway
+import SQLiteCheckoutStore
 import Synchronization
 import TestSupport
 
 /// A gateway on a scratch copy of the shipped manifests (so tests can edit
-/// them) and a scratch data folder, served by the checkout API.
+/// them) and a scratch data folder, served by the checkout API, with a test
+/// and a live API key recorded in its store (``testKey``, ``liveKey``; the
+/// request helpers send the test key unless told otherwise).
 final class APIFixture: Sendable {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-http-\(UUID().uuidString)")
     let gateway: PaymentGateway
+    let store: SQLiteCheckoutStore
+    let keys: APIKeys
     let metrics = GatewayMetrics()
     let logs = CapturedLogs()
     let admin: AdminAccess?
 
     static let adminToken = "test-admin-token-0123456789"
+    /// Keys of the fixed shape (a fixture's store is its own, so every
+    /// fixture can record the same two).
+    static let testKey = "gk_test_0123456789abcdefghjkmnpqrstvwxyz"
+    static let liveKey = "gk_live_zyxwvtsrqpnmkjhgfedcba9876543210"
 
     var manifests: URL { folder.appendingPathComponent("manifests") }
     var data: URL { folder.appendingPathComponent("data") }
 
-    init(adminToken: String? = nil) throws {
+    /// - Parameter keyCache: how long the server trusts a verified key
+    ///   (``APIKeys/cacheFor``); zero asks the store on every request.
+    init(adminToken: String? = nil, keyCache: Duration = .seconds(1)) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: folder.appendingPathComponent("manifests"))
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifests/schema"))
@@ -34,15 +45,24 @@ final class APIFixture: Sendable {
         configuration.libraries = BuildProducts.sharedLibraryStore
         let metrics = self.metrics
         configuration.callObserver = { metrics.adapterCall($0) }
+        store = try SQLiteCheckoutStore(path: folder.appendingPathComponent("data/checkout.sqlite").path)
+        configuration.store = store
         gateway = try PaymentGateway(configuration: configuration, logger: logs.logger("gateway"))
         admin = adminToken.flatMap(AdminAccess.init(token:))
+        keys = APIKeys(store: store, cacheFor: keyCache)
+        for (secret, name) in [(Self.testKey, "fixture test key"), (Self.liveKey, "fixture live key")] {
+            guard let record = APIKeys.record(forSecret: secret, name: name) else { throw CocoaError(.coderInvalidValue) }
+            try store.createAPIKey(record)
+        }
     }
 
-    func server(poll: Duration = .milliseconds(100)) -> CheckoutServer {
+    /// - Parameter webhookPort: a webhook-only listener's port (0: any).
+    func server(poll: Duration = .milliseconds(100), webhookPort: Int? = nil) -> CheckoutServer {
         var configuration = CheckoutServer.Configuration()
         configuration.port = 0
+        configuration.webhookPort = webhookPort
         configuration.manifestPoll = poll
-        return CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, configuration: configuration, logger: logs.logger("http"))
+        return CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, keys: keys, configuration: configuration, logger: logs.logger("http"))
     }
 
     /// The application, for HummingbirdTesting.
@@ -86,12 +106,15 @@ final class CapturedLogs: Sendable {
 }
 
 extension TestClientProtocol {
-    /// A JSON request; returns status, headers and the body parsed as JSON (when it is).
+    /// A JSON request; returns status, headers and the body parsed as JSON
+    /// (when it is). It carries `Authorization: Bearer <key>` (the fixture's
+    /// test key unless told otherwise; none with nil) when `headers` has none.
     @discardableResult
     func json(_ method: HTTPRequest.Method, _ uri: String, _ body: String? = nil, headers: HTTPFields = [:],
-              contentType: String? = "application/json") async throws -> Reply {
+              contentType: String? = "application/json", key: String? = APIFixture.testKey) async throws -> Reply {
         var headers = headers
         if body != nil, let contentType { headers[.contentType] = contentType }
+        if let key, headers[.authorization] == nil { headers[.authorization] = "Bearer \(key)" }
         return try await execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) }) { response in
             let text = String(buffer: response.body)
             return Reply(status: response.status.code, headers: response.headers, text: text,

@@ -146,6 +146,9 @@ import Testing
             let mock = try #require(list.first { $0["id"] as? String == "mock" })
             #expect(mock["state"] as? String == "loaded" && mock["circuit"] as? String == "closed" && mock["enabled"] as? Bool == true)
             #expect((mock["methods"] as? [String])?.contains("mada") == true)
+            // Each provider's mode: the mock is test; the shipped providers (disabled) are live.
+            #expect(mock["mode"] as? String == "test")
+            #expect(list.first { $0["id"] as? String == "hyperpay" }?["mode"] as? String == "live")
 
             let forged = try await client.json(.post, "/v1/webhooks/mock", #"{"eventId":"e","providerReference":"r"}"#,
                                                headers: [HTTPField.Name("X-Mock-Signature")!: "00"])

@@ -10,16 +10,26 @@ import Synchronization
 /// (gateway, manifests watcher, HTTP), without signal handlers.
 struct LiveServer {
     let port: Int
+    /// The webhook-only listener's port, when started `withWebhookListener`.
+    let webhookPort: Int?
     let group: ServiceGroup
     let task: Task<Void, Error>
 
-    static func start(_ fixture: APIFixture, poll: Duration = .milliseconds(100)) async throws -> LiveServer {
+    static func start(_ fixture: APIFixture, poll: Duration = .milliseconds(100), withWebhookListener: Bool = false) async throws -> LiveServer {
         let (ports, sink) = AsyncStream.makeStream(of: Int.self)
-        let group = fixture.server(poll: poll).serviceGroup(signals: []) { port in sink.yield(port) }
+        let (webhookPorts, webhookSink) = AsyncStream.makeStream(of: Int.self)
+        let group = fixture.server(poll: poll, webhookPort: withWebhookListener ? 0 : nil)
+            .serviceGroup(signals: [], onRunning: { port in sink.yield(port) }, onWebhooksRunning: { port in webhookSink.yield(port) })
         let task = Task { try await group.run() }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else { throw URLError(.cannotConnectToHost) }
-        return LiveServer(port: port, group: group, task: task)
+        var webhookPort: Int?
+        if withWebhookListener {
+            var webhooks = webhookPorts.makeAsyncIterator()
+            guard let bound = await webhooks.next() else { throw URLError(.cannotConnectToHost) }
+            webhookPort = bound
+        }
+        return LiveServer(port: port, webhookPort: webhookPort, group: group, task: task)
     }
 
     func stop() async throws {
@@ -27,10 +37,15 @@ struct LiveServer {
         try await task.value
     }
 
-    /// A request over the network; returns status and the body as JSON.
-    func request(_ method: String, _ path: String, _ body: String? = nil) async throws -> (status: Int, json: [String: Any]) {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+    /// A request over the network (to `port`, the main listener's by
+    /// default), with `Authorization: Bearer <key>` unless `key` is nil;
+    /// returns status and the body as JSON.
+    func request(_ method: String, _ path: String, _ body: String? = nil, key: String? = APIFixture.testKey,
+                 port: Int? = nil, headers: [String: String] = [:]) async throws -> (status: Int, json: [String: Any]) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port ?? self.port)\(path)")!)
         request.httpMethod = method
+        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
         if let body {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -47,8 +62,12 @@ final class StreamReader: Sendable {
     private let text = Mutex("")
     private let done = Mutex(false)
 
-    /// Connects and sends `GET path`; reading goes on in a thread of its own.
-    init(port: Int, path: String, until marker: String, seconds: Int = 10) throws {
+    /// Connects and sends `GET path` (with `headers`, and `Authorization:
+    /// Bearer <key>` unless they have one or `key` is nil); reading goes on in a thread of its own.
+    init(port: Int, path: String, headers: [String: String] = [:], until marker: String, seconds: Int = 10,
+         key: String? = APIFixture.testKey) throws {
+        var headers = headers
+        if let key, !headers.keys.contains(where: { $0.lowercased() == "authorization" }) { headers["Authorization"] = "Bearer \(key)" }
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw POSIXError(.EIO) }
         var address = sockaddr_in()
@@ -61,7 +80,8 @@ final class StreamReader: Sendable {
         guard connected == 0 else { close(fd); throw POSIXError(.ECONNREFUSED) }
         var timeout = timeval(tv_sec: 1, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
+        let fields = headers.map { "\($0.key): \($0.value)\r\n" }.joined()
+        let request = "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\(fields)\r\n"
         _ = request.withCString { send(fd, $0, strlen($0), 0) }
         let deadline = Date().addingTimeInterval(TimeInterval(seconds))
         let thread = Thread { [self] in

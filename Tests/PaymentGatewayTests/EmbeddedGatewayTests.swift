@@ -101,4 +101,24 @@ import Testing
         #expect(profile.callTimeout == .milliseconds(manifest.timeoutMilliseconds))
         #expect(profile.supportsManualCapture)
     }
+
+    @Test func theManifestsModeBecomesTheProfilesMode() throws {
+        for (name, mode) in [("mock.json", PaymentMode.test), ("example-c.json", .test), ("hyperpay.json", .live), ("tamara.json", .live)] {
+            let manifest = try ManifestFile.read(BuildProducts.shippedManifests.appendingPathComponent(name)).get()
+            #expect(ProviderProfile(manifest: manifest).mode == mode, "\(name)")
+        }
+        // The mock's manifest as file format 1.0, without a mode: a live
+        // profile (the engine's own default is test), never serving a test session.
+        var object = try #require(try JSONSerialization.jsonObject(
+            with: Data(contentsOf: BuildProducts.shippedManifests.appendingPathComponent("mock.json"))) as? [String: Any])
+        object["file_format_version"] = "1.0.0"
+        object.removeValue(forKey: "mode")
+        guard case .valid(let unmarked) = ManifestValidator.validate(try JSONSerialization.data(withJSONObject: object)) else {
+            Issue.record("the 1.0 mock manifest must be valid")
+            return
+        }
+        let profile = ProviderProfile(manifest: unmarked)
+        #expect(profile.mode == .live)
+        #expect(profile.refusal(method: "mada", amount: Money(value: 1000, currency: "SAR"), country: "SA", capture: .automatic, mode: .test) != nil)
+    }
 }

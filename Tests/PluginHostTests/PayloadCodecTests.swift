@@ -38,6 +38,14 @@ import Testing
             providerStatus: optional(&g, text))
     }
 
+    static func amountRequest(_ g: inout Seeded) -> AmountRequest {
+        AmountRequest(
+            paymentId: text(&g), idempotencyKey: text(&g), providerReference: text(&g), amount: money(&g), reason: optional(&g, text),
+            alreadyCaptured: optional(&g, money),
+            captures: optional(&g) { g in (0..<Int.random(in: 0...3, using: &g)).map { _ in CaptureReference(providerReference: text(&g), amount: money(&g)) } },
+            alreadyRefunded: optional(&g, money))
+    }
+
     @Test(arguments: 0..<400)
     func fastCodecAgreesWithCodable(seed: UInt64) throws {
         var g = SplitMix64(seed: seed)
@@ -45,6 +53,11 @@ import Testing
         #expect(try AuthorizeRequest(jsonData: Data(request.jsonBytes())) == request)
         #expect(try JSONDecoder().decode(AuthorizeRequest.self, from: Data(request.jsonBytes())) == request)
         #expect(try AuthorizeRequest(jsonData: JSONEncoder().encode(request)) == request)
+
+        let amount = Self.amountRequest(&g)
+        #expect(try AmountRequest(jsonData: Data(amount.jsonBytes())) == amount)
+        #expect(try JSONDecoder().decode(AmountRequest.self, from: Data(amount.jsonBytes())) == amount)
+        #expect(try AmountRequest(jsonData: JSONEncoder().encode(amount)) == amount)
 
         let result = Self.result(&g)
         #expect(try AdapterResult(jsonData: Data(result.jsonBytes())) == result)

@@ -2,6 +2,7 @@ import CheckoutEngine
 import Foundation
 import GatewayPayloads
 import PaymentGateway
+import PluginHost
 import ProviderSandbox
 import Testing
 
@@ -93,6 +94,62 @@ struct HyperPayAdapterTests {
             #expect(simulator.charges == 1)
             let refund = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: "ref-1")
             #expect(refund.balance.refunded == 5000)
+            // Refunded against the capture, as OPPWA requires, not the pre-authorisation.
+            #expect(simulator.refunds(of: try #require(capture.providerReference)) == (1, 5000))
+        }
+    }
+
+    /// After a pre-authorisation and two partial captures, a refund goes to
+    /// the captures, oldest first, one RF per capture it draws on (OPPWA
+    /// refuses an RF on the PA); a later refund skips what earlier ones used;
+    /// a retry moves nothing again. Called through the loaded adapter with
+    /// the captures the host lists in the request.
+    @Test func aRefundAfterPartialCapturesIsSentAgainstTheCapturesOldestFirst() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx, capture: .manual))
+            #expect(paid.status == .authorized)
+            let first = try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-1")
+            let second = try await fx.gateway.capture(payment: paid.id, amount: 3000, idempotencyKey: "cap-2")
+            #expect(second.balance.captured == 8000)
+            let cp1 = try #require(first.providerReference), cp2 = try #require(second.providerReference)
+            let reference = try #require(paid.providerReference)
+            let preAuthorisation = try #require(simulator.paymentId(ofCheckout: String(reference.drop { $0 != ":" }.dropFirst())))
+            #expect(Set([cp1, cp2, preAuthorisation]).count == 3)
+            let adapter = try #require(fx.gateway.providerRecords.first { $0.id == "hyperpay" }?.adapter)
+            func sar(_ value: Int64) -> Money { Money(value: value, currency: "SAR") }
+            let captures = [CaptureReference(providerReference: cp1, amount: sar(5000)), CaptureReference(providerReference: cp2, amount: sar(3000))]
+            func refund(_ key: String, _ amount: Int64, refunded: Int64?, captures: [CaptureReference]? = captures) -> AmountRequest {
+                AmountRequest(paymentId: paid.id, idempotencyKey: "\(paid.id):refund:\(key)", providerReference: reference, amount: sar(amount),
+                              captures: captures, alreadyRefunded: refunded.map(sar))
+            }
+
+            let spanning = try await adapter.call(.refund, refund("r-1", 6000, refunded: 0))
+            #expect(spanning.status == .succeeded)
+            #expect(spanning.amount == sar(6000))
+            #expect(simulator.refunds(of: cp1) == (1, 5000))
+            #expect(simulator.refunds(of: cp2) == (1, 1000))
+            #expect(simulator.refunds(of: preAuthorisation).count == 0)
+
+            let retried = try await adapter.call(.refund, refund("r-1", 6000, refunded: 0))
+            #expect(retried.status == .succeeded)
+            #expect(retried.amount == sar(6000))
+            #expect(simulator.refunds(of: cp1) == (1, 5000), "each part was answered from its first try")
+            #expect(simulator.refunds(of: cp2) == (1, 1000))
+
+            let later = try await adapter.call(.refund, refund("r-2", 1500, refunded: 6000))
+            #expect(later.status == .succeeded)
+            #expect(simulator.refunds(of: cp1) == (1, 5000), "the first capture was used up by the first refund")
+            #expect(simulator.refunds(of: cp2) == (2, 2500))
+
+            // More than the captures leave: refused before anything is sent.
+            await #expect(throws: AdapterCallError.self) { try await adapter.call(.refund, refund("r-3", 600, refunded: 7500)) }
+            #expect(simulator.refunds(of: cp2) == (2, 2500))
+            // Without the captures, the RF goes to the PA, which OPPWA refuses with its invalid-type code.
+            let onThePA = try await adapter.call(.refund, refund("r-4", 500, refunded: nil, captures: nil))
+            #expect(onThePA.status == .failed)
+            #expect(onThePA.problem?.providerCode == "700.300.100")
+            #expect(onThePA.problem?.code == "invalid_state")
+            #expect(simulator.refunds(of: preAuthorisation).count == 0)
         }
     }
 

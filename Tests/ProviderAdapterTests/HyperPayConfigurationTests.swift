@@ -7,9 +7,12 @@ import Testing
 /// with a message naming what is missing.
 @Suite("HyperPay adapter configuration")
 struct HyperPayConfigurationTests {
-    /// The shipped manifest, enabled, with `config` replaced, loaded by a gateway.
-    func load(config: [String: String]) throws -> ProviderRecord? {
-        try ShippedManifestLoader.load("hyperpay", library: "libHyperPayAdapter.so", config: config)
+    static let webhookKey = "0f1e2d3c4b5a69788796a5b4c3d2e1f00f1e2d3c4b5a69788796a5b4c3d2e1f0"
+
+    /// The shipped manifest, enabled, with `config` replaced and the
+    /// `webhook_key` secret set (unless told), loaded by a gateway.
+    func load(config: [String: Any], secrets: [String: String] = ["webhook_key": HyperPayConfigurationTests.webhookKey]) throws -> ProviderRecord? {
+        try ShippedManifestLoader.load("hyperpay", library: "libHyperPayAdapter.so", config: config, secrets: secrets)
     }
 
     static let complete: [String: String] = [
@@ -29,5 +32,18 @@ struct HyperPayConfigurationTests {
         let record = try #require(try load(config: config))
         #expect(record.state == .refused)
         #expect(record.failure?.description.contains("config.\(key)") == true)
+    }
+
+    /// Without the key HyperPay encrypts notifications with, none can be
+    /// authenticated: a live configuration is refused at create, naming the
+    /// secret; a sandbox one (a test setup) loads and refuses every notification.
+    @Test(arguments: [[String: String](), ["webhook_key": ""]])
+    func aLiveConfigurationWithoutItsWebhookKeyIsRefusedNamingIt(secrets: [String: String]) throws {
+        let record = try #require(try load(config: Self.complete, secrets: secrets))
+        #expect(record.state == .refused)
+        #expect(record.failure?.description.contains("webhook_key") == true, "\(String(describing: record.failure))")
+        var sandbox: [String: Any] = Self.complete
+        sandbox["sandbox"] = true
+        #expect(try load(config: sandbox, secrets: secrets)?.state == .loaded)
     }
 }

@@ -161,12 +161,21 @@ struct HyperPaySimulatorTests {
                 ("entityId", HyperPaySimulator.entityId), ("paymentType", "CP"), ("amount", "42.01"), ("currency", "SAR")])
             #expect(tooMuch.status == 400)
             #expect(tooMuch.code == "700.400.100")
-            let refund = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
+            // A refund references the capture, as on OPPWA: an RF on the PA is the wrong type.
+            let onThePA = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
+                ("entityId", HyperPaySimulator.entityId), ("paymentType", "RF"), ("amount", "50.00"), ("currency", "SAR")])
+            #expect(onThePA.status == 400)
+            #expect(onThePA.code == "700.300.100")
+            #expect(fx.hyperpay.refunds(of: paymentId).count == 0)
+            let captureId = try #require(captured.json["id"] as? String)
+            let refund = try await fx.request("POST", "/v1/payments/\(captureId)", form: [
                 ("entityId", HyperPaySimulator.entityId), ("paymentType", "RF"), ("amount", "50.00"), ("currency", "SAR")])
             #expect(refund.code == "000.100.110")
-            let overRefund = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
+            #expect(refund.json["referencedId"] as? String == captureId)
+            let overRefund = try await fx.request("POST", "/v1/payments/\(captureId)", form: [
                 ("entityId", HyperPaySimulator.entityId), ("paymentType", "RF"), ("amount", "0.01"), ("currency", "SAR")])
             #expect(overRefund.code == "700.400.200")
+            #expect(fx.hyperpay.refunds(of: captureId) == (1, 5000))
         }
     }
 

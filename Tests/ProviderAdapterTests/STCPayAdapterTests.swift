@@ -242,6 +242,37 @@ struct STCPayAdapterTests {
         }
     }
 
+    /// A merchant's idempotency key may have 255 bytes, and the engine sends
+    /// `<payment id>:refund:<key>`: far more than STC Pay's RefNum takes. The
+    /// refund still goes through, under a RefNum STC Pay accepts, and a retry
+    /// after a lost answer is the same RefNum, so STC Pay refunds once. Two
+    /// long keys that differ only at their end are two refunds.
+    @Test func aRefundUnderA255ByteKeyGoesThroughAndItsRetryRefundsOnce() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx)
+            let paid = try await type(fx, started, try #require(started.attempt.action?.sandboxOtp))
+            #expect(paid.status == .succeeded)
+            let stem = "refund/order-4711/" + String(repeating: "é", count: 40) + ":"
+            let key = stem + String(repeating: "k", count: 255 - stem.utf8.count)
+            #expect(key.utf8.count == 255)
+            fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/RefundPayment", method: "POST", fault: .drop))
+            await #expect(throws: Problem.self) { try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: key) }
+            #expect(simulator.refunded(ofRefNum: paid.id) == 5000)
+            let retried = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: key)
+            #expect(retried.balance.refunded == 5000)
+            #expect(simulator.refunded(ofRefNum: paid.id) == 5000, "the retry was the same RefNum: refunded once")
+            let references = simulator.refundReferences(ofRefNum: paid.id)
+            #expect(references.count == 1)
+            #expect(references.allSatisfy { $0.count <= 100 && $0.unicodeScalars.allSatisfy { (0x21...0x7E).contains($0.value) } })
+
+            let other = String(key.dropLast()) + "j"
+            let second = try await fx.gateway.refund(payment: paid.id, amount: 1000, idempotencyKey: other)
+            #expect(second.balance.refunded == 6000)
+            #expect(simulator.refunded(ofRefNum: paid.id) == 6000)
+            #expect(Set(simulator.refundReferences(ofRefNum: paid.id)).count == 2)
+        }
+    }
+
     @Test func anAuthorizeRefusedWithA5xxIsUnknownUntilInquiryShowsNothingWasAsked() async throws {
         try await withGateway { fx, simulator in
             fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/DirectPaymentAuthorize", method: "POST", fault: .status(503)))

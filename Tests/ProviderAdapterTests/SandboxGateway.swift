@@ -33,14 +33,18 @@ final class SandboxGateway: Sendable {
     var sandbox: ProviderSandbox { server.sandbox }
 
     /// Starts the simulators, then the gateway against them.
-    /// - Parameter configure: changes to the gateway's configuration (timeouts, …).
+    /// - Parameters:
+    ///   - configure: changes to the gateway's configuration (timeouts, …).
+    ///   - editManifests: changes to the copied manifests folder, before the gateway reads it.
     static func start(faults: FaultPlan = FaultPlan(),
-                      configure: (inout PaymentGateway.Configuration) -> Void = { _ in }) async throws -> SandboxGateway {
+                      configure: (inout PaymentGateway.Configuration) -> Void = { _ in },
+                      editManifests: (URL) throws -> Void = { _ in }) async throws -> SandboxGateway {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("sandbox-gateway-\(UUID().uuidString)")
         let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: manifests)
         try? FileManager.default.removeItem(at: manifests.appendingPathComponent("schema"))
+        try editManifests(manifests)
 
         var quiet = Logger(label: "sandbox")
         quiet.logLevel = .critical   // cancelling the server at stop() logs a harmless "already closed"

@@ -9,19 +9,29 @@ import TestSupport
 /// folder, for the configuration tests.
 enum ShippedManifestLoader {
     /// The shipped `<provider>.json`, enabled, with `config` in place of its
-    /// own, `library` from the build and no `sandbox` member, then changed by
-    /// `edit`; the provider's record once a gateway has loaded it.
-    static func load(_ provider: String, library: String, config: [String: Any],
+    /// own, `library` from the build and no `sandbox` member, `secrets` given
+    /// as `file:` secrets in place of the shipped references of those names,
+    /// then changed by `edit`; the provider's record once a gateway has loaded it.
+    static func load(_ provider: String, library: String, config: [String: Any], secrets: [String: String] = [:],
                      edit: (inout [String: Any]) -> Void = { _ in }) throws -> ProviderRecord? {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(provider)-config-\(UUID().uuidString)")
         let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
+        var references: [String: String] = [:]
+        for (name, value) in secrets {
+            let file = folder.appendingPathComponent("secret-\(name)")
+            try Data(value.utf8).write(to: file)
+            references[name] = "file:\(file.path)"
+        }
         try BuildProducts.writeShippedManifest("\(provider).json", into: manifests) { manifest in
             manifest["enabled"] = true
             manifest["config"] = config
             manifest["library"] = BuildProducts.directory.appendingPathComponent(library).path
             manifest.removeValue(forKey: "sandbox")
+            var declared = manifest["secrets"] as? [String: String] ?? [:]
+            declared.merge(references) { _, given in given }
+            manifest["secrets"] = declared
             edit(&manifest)
         }
         var logger = Logger(label: "\(provider)-config")

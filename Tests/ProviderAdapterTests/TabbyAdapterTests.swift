@@ -214,6 +214,38 @@ struct TabbyAdapterTests {
         }
     }
 
+    /// A test setup (`config.sandbox` true) may run without the registered
+    /// header; it then takes no notification on trust: even one about a real
+    /// payment is refused, and nothing is captured on its word.
+    @Test func withoutARegisteredWebhookHeaderEveryNotificationIsRefused() async throws {
+        let fx = try await SandboxGateway.start(configure: { $0.reconcileInterval = .seconds(3600) }) { folder in
+            let url = folder.appendingPathComponent("tabby.json")
+            var manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+            var sandbox = try #require(manifest["sandbox"] as? [String: Any])
+            var config = try #require(sandbox["config"] as? [String: Any])
+            config.removeValue(forKey: "webhook_header")
+            config["sandbox"] = true
+            sandbox["config"] = config
+            manifest["sandbox"] = sandbox
+            try JSONSerialization.data(withJSONObject: manifest).write(to: url)
+        }
+        do {
+            let simulator: TabbySimulator = try fx.simulator("tabby")
+            let started = try await start(fx)
+            try await fx.approveOnHostedPage(started)
+            let hook = try #require(simulator.webhook(forPayment: try Self.paymentId(started.attempt)))
+            await #expect { try await fx.gateway.webhook(provider: "tabby", headers: hook.headers, body: hook.body) } throws: {
+                ($0 as? Problem)?.code == "webhook_unverified"
+            }
+            #expect(simulator.charges == 0)
+            #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .pending)
+        } catch {
+            await fx.stop()
+            throw error
+        }
+        await fx.stop()
+    }
+
     @Test func aWebhookIsConfirmedByFetchingThePaymentAndAForgedOneIsRefused() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)

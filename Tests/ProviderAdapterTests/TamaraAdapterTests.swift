@@ -301,16 +301,90 @@ struct TamaraAdapterTests {
         }
     }
 
+    /// With a token that names no order (the bare `iat`/`iss` shape), the
+    /// body says which order to read.
     @Test func aSignedNotificationAboutAnOrderTamaraDoesNotKnowIsAcknowledgedAndIgnored() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
             let orderId = try Self.orderId(started.attempt)
             try await fx.approveOnHostedPage(started)
-            let note = try #require(simulator.notification(forOrder: orderId))
+            let note = try #require(simulator.notification(forOrder: orderId, signsContent: false))
             let body = String(decoding: note.body, as: UTF8.self).replacingOccurrences(of: orderId, with: "00000000-0000-4000-8000-000000000000")
             let outcome = try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: Data(body.utf8))
             guard case .ignored = outcome else { Issue.record("expected the notification to be ignored, got \(outcome)"); return }
             #expect(simulator.status(ofOrder: orderId) == "approved")
+        }
+    }
+
+    /// Two deliveries of one signed notification are one event, whatever
+    /// their unsigned bodies say: here the second lacks `event_type` and
+    /// claims another `order_status` and `order_number`, which the event id
+    /// used to be made of.
+    @Test func aSignedNotificationIsOneEventWhateverItsUnsignedBodySays() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, capture: .manual)
+            let orderId = try Self.orderId(started.attempt)
+            try await fx.approveOnHostedPage(started)
+            let note = try #require(simulator.notification(forOrder: orderId))
+            let first = try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: note.body)
+            #expect(first == .applied(AttemptRef(sessionID: started.session, attemptID: started.attempt.id)))
+            var body = try #require(try JSONSerialization.jsonObject(with: note.body) as? [String: Any])
+            body.removeValue(forKey: "event_type")
+            body["order_status"] = "authorised"
+            body["order_number"] = "forged-\(UUID().uuidString.prefix(8))"
+            let rewritten = try JSONSerialization.data(withJSONObject: body)
+            #expect(try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: rewritten) == .duplicate)
+        }
+    }
+
+    /// A body naming another order (or event) than the one its token signs
+    /// is refused, and nothing is done to the order it named: a captured
+    /// token cannot be replayed against another payment.
+    @Test func aBodyThatDisagreesWithItsSignedTokenIsRefused() async throws {
+        try await withGateway { fx, simulator in
+            let signed = try await start(fx)
+            let signedOrder = try Self.orderId(signed.attempt)
+            try await fx.approveOnHostedPage(signed)
+            let note = try #require(simulator.notification(forOrder: signedOrder))
+            let target = try await start(fx)
+            let targetOrder = try Self.orderId(target.attempt)
+            try await fx.approveOnHostedPage(target)
+            let otherOrder = String(decoding: note.body, as: UTF8.self).replacingOccurrences(of: signedOrder, with: targetOrder)
+            await #expect { try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: Data(otherOrder.utf8)) } throws: {
+                ($0 as? Problem)?.code == "webhook_unverified"
+            }
+            #expect(simulator.status(ofOrder: targetOrder) == "approved", "the order the body named was not touched")
+            #expect(try await fx.gateway.session(target.session).session.attempts[0].status == .pending)
+            let otherEvent = String(decoding: note.body, as: UTF8.self).replacingOccurrences(of: "order_approved", with: "order_canceled")
+            await #expect { try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: Data(otherEvent.utf8)) } throws: {
+                ($0 as? Problem)?.code == "webhook_unverified"
+            }
+            #expect(try await fx.gateway.session(signed.session).session.attempts[0].status == .pending)
+        }
+    }
+
+    /// With tokens that sign no order, a replayed token under a body naming
+    /// another order cannot take that order's event id: the order's own
+    /// notification, when it comes, still settles it.
+    @Test func aReplayedTokenUnderAForgedBodyCannotSilenceTheNamedOrdersOwnNotification() async throws {
+        try await withGateway { fx, simulator in
+            let other = try await start(fx)
+            let otherOrder = try Self.orderId(other.attempt)
+            try await fx.approveOnHostedPage(other)
+            let replayed = try #require(simulator.notification(forOrder: otherOrder, signsContent: false))
+            let target = try await start(fx)
+            let targetOrder = try Self.orderId(target.attempt)
+            let forged = String(decoding: replayed.body, as: UTF8.self).replacingOccurrences(of: otherOrder, with: targetOrder)
+            _ = try await fx.gateway.webhook(provider: "tamara", headers: replayed.headers, body: Data(forged.utf8))
+            #expect(try await fx.gateway.session(target.session).session.attempts[0].status == .pending)
+            #expect(simulator.status(ofOrder: targetOrder) == "new")
+
+            try await fx.approveOnHostedPage(target)
+            let genuine = try #require(simulator.notification(forOrder: targetOrder, signsContent: false))
+            let outcome = try await fx.gateway.webhook(provider: "tamara", headers: genuine.headers, body: genuine.body)
+            #expect(outcome == .applied(AttemptRef(sessionID: target.session, attemptID: target.attempt.id)))
+            #expect(try await fx.gateway.session(target.session).session.attempts[0].status == .succeeded)
+            #expect(simulator.status(ofOrder: targetOrder) == "fully_captured")
         }
     }
 }

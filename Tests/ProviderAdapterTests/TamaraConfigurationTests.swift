@@ -7,9 +7,10 @@ import Testing
 /// configuration, with a message naming the setting.
 @Suite("Tamara adapter configuration")
 struct TamaraConfigurationTests {
-    /// The shipped manifest, enabled, with `config` replaced, loaded by a gateway.
-    func load(config: [String: Any]) throws -> ProviderRecord? {
-        try ShippedManifestLoader.load("tamara", library: "libTamaraAdapter.so", config: config)
+    /// The shipped manifest, enabled, with `config` replaced and the
+    /// `notification_token` secret set (unless told), loaded by a gateway.
+    func load(config: [String: Any], secrets: [String: String] = ["notification_token": "tamara-notification-token-7b1d"]) throws -> ProviderRecord? {
+        try ShippedManifestLoader.load("tamara", library: "libTamaraAdapter.so", config: config, secrets: secrets)
     }
 
     static var complete: [String: Any] { [
@@ -38,5 +39,18 @@ struct TamaraConfigurationTests {
         let record = try #require(try load(config: config))
         #expect(record.state == .refused)
         #expect(record.failure?.description.contains("config.\(key)") == true)
+    }
+
+    /// Without the token Tamara signs notifications with, none can be
+    /// authenticated: a live configuration is refused at create, naming the
+    /// secret; a sandbox one (a test setup) loads and refuses every notification.
+    @Test(arguments: [[String: String](), ["notification_token": ""]])
+    func aLiveConfigurationWithoutItsNotificationTokenIsRefusedNamingIt(secrets: [String: String]) throws {
+        let record = try #require(try load(config: Self.complete, secrets: secrets))
+        #expect(record.state == .refused)
+        #expect(record.failure?.description.contains("notification_token") == true, "\(String(describing: record.failure))")
+        var sandbox = Self.complete
+        sandbox["sandbox"] = true
+        #expect(try load(config: sandbox, secrets: secrets)?.state == .loaded)
     }
 }

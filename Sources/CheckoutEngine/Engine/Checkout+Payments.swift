@@ -125,7 +125,12 @@ extension Checkout {
             .capture(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: amount,
                                    alreadyCaptured: Money(value: balance.captured, currency: currency)))
         case .refund:
-            .refund(AmountRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: amount))
+            // The captures the provider confirmed, oldest first, when every one has its reference (a partial list would misplace the refund).
+            .refund(AmountRequest(
+                paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference, amount: amount,
+                captures: balance.captures.isEmpty || balance.captures.contains { $0.providerReference == nil } ? nil
+                    : balance.captures.map { CaptureReference(providerReference: $0.providerReference!, amount: Money(value: $0.amount, currency: currency)) },
+                alreadyRefunded: Money(value: balance.refunded, currency: currency)))
         default:
             .void(VoidRequest(paymentId: paymentID, idempotencyKey: providerKey, providerReference: reference))
         }

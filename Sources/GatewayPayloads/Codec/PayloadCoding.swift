@@ -156,11 +156,19 @@ extension AmountRequest: JSONPayload {
         w.member("amount", amount)
         w.member("reason", reason)
         w.member("alreadyCaptured", alreadyCaptured)
+        if let captures {
+            w.key("captures")
+            w.beginArray()
+            for capture in captures { capture.write(to: &w) }
+            w.endArray()
+        }
+        w.member("alreadyRefunded", alreadyRefunded)
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
         var paymentId: String?, key: String?, reference: String?, amount: Money?, reason: String?, alreadyCaptured: Money?
+        var captures: [CaptureReference]?, alreadyRefunded: Money?
         try p.object { name, p throws(JSONParseError) in
             switch name {
             case "paymentId": paymentId = try p.string()
@@ -169,13 +177,43 @@ extension AmountRequest: JSONPayload {
             case "amount": amount = try Money(parsing: &p)
             case "reason": reason = try p.optionalString()
             case "alreadyCaptured": alreadyCaptured = try p.nested(Money.self)
+            case "captures":
+                if p.takeNull() {
+                    captures = nil
+                } else {
+                    var list: [CaptureReference] = []
+                    try p.array { p throws(JSONParseError) in list.append(try CaptureReference(parsing: &p)) }
+                    captures = list
+                }
+            case "alreadyRefunded": alreadyRefunded = try p.nested(Money.self)
             default: try p.skipValue()
             }
         }
         self.init(
             paymentId: try required(paymentId, "paymentId", p), idempotencyKey: try required(key, "idempotencyKey", p),
             providerReference: try required(reference, "providerReference", p), amount: try required(amount, "amount", p), reason: reason,
-            alreadyCaptured: alreadyCaptured)
+            alreadyCaptured: alreadyCaptured, captures: captures, alreadyRefunded: alreadyRefunded)
+    }
+}
+
+extension CaptureReference: JSONPayload {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("providerReference", providerReference)
+        w.member("amount", amount)
+        w.endObject()
+    }
+
+    public init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var reference: String?, amount: Money?
+        try p.object { name, p throws(JSONParseError) in
+            switch name {
+            case "providerReference": reference = try p.string()
+            case "amount": amount = try Money(parsing: &p)
+            default: try p.skipValue()
+            }
+        }
+        self.init(providerReference: try required(reference, "providerReference", p), amount: try required(amount, "amount", p))
     }
 }
 

@@ -31,7 +31,7 @@ public struct ConformanceCheck: Sendable {
             return [Step(name: "manifest", passed: false, detail: failure.description)]
         case .success(let m):
             manifest = m
-            steps.append(Step(name: "manifest", passed: true, detail: "\(m.id) \(m.version), file format \(m.fileFormatVersion)"))
+            steps.append(Step(name: "manifest", passed: true, detail: "\(m.id) \(m.version), \(m.mode.rawValue) mode, file format \(m.fileFormatVersion)"))
         }
         let adapter: AdapterInstance
         switch loader.load(manifest, from: url) {

@@ -1,6 +1,15 @@
-/// Masks what must never reach a log: card numbers (any run of 13 to 19 digits,
-/// optionally grouped by spaces or dashes, that passes the Luhn check) keep
-/// only their last four digits.
+/// Masks what must never reach a log: card numbers keep only their last four
+/// digits.
+///
+/// A *run* is a stretch of digits, optionally grouped by single spaces or
+/// dashes. A run of 13 to 19 digits that passes the Luhn check is a card
+/// number. A run that is not one itself but holds a card number somewhere
+/// inside it (any 13 to 19 consecutive digits of it that pass the Luhn
+/// check: `0041111111111111111`, a reference glued to a number) is masked
+/// whole, but for its last four digits. That masks some long numbers that
+/// hold no card (about one in ten windows passes Luhn by chance), which is the
+/// side to err on: a log line with a masked order number is a nuisance, one
+/// with a readable card number is a breach.
 public enum Redaction {
     /// `text` with every card number masked, e.g. `4111 1111 1111 1111` -> `************1111`.
     public static func maskingCardNumbers(in text: String) -> String {
@@ -28,7 +37,7 @@ public enum Redaction {
                     break
                 }
             }
-            if (13...19).contains(digits.count), luhn(digits) {
+            if containsCardNumber(digits) {
                 let masked = String(repeating: "*", count: digits.count - 4) + digits.suffix(4).map { String($0) }.joined()
                 out.append(contentsOf: masked.unicodeScalars)
             } else {
@@ -51,6 +60,35 @@ public enum Redaction {
             sum += d
         }
         return sum % 10 == 0
+    }
+
+    /// Whether some 13 to 19 consecutive digits of `digits` (all of them
+    /// included) pass the Luhn check. Linear in the run's length: each
+    /// window's Luhn sum comes from prefix sums.
+    static func containsCardNumber(_ digits: [UInt8]) -> Bool {
+        guard digits.count >= 13 else { return false }
+        // plain[k]: the digits before k; extra[p][k]: what doubling adds to
+        // the digits before k at positions of parity p.
+        var plain = [Int](repeating: 0, count: digits.count + 1)
+        var extra = [[Int]](repeating: [Int](repeating: 0, count: digits.count + 1), count: 2)
+        for (k, digit) in digits.enumerated() {
+            let d = Int(digit)
+            let doubled = d * 2 > 9 ? d * 2 - 9 : d * 2
+            plain[k + 1] = plain[k] + d
+            extra[k % 2][k + 1] = extra[k % 2][k] + doubled - d
+            extra[(k + 1) % 2][k + 1] = extra[(k + 1) % 2][k]
+        }
+        for end in 13...digits.count {
+            // Within a window ending at `end`, Luhn doubles every second digit
+            // counting from the last: the positions whose parity differs from end - 1's.
+            let doubledParity = end % 2
+            for length in 13...min(19, end) {
+                let start = end - length
+                let sum = plain[end] - plain[start] + extra[doubledParity][end] - extra[doubledParity][start]
+                if sum % 10 == 0 { return true }
+            }
+        }
+        return false
     }
 
     private static func isDigit(_ s: Unicode.Scalar) -> Bool { s.value >= 48 && s.value <= 57 }

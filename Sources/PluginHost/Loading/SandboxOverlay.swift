@@ -5,6 +5,8 @@ import Foundation
 /// provider. The manifest file is not changed; the host loads a copy that is
 ///
 /// - enabled, whatever the file says (shipped provider manifests are off);
+/// - a test provider, whatever the file says (the shipped ones are live): it
+///   talks to simulators, so it must never serve, or back up, a live session;
 /// - configured with the block's `config` members in place of `config`'s,
 ///   `{sandbox}` in their strings replaced by ``baseURL``;
 /// - allowed to reach the simulators' loopback address only;
@@ -35,6 +37,7 @@ public struct SandboxOverlay: Sendable {
         }
         var manifest = manifest
         manifest.enabled = true
+        manifest.mode = .test
         manifest.configJSON = try Self.merge(manifest.configJSON, sandboxConfig, baseURL: baseURL)
         manifest.egress = [Manifest.Endpoint(host: host.lowercased(), port: port)]
         for (name, value) in secrets[manifest.id] ?? [:] {

@@ -2,10 +2,11 @@ import Foundation
 import GatewayPayloads
 
 /// A validated plugin manifest, file format v1: what an adapter is, where its
-/// library is, and what it claims to support. See `manifests/schema/`.
+/// library is, whether it is a test or a live provider, and what it claims to
+/// support. See `manifests/schema/`.
 ///
 /// ```json
-/// {"file_format_version": "1.0.0", "id": "mock", "version": "1.0.0", "enabled": true,
+/// {"file_format_version": "1.1.0", "id": "mock", "version": "1.0.0", "enabled": true, "mode": "test",
 ///  "library": "libMockAdapter.so", "abi": {"major": 1, "minor": 0},
 ///  "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
 ///  "operations": ["authorize", "verify"]}
@@ -58,6 +59,10 @@ public struct Manifest: Sendable, Hashable {
     public var id: String
     public var version: String
     public var enabled: Bool
+    /// Test or live (`mode`, file format 1.1): it only ever serves sessions of
+    /// the same mode. A 1.0 manifest, which cannot say, is live: an unmarked
+    /// manifest is never taken for a test one.
+    public var mode: PaymentMode
     public var description: String?
     public var library: String
     public var sha256: String?

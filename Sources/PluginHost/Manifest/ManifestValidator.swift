@@ -6,9 +6,11 @@ import GatewayPayloads
 public enum ManifestValidator {
     /// The file format major version this host reads.
     public static let supportedFileFormatMajor = 1
+    /// The first file format minor version in which `mode` is required.
+    static let modeRequiredFromMinor = 1
 
     static let knownKeys: Set<String> = [
-        "file_format_version", "id", "version", "enabled", "description", "library", "sha256", "entry",
+        "file_format_version", "id", "version", "enabled", "mode", "description", "library", "sha256", "entry",
         "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
         "config", "secrets", "egress", "isolation", "sandbox", "tls",
     ]
@@ -71,6 +73,7 @@ private struct Checker {
         let id = string(root, "id", required: true, pattern: #"^[a-z0-9][a-z0-9-]{0,62}$"#)
         let version = string(root, "version", required: true, pattern: #"^[0-9]+\.[0-9]+\.[0-9]+([-+][0-9A-Za-z.-]+)?$"#)
         let enabled = bool(root, "enabled", required: true)
+        let mode = paymentMode(root, fileFormat: format)
         let description = string(root, "description", required: false, pattern: nil)
         let library = string(root, "library", required: true, pattern: #"^.+$"#)
         let sha256 = string(root, "sha256", required: false, pattern: "^[0-9a-f]{64}$")
@@ -115,11 +118,11 @@ private struct Checker {
             else { fail("$.isolation", "must be \"in-process\" or \"process\", found \"\(raw)\"") }
         }
 
-        guard let format, let id, let version, let enabled, let library, let abi,
+        guard let format, let id, let version, let enabled, let mode, let library, let abi,
               let methods, let currencies, let countries, operationNames != nil
         else { return nil }
         return Manifest(
-            fileFormatVersion: format, id: id, version: version, enabled: enabled, description: description,
+            fileFormatVersion: format, id: id, version: version, enabled: enabled, mode: mode, description: description,
             library: library, sha256: sha256, entry: entry ?? Manifest.defaultEntry,
             abiMajor: abi.major, abiMinor: abi.minor, methods: methods, currencies: currencies,
             countries: countries, amountLimits: limits, operations: operations, priority: priority,
@@ -128,6 +131,29 @@ private struct Checker {
     }
 
     // MARK: Members
+
+    /// `mode`: required from file format 1.1; a 1.0 manifest without it is
+    /// live (fail closed: nothing unmarked is ever taken for a test provider).
+    /// Nil, with a problem, when it is missing where required or not a mode;
+    /// nil without one when the file format itself is unreadable.
+    mutating func paymentMode(_ o: [String: JSONDocument], fileFormat: String?) -> PaymentMode? {
+        let expected = PaymentMode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
+        guard let value = o["mode"] else {
+            guard let fileFormat else { return nil }
+            // 1.0.x (minor all zeros, as the schema's `if` reads it) may leave it out; any later minor may not.
+            let minor = fileFormat.split(separator: ".").dropFirst().first ?? "0"
+            if !minor.allSatisfy({ $0 == "0" }) {
+                fail("$.mode", "is required from file format 1.\(ManifestValidator.modeRequiredFromMinor) (\(expected)); this manifest is \(fileFormat)")
+                return nil
+            }
+            return .live
+        }
+        guard case .string(let raw) = value, let mode = PaymentMode(rawValue: raw) else {
+            fail("$.mode", "must be \(expected), found \(value.serialized)")
+            return nil
+        }
+        return mode
+    }
 
     mutating func string(_ o: [String: JSONDocument], _ key: String, required: Bool, pattern: String?) -> String? {
         guard let value = o[key] else {

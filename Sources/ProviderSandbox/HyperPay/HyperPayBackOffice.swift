@@ -7,10 +7,10 @@ import Hummingbird
 /// a debit. A retry with the same `merchantTransactionId` on the same payment
 /// and type gets the first answer back and moves nothing again.
 ///
-/// A refund may also reference a pre-authorization that was captured (the
-/// refund then draws on its captures): the simulated back office resolves the
-/// captures itself, so a client that only kept the pre-authorization's id
-/// can refund it.
+/// A refund references what took the money, as on OPPWA: a DB or a CP. An RF
+/// on a PA (captured or not) is refused with `700.300.100` "referenced tx can
+/// not be refunded, captured or reversed (invalid type)", so a client that
+/// kept only the pre-authorization's id learns it must refund its captures.
 struct HyperPayBackOffice: Sendable {
     let simulator: HyperPaySimulator
 
@@ -78,11 +78,12 @@ struct HyperPayBackOffice: Sendable {
             original.captured += amount.value
             state.charges += 1
         case "RF":
-            let base: Int64 = switch original.paymentType {
-            case "DB", "CP": original.amount.value
-            case "PA": original.captured
-            default: 0
+            guard original.paymentType == "DB" || original.paymentType == "CP" else {
+                return .refused(code: HyperPayResultCode.invalidReferenceType,
+                                detail: HyperPayResultCode.descriptions[HyperPayResultCode.invalidReferenceType]!
+                                    + " - a \(original.paymentType) is refunded through its captures (CP)")
             }
+            let base = original.amount.value
             let left = base - original.refunded
             guard settled, !original.reversed, base > 0, amount.value <= left else {
                 return .refused(code: HyperPayResultCode.cannotRefund,

@@ -20,6 +20,7 @@ public enum HyperPayResultCode {
     public static let cannotCapture = "700.400.100"
     public static let cannotRefund = "700.400.200"
     public static let cannotReverse = "700.400.300"
+    public static let invalidReferenceType = "700.300.100"
     public static let communicationError = "900.100.100"
     public static let successfulRequest = "000.000.100"
 
@@ -41,6 +42,7 @@ public enum HyperPayResultCode {
         cannotCapture: "cannot capture (PA value exceeded, PA reverted or invalid workflow?)",
         cannotRefund: "cannot refund (refund volume exceeded or tx reversed or invalid workflow?)",
         cannotReverse: "cannot reverse (already refunded|reversed, invalid workflow or amount exceeded)",
+        invalidReferenceType: "referenced tx can not be refunded, captured or reversed (invalid type)",
         communicationError: "unexpected communication error with connector/acquirer",
         successfulRequest: "successful request",
     ]

@@ -62,6 +62,16 @@ public final class HyperPaySimulator: ProviderSimulator {
         state.withLock { $0.checkouts[checkoutId]?.paymentId }
     }
 
+    /// The refunds (RF) OPPWA holds against transaction `id` (a DB, CP or
+    /// PA): how many, and their total in minor units. A retried RF answered
+    /// from its first try is not counted again.
+    public func refunds(of id: String) -> (count: Int, total: Int64) {
+        state.withLock { state in
+            let refunds = state.transactions.values.filter { $0.paymentType == "RF" && $0.referencedId == id }
+            return (refunds.count, refunds.reduce(0) { $0 + $1.amount.value })
+        }
+    }
+
     /// The result code of checkout `checkoutId`'s payment, once paid.
     public func resultCode(ofCheckout checkoutId: String) -> String? {
         payment(ofCheckout: checkoutId)?.code

@@ -68,6 +68,12 @@ public final class STCPaySimulator: ProviderSimulator {
         state.withLock { $0.payments(refNum: refNum).first { $0.status == 2 }?.refunded ?? 0 }
     }
 
+    /// The merchant's `RefNum` of each refund of the paid payment under
+    /// `refNum`, oldest first (each refunded once, however often it was sent).
+    public func refundReferences(ofRefNum refNum: String) -> [String] {
+        state.withLock { $0.payments(refNum: refNum).first { $0.status == 2 }?.refunds.map(\.reference) ?? [] }
+    }
+
     /// The `MobileNo` the latest payment under `refNum` was authorized for.
     public func mobileNumber(ofRefNum refNum: String) -> String? {
         state.withLock { $0.payments(refNum: refNum).last?.mobile }
