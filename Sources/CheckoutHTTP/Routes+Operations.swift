@@ -9,6 +9,7 @@ extension CheckoutAPI {
     func addOperationRoutes(to router: APIRouter) {
         let gateway = self.gateway
         let metrics = self.metrics
+        let admin = self.admin
 
         // Probes answer HEAD as GET, without the body (``ProblemMiddleware``
         // drops it): what a load balancer's health check often sends.
@@ -45,8 +46,11 @@ extension CheckoutAPI {
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(circuits: gateway.checkout.circuitStates(), providers: ids))))
         }
 
+        // The document describes the routes this server serves: without an
+        // admin token there is no /admin, and the document says none.
+        let document = admin == nil ? OpenAPIDocument.withoutAdmin : OpenAPIDocument.bytes
         router.get("/openapi.json") { _, _ -> Response in
-            Self.json(OpenAPIDocument.bytes)
+            Self.json(document)
         }
     }
 }
@@ -64,6 +68,23 @@ enum OpenAPIDocument {
     static let bytes: [UInt8] = {
         guard let url = Bundle.module.url(forResource: "openapi", withExtension: "json"),
               let data = try? Data(contentsOf: url) else { return Array(#"{"openapi":"3.1.0"}"#.utf8) }
+        return Array(data)
+    }()
+
+    /// The document less its `/admin` paths and the admin token's security
+    /// scheme: what a server with no admin token configured serves.
+    static let withoutAdmin: [UInt8] = {
+        guard var document = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
+              var paths = document["paths"] as? [String: Any] else { return bytes }
+        for path in paths.keys where path == "/admin" || path.hasPrefix("/admin/") { paths[path] = nil }
+        document["paths"] = paths
+        if var components = document["components"] as? [String: Any],
+           var schemes = components["securitySchemes"] as? [String: Any] {
+            schemes["adminToken"] = nil
+            components["securitySchemes"] = schemes
+            document["components"] = components
+        }
+        guard let data = try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]) else { return bytes }
         return Array(data)
     }()
 }

@@ -128,13 +128,25 @@ struct PreparedChange: Sendable {
                 WHERE attempt.status IS NOT excluded.status OR attempt.due_at IS NOT excluded.due_at
                 """).execute(arguments: arguments)
         }
+        // Each event takes the next number of its session, read here, in the
+        // transaction of the single writer: no other commit can take it.
         var stored = events
+        var next: (session: String, number: Int64)?
         for index in stored.indices {
+            let session = stored[index].sessionID
+            let number: Int64
+            if let next, next.session == session {
+                number = next.number
+            } else {
+                number = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(number), 0) + 1 FROM event WHERE session_id = ?"),
+                                            arguments: [session]) ?? 1
+            }
             try db.cachedStatement(sql: """
-                INSERT INTO event (session_id, at, type, attempt_id, status, provider_id, amount, currency, detail)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: eventArguments[index])
-            stored[index].sequence = db.lastInsertedRowID
+                INSERT INTO event (session_id, at, type, attempt_id, status, provider_id, amount, currency, detail, number)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """).execute(arguments: eventArguments[index] + [number])
+            stored[index].sequence = number
+            next = (session, number + 1)
         }
         if let answer, keyIsBound {
             try db.cachedStatement(sql: "UPDATE idempotency SET body = ?, reference = ? WHERE key = ?")
@@ -268,7 +280,7 @@ enum EventRow {
             attemptID: row["attempt_id"], status: row["status"], providerID: row["provider_id"],
             amount: (row["amount"] as Int64?).flatMap { value in (row["currency"] as String?).map { Money(value: value, currency: $0) } },
             detail: row["detail"])
-        event.sequence = row["sequence"]
+        event.sequence = row["number"]
         return event
     }
 }

@@ -107,6 +107,41 @@ enum Migrations {
                 );
                 """)
         }
+        migrator.registerMigration("events numbered per session") { db in
+            // `id` keeps the log's order across sessions (the old `sequence`);
+            // `number` is the event's number in its session, 1, 2, 3, ..., what
+            // a stream resumes after. The writer assigns it in the commit's
+            // transaction; the unique index refuses a number given twice.
+            // Existing events are numbered in the order they were recorded.
+            try db.execute(sql: """
+                CREATE TABLE event_numbered (
+                    id INTEGER PRIMARY KEY,
+                    session_id TEXT NOT NULL,
+                    number INTEGER NOT NULL CHECK (number > 0),
+                    at REAL NOT NULL,
+                    type TEXT NOT NULL,
+                    attempt_id TEXT,
+                    status TEXT,
+                    provider_id TEXT,
+                    amount INTEGER,
+                    currency TEXT,
+                    detail TEXT
+                );
+                INSERT INTO event_numbered (id, session_id, number, at, type, attempt_id, status, provider_id, amount, currency, detail)
+                    SELECT sequence, session_id, row_number() OVER (PARTITION BY session_id ORDER BY sequence),
+                           at, type, attempt_id, status, provider_id, amount, currency, detail
+                    FROM event;
+                DROP TRIGGER event_is_append_only_update;
+                DROP TRIGGER event_is_append_only_delete;
+                DROP TABLE event;
+                ALTER TABLE event_numbered RENAME TO event;
+                CREATE UNIQUE INDEX event_number ON event(session_id, number);
+                CREATE TRIGGER event_is_append_only_update BEFORE UPDATE ON event
+                    BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+                CREATE TRIGGER event_is_append_only_delete BEFORE DELETE ON event
+                    BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
+                """)
+        }
         return migrator
     }
 }

@@ -18,7 +18,9 @@ import Synchronization
 ///   right edge of each index.
 /// - Sessions are JSON documents (they hold no instrument, so no card data);
 ///   attempts are indexed beside them for payment lookups and reconciliation;
-///   events are an append-only table that triggers keep append-only.
+///   events are an append-only table that triggers keep append-only, each
+///   numbered in its session (1, 2, 3, ...) by the writer inside the commit's
+///   transaction, a unique index refusing a number twice.
 /// - Schema changes are named migrations in ``Migrations``.
 public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     let writer: any DatabaseWriter
@@ -119,8 +121,8 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     public func events(ofSession id: String, after: Int64) async throws -> [SessionEvent] {
         try await writer.read { db in
             try Row.fetchAll(db, sql: """
-                SELECT sequence, session_id, at, type, attempt_id, status, provider_id, amount, currency, detail
-                FROM event WHERE session_id = ? AND sequence > ? ORDER BY sequence
+                SELECT number, session_id, at, type, attempt_id, status, provider_id, amount, currency, detail
+                FROM event WHERE session_id = ? AND number > ? ORDER BY number
                 """, arguments: [id, after]).map(EventRow.event(from:))
         }
     }

@@ -72,7 +72,7 @@ import Testing
                 }
             }
             let events = try await f.store.events(ofSession: session.id, after: 0)
-            #expect(events.map(\.sequence) == events.map(\.sequence).sorted(), "events out of order")
+            #expect(events.map(\.sequence) == events.indices.map { Int64($0) + 1 }, "events not numbered 1, 2, 3, ... in order")
         }
     }
 

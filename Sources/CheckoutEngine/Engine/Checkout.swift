@@ -129,11 +129,14 @@ public final class Checkout: Sendable {
         }
     }
 
-    /// A session's events: those recorded after `after`, then live ones.
-    public func events(ofSession id: String, after: Int64 = 0, mode: PaymentMode? = nil) async throws(Problem) -> SessionEvents {
+    /// A session's events: those numbered after `after` (its own 1, 2, 3, ...),
+    /// then live ones. A reader more than `buffer` live events behind is ended
+    /// with ``SessionEvents/FellBehind`` and resumes from its `resumeAfter`.
+    public func events(ofSession id: String, after: Int64 = 0, mode: PaymentMode? = nil,
+                       buffer: Int = SessionEvents.defaultBuffer) async throws(Problem) -> SessionEvents {
         try await guarded {
             _ = try await load(id, mode: mode)
-            return SessionEvents.make(sessionID: id, after: after, store: store, hub: hub)
+            return SessionEvents(sessionID: id, after: after, store: store, hub: hub, buffer: max(buffer, 1))
         }
     }
 

@@ -2,74 +2,65 @@ import Foundation
 import Synchronization
 
 /// Fans committed events out to live subscribers, per session.
+///
+/// A subscriber's buffer holds at most `buffer` events it has not read yet.
+/// When one more arrives, the subscriber is ended with ``Overflow`` after the
+/// events it already holds: a reader too slow for its buffer is disconnected,
+/// never handed a later event over a skipped one.
 final class EventHub: Sendable {
-    private struct Subscriber {
-        var continuation: AsyncThrowingStream<SessionEvent, Error>.Continuation
-    }
+    /// A subscriber fell more than its buffer behind and was ended.
+    struct Overflow: Error {}
 
-    private let subscribers = Mutex<[String: [UInt64: Subscriber]]>([:])
+    private typealias Continuation = AsyncThrowingStream<SessionEvent, Error>.Continuation
+
+    private let subscribers = Mutex<[String: [UInt64: Continuation]]>([:])
     private let nextID = Atomic<UInt64>(0)
 
-    /// Registers a subscriber for `sessionID`; events published afterwards are
-    /// yielded to `continuation` until it terminates.
-    func subscribe(_ sessionID: String, _ continuation: AsyncThrowingStream<SessionEvent, Error>.Continuation) {
+    /// A stream of the events of `sessionID` published from now on, holding at
+    /// most `buffer` unread ones (more ends it with ``Overflow``). Dropping
+    /// the stream unsubscribes.
+    func subscribe(_ sessionID: String, buffer: Int) -> AsyncThrowingStream<SessionEvent, Error> {
+        precondition(buffer > 0, "an event buffer holds at least one event")
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: SessionEvent.self, bufferingPolicy: .bufferingOldest(buffer))
         let id = nextID.add(1, ordering: .relaxed).newValue
-        subscribers.withLock { $0[sessionID, default: [:]][id] = Subscriber(continuation: continuation) }
+        subscribers.withLock { $0[sessionID, default: [:]][id] = continuation }
         continuation.onTermination = { [weak self] _ in
             self?.subscribers.withLock { all in
                 all[sessionID]?[id] = nil
                 if all[sessionID]?.isEmpty == true { all[sessionID] = nil }
             }
         }
+        return stream
     }
 
+    /// Hands committed `events` to their sessions' subscribers, in order. A
+    /// subscriber with no room left is ended (``Overflow``) instead.
     func publish(_ events: [SessionEvent]) {
         guard let first = events.first else { return }
-        let targets = subscribers.withLock { $0[first.sessionID].map { Array($0.values) } ?? [] }
-        for target in targets {
-            for event in events { target.continuation.yield(event) }
+        if events.allSatisfy({ $0.sessionID == first.sessionID }) {
+            deliver(events, to: first.sessionID)
+        } else {
+            var order: [String] = []
+            let bySession = Dictionary(grouping: events) { event in
+                if !order.contains(event.sessionID) { order.append(event.sessionID) }
+                return event.sessionID
+            }
+            for session in order { deliver(bySession[session] ?? [], to: session) }
+        }
+    }
+
+    private func deliver(_ events: [SessionEvent], to sessionID: String) {
+        let targets = subscribers.withLock { $0[sessionID].map { Array($0.values) } ?? [] }
+        for continuation in targets {
+            for event in events {
+                guard case .enqueued = continuation.yield(event) else {
+                    // Full (or already ended): end it after what it holds.
+                    continuation.finish(throwing: Overflow())
+                    break
+                }
+            }
         }
     }
 
     var subscriberCount: Int { subscribers.withLock { $0.values.reduce(0) { $0 + $1.count } } }
-}
-
-/// The event stream of one session: everything already recorded, then each
-/// new event as it is committed, in order, with none twice. It ends only when
-/// the consumer stops iterating (a completed session can still be captured
-/// and refunded).
-public struct SessionEvents: AsyncSequence, Sendable {
-    public typealias Element = SessionEvent
-    let stream: AsyncThrowingStream<SessionEvent, Error>
-
-    public func makeAsyncIterator() -> AsyncThrowingStream<SessionEvent, Error>.AsyncIterator {
-        stream.makeAsyncIterator()
-    }
-
-    static func make(sessionID: String, after: Int64, store: any CheckoutStore, hub: EventHub) -> SessionEvents {
-        let (live, liveContinuation) = AsyncThrowingStream<SessionEvent, Error>.makeStream(bufferingPolicy: .unbounded)
-        hub.subscribe(sessionID, liveContinuation)
-        let (out, outContinuation) = AsyncThrowingStream<SessionEvent, Error>.makeStream(bufferingPolicy: .unbounded)
-        let pump = Task {
-            do {
-                var last = after
-                for event in try await store.events(ofSession: sessionID, after: after) {
-                    outContinuation.yield(event)
-                    last = event.sequence
-                }
-                for try await event in live where event.sequence > last {
-                    outContinuation.yield(event)
-                    last = event.sequence
-                }
-                outContinuation.finish()
-            } catch {
-                outContinuation.finish(throwing: error)
-            }
-        }
-        outContinuation.onTermination = { _ in
-            pump.cancel()
-            liveContinuation.finish()
-        }
-        return SessionEvents(stream: out)
-    }
 }

@@ -4,7 +4,9 @@ import GatewayPayloads
 /// One transition of a session, as recorded in its append-only log (the
 /// audit trail) and delivered to subscribers.
 public struct SessionEvent: Sendable, Equatable, Codable {
-    /// Assigned by the store: increasing across all sessions; 0 before commit.
+    /// The event's number in its session: 1, 2, 3, ... in commit order, none
+    /// skipped and none given twice. Assigned by the store in the commit (0
+    /// before). A stream resumes after it (`Last-Event-ID`).
     public var sequence: Int64
     public var sessionID: String
     public var at: Date

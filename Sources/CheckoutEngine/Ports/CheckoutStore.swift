@@ -10,7 +10,9 @@ public protocol CheckoutStore: Sendable {
     /// Applies `change` atomically. A session's `version` must equal the
     /// stored one (0 for a new session), else ``StoreConflict`` is thrown and
     /// nothing is written; on success the stored version is `version + 1`.
-    /// Returns the events as stored, with their sequence numbers.
+    /// Returns the events as stored, with their numbers: each session's events
+    /// are numbered 1, 2, 3, ... in commit order, none skipped and none given
+    /// twice, even to commits running at once.
     func commit(_ change: StoreChange) async throws -> [SessionEvent]
     func session(_ id: String) async throws -> Session?
     /// The stored version of a session (nil if there is none): lets the
@@ -21,7 +23,7 @@ public protocol CheckoutStore: Sendable {
     /// What an idempotency key is bound to: its request's fingerprint, and
     /// the answer first given under it once there is one.
     func answer(forKey key: String) async throws -> IdempotentAnswer?
-    /// A session's events after sequence `after`, oldest first.
+    /// A session's events numbered after `after` (its own numbers), oldest first.
     func events(ofSession id: String, after: Int64) async throws -> [SessionEvent]
     /// Live attempts whose next verify is due at `now` (pending ones, and
     /// processing ones whose engine lost its lease), oldest first.

@@ -1,0 +1,77 @@
+import CheckoutEngine
+@testable import CheckoutHTTP
+import Foundation
+import NIOCore
+import Testing
+
+/// Server-sent events: numbered per session, resumable, never skipping.
+@Suite struct ServerSentEventsTests {
+    /// The `(id, event)` pairs of a raw event stream, in order.
+    func frames(_ text: String) -> [(id: Int64, type: String)] {
+        var found: [(id: Int64, type: String)] = []
+        var id: Int64?
+        for line in text.split(whereSeparator: \.isNewline) {
+            if line.hasPrefix("id: ") {
+                id = Int64(line.dropFirst(4))
+            } else if line.hasPrefix("event: "), let current = id {
+                found.append((current, String(line.dropFirst(7))))
+                id = nil
+            }
+        }
+        return found
+    }
+
+    /// A client that reconnects with the last id it saw gets the next event
+    /// (one committed while it was away), then the rest in order, none twice;
+    /// ids are the session's own numbers, 1, 2, 3, ...
+    @Test func resumingWithLastEventIDYieldsTheNextEventAndNoDuplicate() async throws {
+        let fixture = try APIFixture()
+        let server = try await LiveServer.start(fixture)
+        // Another session's event first: the log's order is not the session's numbering.
+        _ = try await server.request("POST", "/v1/sessions", newSession)
+        let id = try #require(try await server.request("POST", "/v1/sessions", newSession).json["id"] as? String)
+        let pending = try await server.request("POST", "/v1/sessions/\(id)/attempts", #"{"method":"visa","provider":"mock","instrument":{"scenario":"three_ds"}}"#)
+        let attemptID = try #require(pending.json["id"] as? String)
+
+        let first = try StreamReader(port: server.port, path: "/v1/sessions/\(id)/events", until: "event: attempt.pending")
+        await first.finish()
+        let seen = frames(first.received)
+        #expect(seen.map(\.type) == ["session.created", "attempt.started", "attempt.pending"], "\(first.received)")
+        #expect(seen.map(\.id) == seen.indices.map { Int64($0) + 1 })
+        let last = try #require(seen.last?.id)
+
+        // The payer comes back while no client is connected.
+        let done = try await server.request("POST", "/v1/sessions/\(id)/attempts/\(attemptID)/continue", #"{"returnParams":{"outcome":"approve"}}"#)
+        #expect(done.json["status"] as? String == "succeeded")
+        let resumed = try StreamReader(port: server.port, path: "/v1/sessions/\(id)/events", headers: ["Last-Event-ID": "\(last)"],
+                                       until: "event: session.completed")
+        await resumed.finish()
+        let rest = frames(resumed.received)
+        #expect(rest.first?.id == last + 1 && rest.first?.type == "attempt.succeeded", "\(resumed.received)")
+        #expect(rest.map(\.id) == rest.indices.map { last + 1 + Int64($0) }, "numbered on, none twice")
+        #expect(rest.last?.type == "session.completed")
+        try await server.stop()
+    }
+
+    /// A client that reads nothing while more events come than its buffer
+    /// holds gets the frames it held, in order, and then the end of the
+    /// stream (it reconnects with the last id), never the newest frames over
+    /// the ones in between.
+    @Test func aClientTooSlowForItsBufferIsDisconnectedNotSkipped() async throws {
+        let (events, source) = AsyncThrowingStream.makeStream(of: SessionEvent.self)
+        for number in 1...10 {
+            var event = SessionEvent(sessionID: "s", at: Date(), type: "webhook.received")
+            event.sequence = Int64(number)
+            source.yield(event)
+        }
+        source.finish()
+        let frames = EventStream.Frames(events, buffer: 3, heartbeat: .seconds(3600))
+        defer { frames.cancel() }
+        await frames.producer.value
+        var written: [Int64] = []
+        for await frame in frames.stream {
+            written += self.frames(String(buffer: frame)).map(\.id)
+        }
+        #expect(written == [1, 2, 3])
+    }
+}
