@@ -11,6 +11,14 @@ extension CheckoutAPI {
     func addPaymentRoutes(to router: APIRouter) {
         let gateway = self.gateway
 
+        // A payment as recorded, without asking the provider (that is
+        // `verify`): its balance, and each held operation with why it is
+        // held, since when, and when reconciliation next checks it.
+        router.get("/v1/payments/:id") { _, context -> Response in
+            let payment = try await gateway.payment(try context.parameters.require("id"), mode: try context.callerMode())
+            return Self.json(payment)
+        }
+
         router.post("/v1/payments/:id/capture") { request, context -> Response in
             let body = try await JSONBody.read(AmountBody.self, from: request, allowEmpty: AmountBody())
             let change = try await gateway.capture(payment: try context.parameters.require("id"), amount: body.amount,

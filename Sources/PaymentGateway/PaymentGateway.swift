@@ -139,6 +139,11 @@ public final class PaymentGateway: Service, Sendable {
         try await checkout.void(payment: id, idempotencyKey: idempotencyKey, mode: mode)
     }
 
+    /// A payment as recorded (no provider call), with what it holds and why.
+    public func payment(_ id: String, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
+        try await checkout.payment(id, mode: mode)
+    }
+
     public func verify(attempt id: String, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
         try await checkout.verify(attempt: id, mode: mode)
     }

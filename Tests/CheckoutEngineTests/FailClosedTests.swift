@@ -128,8 +128,11 @@ import TestSupport
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(3000, capture: .manual).id, NewAttempt(method: "mada"))
         await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "c1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
-        var balance = try #require(try await f.checkout.session(ofPayment: payment.id).session.attempts[0].balance)
-        #expect(balance.inFlight.count == 1 && balance.inFlight.values.first?.reason?.contains("unknown") == true)
+        // What ops read (GET /v1/payments/{id}): held, why, and when it is next checked.
+        var balance = try #require(try await f.checkout.payment(payment.id).balance)
+        let held = try #require(balance.inFlight.values.first)
+        #expect(balance.inFlight.count == 1 && held.reason?.contains("unknown") == true && held.amount == 1000)
+        #expect(held.nextCheckAt.map { $0 > f.clock.now } == true && held.requestKey != nil)
         lose.withLock { $0 = false }
         f.clock.advance(60)
         let pass = await Reconciler(checkout: f.checkout).runPass()

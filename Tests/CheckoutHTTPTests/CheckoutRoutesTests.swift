@@ -36,6 +36,16 @@ import Testing
             let noKey = try await client.json(.post, "/v1/payments/\(payment)/refund", #"{"amount":1}"#)
             #expect(noKey.isProblem && noKey.status >= 400 && noKey.status < 500)
 
+            // The payment as recorded: its balance, nothing held; another mode's key does not see it.
+            let recorded = try await client.json(.get, "/v1/payments/\(payment)")
+            #expect(recorded.status == 200 && recorded.string("id") == payment && recorded.string("status") == "authorized")
+            let balance = try #require(recorded["balance"] as? [String: Any])
+            #expect(balance["captured"] as? Int == 2000 && balance["refunded"] as? Int == 500)
+            #expect((balance["inFlight"] as? [String: Any])?.isEmpty == true)
+            #expect((balance["captures"] as? [[String: Any]])?.map { $0["amount"] as? Int } == [2000])
+            #expect(try await client.json(.get, "/v1/payments/\(payment)", key: APIFixture.liveKey).status == 404)
+            #expect(try await client.json(.get, "/v1/payments/att_nope").status == 404)
+
             let verify = try await client.json(.post, "/v1/payments/\(payment)/verify")
             #expect(verify.status == 200 && verify.string("status") == "authorized")
             let void = try await client.json(.post, "/v1/payments/\(payment)/void", nil, headers: idempotency("v-1"))

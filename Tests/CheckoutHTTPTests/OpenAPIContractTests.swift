@@ -44,6 +44,8 @@ import Testing
             check("post", "/v1/payments/{id}/refund", try await client.json(.post, "/v1/payments/\(attemptID)/refund", #"{"amount":100}"#, headers: idempotency("r")))
             check("post", "/v1/payments/{id}/void", try await client.json(.post, "/v1/payments/\(attemptID)/void", nil, headers: idempotency("v")))
             check("post", "/v1/payments/{id}/verify", try await client.json(.post, "/v1/payments/\(attemptID)/verify"))
+            check("get", "/v1/payments/{id}", try await client.json(.get, "/v1/payments/\(attemptID)"))
+            check("get", "/v1/payments/{id}", try await client.json(.get, "/v1/payments/att_nope"))
             let other = try #require(try await client.json(.post, "/v1/sessions", newSession).string("id"))
             check("post", "/v1/sessions/{id}/abort", try await client.json(.post, "/v1/sessions/\(other)/abort"))
             let declined = try #require(try await client.json(.post, "/v1/sessions", newSession).string("id"))

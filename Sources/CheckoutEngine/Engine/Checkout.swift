@@ -107,6 +107,14 @@ public final class Checkout: Sendable {
         }
     }
 
+    /// A payment (an attempt) as recorded, with no provider call: its status
+    /// and balance, and each capture, refund or void still held and why.
+    public func payment(_ paymentID: String, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
+        try await guarded {
+            try await load(sessionID(ofAttempt: paymentID), mode: mode).attempt(paymentID)
+        }
+    }
+
     /// The merchant abandons the checkout. Refused while an attempt is live
     /// (its money may still move; it is reconciled first).
     public func abort(session id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
