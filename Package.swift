@@ -188,7 +188,7 @@ let package = Package(
         .testTarget(
             name: "PluginHostTests",
             dependencies: [
-                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI", "TestSupport", "GatewayAdapterSDK",
+                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI", "TestSupport", "GatewayAdapterSDK", "PaymentGateway", "CheckoutEngine",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -28,6 +28,8 @@ final class ParseErrorResponder: ChannelDuplexHandler, RemovableChannelHandler {
     /// The refusal to send once the requests before it are answered.
     private var pending: Problem?
     private var refused = false
+    /// How long a refused connection waits for the client to close its side.
+    static let lingering: TimeAmount = .seconds(2)
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -74,8 +76,16 @@ final class ParseErrorResponder: ChannelDuplexHandler, RemovableChannelHandler {
         fields[.connection] = "close"
         context.write(wrapOutboundOut(.head(HTTPResponse(status: .badRequest, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
+        // A lingering close: end the output (the client reads the answer,
+        // then end of file) and close once the client has closed its side,
+        // or after a grace. Closing at once with the client's bytes unread
+        // would reset the connection, and a reset discards the answer the
+        // client has not read yet.
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-            context.close(promise: nil)
+            let halfClosed = context.eventLoop.makePromise(of: Void.self)
+            halfClosed.futureResult.assumeIsolated().whenFailure { _ in context.close(promise: nil) }
+            context.close(mode: .output, promise: halfClosed)
+            context.eventLoop.assumeIsolated().scheduleTask(in: Self.lingering) { context.close(promise: nil) }
         }
     }
 }

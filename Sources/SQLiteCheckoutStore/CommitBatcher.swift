@@ -8,9 +8,13 @@ import Synchronization
 /// built, on the submitter's thread, so that the single writer thread only
 /// binds and steps.
 ///
-/// Its conflicts (a stale session, a used idempotency key or notification) are
-/// all found before its first write, so a refused change has written nothing
-/// and needs no savepoint. An error after its first write is ``Partial``.
+/// Its usual conflicts (a stale session, a used notification) are found
+/// before its first write, so a refused change has written nothing and needs
+/// no savepoint. An error after its first write is ``Partial``: that includes
+/// an idempotency key bound to another request, which the engine's own check
+/// has almost always refused before the change was made (only another host
+/// on the same store can race it here), so the one statement that writes a
+/// key also checks it.
 struct PreparedChange: Sendable {
     private enum SessionWrite: Sendable {
         case insert(StatementArguments)
@@ -22,7 +26,10 @@ struct PreparedChange: Sendable {
     private let attempts: [StatementArguments]
     private let events: [SessionEvent]
     private let eventArguments: [StatementArguments]
-    private let answer: (key: String, fingerprint: String, insert: StatementArguments, fill: StatementArguments)?
+    private let answer: (key: String, arguments: StatementArguments)?
+    /// How many of the change's events are its session's: the session row
+    /// counts them (`events`), and its events are numbered from that count.
+    private let sessionEvents: Int
     private let webhook: (provider: String, eventID: String, arguments: StatementArguments)?
 
     /// A change failed after it had written something: only a savepoint (or
@@ -36,12 +43,14 @@ struct PreparedChange: Sendable {
             var next = session
             next.version += 1
             let document = DocumentCoding.encode(next)
+            let counted = change.events.reduce(0) { $0 + ($1.sessionID == session.id ? 1 : 0) }
             let arguments: StatementArguments = [
                 session.status.rawValue, session.version + 1, session.amount.value, session.amount.currency, session.orderID,
                 session.createdAt.timeIntervalSince1970, session.updatedAt.timeIntervalSince1970,
-                session.expiresAt.timeIntervalSince1970, document, session.id,
+                session.expiresAt.timeIntervalSince1970, document, counted, session.id,
             ]
             sessionID = session.id
+            sessionEvents = counted
             sessionWrite = session.version == 0 ? .insert(arguments) : .update(arguments + [session.version], version: session.version)
             attempts = session.attempts.map { attempt in
                 // A payment with an operation held (a capture, refund or void
@@ -55,6 +64,7 @@ struct PreparedChange: Sendable {
             }
         } else {
             sessionID = nil
+            sessionEvents = 0
             sessionWrite = nil
             attempts = []
         }
@@ -64,9 +74,7 @@ struct PreparedChange: Sendable {
              event.providerID, event.amount?.value, event.amount?.currency, event.detail]
         }
         answer = change.answer.map { answer in
-            (answer.key, answer.fingerprint,
-             [answer.key, answer.fingerprint, answer.body, answer.reference, answer.createdAt.timeIntervalSince1970],
-             [answer.body, answer.reference, answer.key])
+            (answer.key, [answer.key, answer.fingerprint, answer.body, answer.reference, answer.createdAt.timeIntervalSince1970])
         }
         webhook = change.webhook.map { webhook in
             (webhook.provider, webhook.eventID, [webhook.provider, webhook.eventID, Date().timeIntervalSince1970])
@@ -76,51 +84,46 @@ struct PreparedChange: Sendable {
     /// Writes the change in `db`, inside the batch's transaction. Throws a
     /// ``StoreConflict`` having written nothing, or ``Partial``.
     func write(_ db: Database) throws -> [SessionEvent] {
-        // Conflicts first, before anything is written. A key may be written
-        // when it is new, or bound (by an intent) to the same request and
-        // still without an answer.
-        var keyIsBound = false
-        if let answer,
-           let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT fingerprint, body IS NULL AS open FROM idempotency WHERE key = ?"),
-                                      arguments: [answer.key]) {
-            guard row["open"] == true, row["fingerprint"] == answer.fingerprint else { throw StoreConflict.duplicateKey(answer.key) }
-            keyIsBound = true
-        }
+        // Conflicts first, before anything is written.
         if let webhook,
            try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM webhook WHERE provider_id = ? AND event_id = ?"),
                              arguments: [webhook.provider, webhook.eventID]) == true {
             throw StoreConflict.duplicateWebhook(provider: webhook.provider, eventID: webhook.eventID)
         }
+        // The number of the session's last event once this change is written.
+        var lastEvent: Int64?
         switch sessionWrite {
         case .insert(let arguments):
             do {
                 // A failed statement undoes itself: nothing is written.
                 try db.cachedStatement(sql: """
-                    INSERT INTO session (status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT INTO session (status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, events, id)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).execute(arguments: arguments)
             } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
                 throw StoreConflict.staleSession(id: sessionID!, expected: 0)
             }
+            lastEvent = Int64(sessionEvents)
         case .update(let arguments, let version):
             // Writes nothing unless the stored version is the one read.
-            try db.cachedStatement(sql: """
+            lastEvent = try Int64.fetchOne(db.cachedStatement(sql: """
                 UPDATE session SET status = ?, version = ?, amount = ?, currency = ?, order_id = ?, created_at = ?,
-                    updated_at = ?, expires_at = ?, document = ?
+                    updated_at = ?, expires_at = ?, document = ?, events = events + ?
                 WHERE id = ? AND version = ?
-                """).execute(arguments: arguments)
-            guard db.changesCount == 1 else { throw StoreConflict.staleSession(id: sessionID!, expected: version) }
+                RETURNING events
+                """), arguments: arguments)
+            guard lastEvent != nil else { throw StoreConflict.staleSession(id: sessionID!, expected: version) }
         case nil:
             break
         }
         do {
-            return try writeRest(db, keyIsBound: keyIsBound)
+            return try writeRest(db, lastEvent: lastEvent)
         } catch {
             throw Partial(underlying: error)
         }
     }
 
-    private func writeRest(_ db: Database, keyIsBound: Bool) throws -> [SessionEvent] {
+    private func writeRest(_ db: Database, lastEvent: Int64?) throws -> [SessionEvent] {
         for arguments in attempts {
             try db.cachedStatement(sql: """
                 INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES (?, ?, ?, ?, ?)
@@ -128,15 +131,19 @@ struct PreparedChange: Sendable {
                 WHERE attempt.status IS NOT excluded.status OR attempt.due_at IS NOT excluded.due_at
                 """).execute(arguments: arguments)
         }
-        // Each event takes the next number of its session, read here, in the
-        // transaction of the single writer: no other commit can take it.
+        // Each event takes the next number of its session, inside the
+        // transaction of the single writer, so no other commit can take it:
+        // the session's own from the count its row now holds; any other
+        // session's (the engine commits none) from its last recorded event,
+        // its row's count following.
         var stored = events
-        var next: (session: String, number: Int64)?
+        var next: [String: Int64] = [:]
+        if let sessionID, let lastEvent { next[sessionID] = lastEvent - Int64(sessionEvents) + 1 }
         for index in stored.indices {
             let session = stored[index].sessionID
             let number: Int64
-            if let next, next.session == session {
-                number = next.number
+            if let known = next[session] {
+                number = known
             } else {
                 number = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(number), 0) + 1 FROM event WHERE session_id = ?"),
                                             arguments: [session]) ?? 1
@@ -146,20 +153,29 @@ struct PreparedChange: Sendable {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """).execute(arguments: eventArguments[index] + [number])
             stored[index].sequence = number
-            next = (session, number + 1)
+            next[session] = number + 1
         }
-        if let answer, keyIsBound {
-            try db.cachedStatement(sql: "UPDATE idempotency SET body = ?, reference = ? WHERE key = ?")
-                .execute(arguments: answer.fill)
-        } else if let answer {
-            try db.cachedStatement(sql: "INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES (?, ?, ?, ?, ?)")
-                .execute(arguments: answer.insert)
+        for (session, following) in next where session != sessionID {
+            try db.cachedStatement(sql: "UPDATE session SET events = ? WHERE id = ?").execute(arguments: [following - 1, session])
         }
+        if let answer { try writeKey(db, answer) }
         if let webhook {
             try db.cachedStatement(sql: "INSERT INTO webhook (provider_id, event_id, received_at) VALUES (?, ?, ?)")
                 .execute(arguments: webhook.arguments)
         }
         return stored
+    }
+
+    /// A key is written when it is new, or filled in when an intent bound it
+    /// to this same request and it has no answer yet; else it was bound to
+    /// another request, by another host (the engine checked first).
+    private func writeKey(_ db: Database, _ answer: (key: String, arguments: StatementArguments)) throws {
+        try db.cachedStatement(sql: """
+            INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES (?, ?, ?, ?, ?)
+            ON CONFLICT(key) DO UPDATE SET body = excluded.body, reference = excluded.reference
+            WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
+            """).execute(arguments: answer.arguments)
+        guard db.changesCount == 1 else { throw StoreConflict.duplicateKey(answer.key) }
     }
 }
 

@@ -142,6 +142,15 @@ enum Migrations {
                     BEGIN SELECT RAISE(ABORT, 'the event log is append-only'); END;
                 """)
         }
+        migrator.registerMigration("sessions count their events") { db in
+            // The session row holds the number of its last event, kept by the
+            // commit that writes them: a commit numbers its events from the
+            // count the session's own update returns, with no read of the log.
+            try db.execute(sql: """
+                ALTER TABLE session ADD COLUMN events INTEGER NOT NULL DEFAULT 0 CHECK (events >= 0);
+                UPDATE session SET events = coalesce((SELECT max(number) FROM event WHERE event.session_id = session.id), 0);
+                """)
+        }
         return migrator
     }
 }

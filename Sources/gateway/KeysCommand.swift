@@ -68,8 +68,9 @@ struct KeysCommand: AsyncParsableCommand {
                     w.member("name", r.name)
                     w.member("mode", r.mode.rawValue)
                     w.member("prefix", r.prefix)
-                    w.member("createdAt", iso.string(from: r.createdAt))
-                    w.member("revokedAt", r.revokedAt.map(iso.string(from:)))
+                    // Dates as Unix seconds, as the API and `gateway held --json` give them.
+                    w.key("createdAt"); w.double(r.createdAt.timeIntervalSince1970)
+                    if let revoked = r.revokedAt { w.key("revokedAt"); w.double(revoked.timeIntervalSince1970) }
                     w.endObject()
                 }
                 w.endArray()

@@ -89,18 +89,6 @@ struct EngineFixture {
     }
 }
 
-extension ProviderCall {
-    var paymentId: String {
-        switch self {
-        case .authorize(let r): r.paymentId
-        case .proceed(let r): r.paymentId
-        case .verify(let r): r.paymentId
-        case .capture(let r), .refund(let r): r.paymentId
-        case .void(let r): r.paymentId
-        }
-    }
-}
-
 /// A value shared with the closures of scripted providers.
 final class Shared<Value: Sendable>: Sendable {
     private let value: Mutex<Value>

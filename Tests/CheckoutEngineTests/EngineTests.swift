@@ -269,6 +269,39 @@ import Testing
         #expect(a.count(.authorize) == 1)
     }
 
+    /// An attempt starts from the engine's cached copy without asking the
+    /// store first; a copy another engine made stale is refused by the first
+    /// commit, before any provider call, and the attempt runs again from the
+    /// store's copy: nothing lost, nothing sent twice.
+    @Test func anAttemptFromAStaleCachedSessionRunsAgainFromTheStoresCopy() async throws {
+        let declineFirst = Shared(true)
+        let a = ScriptedProvider("a") { call in
+            if case .authorize = call, declineFirst.withLock({ let v = $0; $0 = false; return v }) {
+                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "05", retryable: false)))
+            }
+            return .answered(ScriptedProvider.success(call))
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let other = try EngineFixture([(profile("a", priority: 1), a)], store: f.store)
+        let session = try await f.session()
+        // Another engine declines one attempt: the session is still open, one version on.
+        let declined = try await other.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
+        #expect(declined.status == .failed)
+        let paid = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: "pay-1")
+        #expect(paid.status == .succeeded)
+        let stored = try await f.store.session(session.id)
+        #expect(stored?.attempts.map(\.status) == [.failed, .succeeded] && stored?.status == .completed)
+        #expect(a.count(.authorize) == 2, "the stale try reached no provider")
+
+        // Completed by the other engine meanwhile: refused, and no provider called.
+        let second = try await f.session()
+        _ = try await other.checkout.attempt(session: second.id, NewAttempt(method: "mada"))
+        await #expect { try await f.checkout.attempt(session: second.id, NewAttempt(method: "mada")) } throws: {
+            ($0 as? Problem)?.code == "invalid_state"
+        }
+        #expect(a.count(.authorize) == 3)
+    }
+
     @Test func anUnknownCaptureIsNotRememberedAndItsRetrySendsTheSameProviderKey() async throws {
         let firstCapture = Shared(true)
         let a = ScriptedProvider("a") { call in

@@ -37,7 +37,7 @@ import TestSupport
         let row = try #require(rows.first)
         #expect(row["id"] as? String == id && row["name"] as? String == "ci backend" && row["mode"] as? String == "live")
         #expect(row["prefix"] as? String == String(secret.prefix(12)) + "…")
-        #expect(row["createdAt"] is String && row["revokedAt"] == nil)
+        #expect((row["createdAt"] as? Double).map { $0 > 1_700_000_000 } == true && row["revokedAt"] == nil, "dates are Unix seconds")
         let table = try await Self.gateway(["keys", "list", "--data", data])
         #expect(table.stdout.contains(id) && table.stdout.contains("ci backend") && table.stdout.contains("live"), "\(table.stdout)")
         for output in [listed.output, table.output] {
@@ -48,7 +48,7 @@ import TestSupport
         #expect(revoked.status == 0 && revoked.stdout.contains("revoked live key \(id)"), "\(revoked.output)")
         let after = try await Self.gateway(["keys", "list", "--json", "--data", data])
         let revokedRow = try #require((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])?.first)
-        #expect(revokedRow["revokedAt"] is String)
+        #expect((revokedRow["revokedAt"] as? Double).map { $0 > 1_700_000_000 } == true)
 
         // What a running server reads: the key is known by its hash, and revoked.
         let store = try SQLiteCheckoutStore(path: URL(fileURLWithPath: data).appendingPathComponent("checkout.sqlite").path)

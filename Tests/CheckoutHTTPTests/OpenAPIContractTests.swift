@@ -217,7 +217,8 @@ import Testing
         ]
         for request in malformed {
             let answer = try await RawHTTP.exchange(port: server.port, request)
-            let last = try #require(answer.range(of: "HTTP/1.1 400", options: .backwards).map { String(answer[$0.lowerBound...]) }, "\(answer)")
+            let last = try #require(answer.range(of: "HTTP/1.1 400", options: .backwards).map { String(answer[$0.lowerBound...]) },
+                                    "no 400 to \(request.debugDescription): \(answer)")
             #expect(last.lowercased().contains("content-type: application/problem+json"), "\(last)")
             let body = try #require(last.components(separatedBy: "\r\n\r\n").dropFirst().first, "\(last)")
             let problem = try #require(try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any], "\(body)")
@@ -336,6 +337,9 @@ enum RawHTTP {
             let count = recv(fd, &buffer, buffer.count, 0)
             if count == 0 { break }
             if count > 0 { received += buffer[0..<count] }
+            if count < 0, errno != EAGAIN, errno != EWOULDBLOCK, errno != EINTR {
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO, userInfo: ["received": String(decoding: received, as: UTF8.self)])
+            }
         }
         return String(decoding: received, as: UTF8.self)
     }

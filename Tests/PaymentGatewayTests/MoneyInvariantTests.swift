@@ -133,18 +133,6 @@ final class ChaosProvider: PaymentProvider, Sendable {
     func webhook(_ request: WebhookRequest) async -> WebhookResult? { nil }
 }
 
-extension ProviderCall {
-    var paymentId: String {
-        switch self {
-        case .authorize(let r): r.paymentId
-        case .proceed(let r): r.paymentId
-        case .verify(let r): r.paymentId
-        case .capture(let r), .refund(let r): r.paymentId
-        case .void(let r): r.paymentId
-        }
-    }
-}
-
 final class InvariantClock: Sendable {
     private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
     var now: Date { current.withLock { $0 } }

@@ -90,8 +90,29 @@ extension Checkout {
         }
     }
 
+    /// Starts the session's next attempt. From the engine's cached copy of the
+    /// session when it has one, without asking the store whether it is still
+    /// current: nothing reaches a provider before this attempt's first commit
+    /// (`attempt.started`), and that commit's version check refuses a copy
+    /// another process has changed. Whatever stops it before a provider is
+    /// called is tried once more from the store's copy.
     private func runAttempt(_ id: String, _ request: NewAttempt, _ key: IdempotencyScope?) async throws -> Attempt {
-        var session = try await load(id)
+        if let cached = sessions.get(id) {
+            var called = false
+            do {
+                return try await runAttempt(id, request, key, session: cached, called: &called)
+            } catch where !called {
+                sessions.remove(id)
+            }
+        }
+        var called = false
+        return try await runAttempt(id, request, key, session: try await load(id), called: &called)
+    }
+
+    /// - Parameter called: set once a provider has been called.
+    private func runAttempt(_ id: String, _ request: NewAttempt, _ key: IdempotencyScope?, session initial: Session,
+                            called: inout Bool) async throws -> Attempt {
+        var session = initial
         var at = now()
         if session.status == .open, session.liveAttempt == nil, session.expiresAt <= at {
             try await expireNow(&session, at: at)
@@ -127,6 +148,7 @@ extension Checkout {
                 throw error
             }
 
+            called = true
             let reply = await provider.perform(.authorize(AuthorizeRequest(
                 paymentId: attemptID, idempotencyKey: attemptID, amount: session.amount, method: request.method,
                 country: session.country, orderId: session.orderID, capture: session.capture,

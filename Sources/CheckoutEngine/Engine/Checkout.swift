@@ -183,8 +183,12 @@ public final class Checkout: Sendable {
 
     /// The mode of session `id`, which must be the caller's when it has one:
     /// idempotency keys are scoped by it.
+    /// A session's mode never changes, so a cached copy of any version
+    /// answers without a read of the store.
     func mode(ofSession id: String, caller: PaymentMode?) async throws -> PaymentMode {
-        try await load(id, mode: caller).mode
+        guard let cached = sessions.get(id) else { return try await load(id, mode: caller).mode }
+        if let caller, cached.mode != caller { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+        return cached.mode
     }
 
     func sessionID(ofAttempt attemptID: String) async throws -> String {
@@ -234,19 +238,20 @@ public final class Checkout: Sendable {
         let scoped = "\(mode.rawValue):\(key)"
         let fingerprint = fingerprinter.of(operation: operation, target: target, body: request)
         let store = self.store
-        let conflict = ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was already used with a different request")
+        // Made only when thrown: a problem's text is built with string searches.
+        let conflict: @Sendable () -> Problem = { ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was already used with a different request") }
         do {
             let answer = try await gate.run(key: scoped, fingerprint: fingerprint) { () async throws -> any Sendable in
                 let stored = try await store.answer(forKey: scoped)
                 if let stored {
-                    guard stored.fingerprint == fingerprint else { throw conflict }
+                    guard stored.fingerprint == fingerprint else { throw conflict() }
                     if let body = stored.body { return try DocumentCoding.decode(Response.self, from: body) }
                 }
                 return try await body(IdempotencyScope(key: scoped, fingerprint: fingerprint, bound: stored))
             }
             return answer as! Response
         } catch is IdempotencyGate<any Sendable>.Refusal {
-            throw conflict
+            throw conflict()
         } catch StoreConflict.duplicateKey {
             throw ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was used concurrently by another host")
         }
