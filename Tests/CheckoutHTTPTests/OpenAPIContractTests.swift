@@ -306,7 +306,7 @@ import Testing
 /// A request written on a plain socket, for what no HTTP client sends.
 enum RawHTTP {
     /// Sends `request` and reads until the server closes the connection (or
-    /// 10 seconds pass), on a thread of its own.
+    /// 30 seconds pass), on a thread of its own.
     static func exchange(port: Int, _ request: String) async throws -> String {
         try await withCheckedThrowingContinuation { continuation in
             Thread {
@@ -332,7 +332,7 @@ enum RawHTTP {
         _ = request.withCString { send(fd, $0, strlen($0), 0) }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(30)
         while Date() < deadline {
             let count = recv(fd, &buffer, buffer.count, 0)
             if count == 0 { break }

@@ -12,7 +12,7 @@ import TestSupport
 /// it, and the test fails). The run covers every operation but the session's
 /// event stream, which by design never ends (a request/response fuzzer can
 /// only time out on it); `EventStreamTests` test it.
-@Suite struct SchemathesisTests {
+@Suite(.serialized) struct SchemathesisTests {
     static let seed = 13_009
     static let examplesPerOperation = 25
     static let deadlineSeconds = 600

@@ -189,7 +189,7 @@ final class BridgeTests: XCTestCase {
     }
 
     func testCompletionFromAThreadTheHostDoesNotOwn() async throws {
-        try FabricatedAdapter(id: "threads", foreignThread: true).install(in: folder, manifestName: "threads.json")
+        try await FabricatedAdapter(id: "threads", foreignThread: true).install(in: folder, manifestName: "threads.json")
         let adapter = try XCTUnwrap(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("threads.json"), loader: folder.loader).adapter)
         let results = try await withThrowingTaskGroup(of: AdapterResult.self) { group in
             for _ in 0..<200 {
@@ -205,7 +205,7 @@ final class BridgeTests: XCTestCase {
     }
 
     func testDuplicateCompletionIsIgnoredAndReportedAsAViolation() async throws {
-        try FabricatedAdapter(id: "twice", completions: 2).install(in: folder, manifestName: "twice.json")
+        try await FabricatedAdapter(id: "twice", completions: 2).install(in: folder, manifestName: "twice.json")
         let adapter = try XCTUnwrap(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("twice.json"), loader: folder.loader).adapter)
         let result = try await adapter.call(.authorize, authorize(nil))
         XCTAssertEqual(result.status, .succeeded, "the first completion wins")
@@ -245,7 +245,7 @@ final class BridgeTests: XCTestCase {
     }
 
     func testShutdownNeverDestroysAnInstanceThatStillOwesACompletion() async throws {
-        try FabricatedAdapter(id: "silent", completions: 0).install(in: folder, manifestName: "silent.json")
+        try await FabricatedAdapter(id: "silent", completions: 0).install(in: folder, manifestName: "silent.json")
         let adapter = try XCTUnwrap(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("silent.json"), loader: folder.loader).adapter)
         let outcome = await adapter.invoke(.authorize, payload: Data(authorize(nil).jsonBytes()), timeout: .milliseconds(50))
         XCTAssertEqual(outcome, .timedOut)
@@ -272,7 +272,7 @@ final class BridgeTests: XCTestCase {
     // MARK: Host services
 
     func testEgressOutsideTheAllowlistIsRefusedWithATypedStatus() async throws {
-        try FabricatedAdapter(id: "egress", egressURL: "http://127.0.0.1:9/steal").install(in: folder, manifestName: "egress.json")
+        try await FabricatedAdapter(id: "egress", egressURL: "http://127.0.0.1:9/steal").install(in: folder, manifestName: "egress.json")
         let adapter = try XCTUnwrap(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("egress.json"), loader: folder.loader).adapter)
         do {
             _ = try await adapter.call(.authorize, authorize(nil))
@@ -289,7 +289,7 @@ final class BridgeTests: XCTestCase {
     func testEgressToAnAllowedLoopbackEndpointReturnsTheResponse() async throws {
         let server = try LoopbackHTTPServer(body: "pong")
         let url = "http://127.0.0.1:\(server.port)/ping"
-        try FabricatedAdapter(id: "egress-ok", egressURL: url)
+        try await FabricatedAdapter(id: "egress-ok", egressURL: url)
             .install(in: folder, manifestName: "egress-ok.json", manifestChanges: ["egress": ["127.0.0.1:\(server.port)"]])
         let adapter = try XCTUnwrap(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("egress-ok.json"), loader: folder.loader).adapter)
         let outcome = await adapter.invoke(.authorize, payload: Data(authorize(nil).jsonBytes()))

@@ -87,9 +87,9 @@ final class CLITests: XCTestCase {
         }
     }
 
-    func testPluginCheckFailsOnAnAdapterThatCompletesTwice() throws {
+    func testPluginCheckFailsOnAnAdapterThatCompletesTwice() async throws {
         let folder = try ManifestFolder()
-        let manifest = try FabricatedAdapter(id: "twice", completions: 2).install(in: folder, manifestName: "twice.json")
+        let manifest = try await FabricatedAdapter(id: "twice", completions: 2).install(in: folder, manifestName: "twice.json")
         let result = try gateway(["plugin", "check", manifest.path, "--json"], folder: folder)
         XCTAssertNotEqual(result.status, 0)
         struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }

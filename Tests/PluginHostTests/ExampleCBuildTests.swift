@@ -8,7 +8,7 @@ final class ExampleCBuildTests: XCTestCase {
     func testPlainCCBuildLoadsAndNeedsNoSwiftRuntime() async throws {
         let folder = try ManifestFolder(copyShipped: false)
         let source = try String(contentsOf: BuildProducts.repository.appendingPathComponent("Plugins/ExampleC/example_c.c"), encoding: .utf8)
-        let library = try CAdapterBuilder.build(source, named: "libExampleCAdapter", in: folder.manifests)
+        let library = try await CAdapterBuilder.build(source, named: "libExampleCAdapter", in: folder.manifests)
         let needed = try runProcess("/usr/bin/env", ["readelf", "-d", library.path]).output
         XCTAssertFalse(needed.contains("swift"), needed)
         for shipped in [library, BuildProducts.exampleCLibrary] {

@@ -113,8 +113,8 @@ struct FabricatedAdapter {
 
     /// Builds the library into `folder`'s root and writes a manifest for it.
     @discardableResult
-    func install(in folder: ManifestFolder, manifestName: String, manifestChanges: [String: Any?] = [:]) throws -> URL {
-        let library = try CAdapterBuilder.build(source, named: "lib\(id)-\(UUID().uuidString.prefix(6))", in: folder.root.appendingPathComponent("libs"))
+    func install(in folder: ManifestFolder, manifestName: String, manifestChanges: [String: Any?] = [:]) async throws -> URL {
+        let library = try await CAdapterBuilder.build(source, named: "lib\(id)-\(UUID().uuidString.prefix(6))", in: folder.root.appendingPathComponent("libs"))
         var manifest: [String: Any?] = [
             "file_format_version": "1.1.0", "id": id, "version": version, "enabled": true, "mode": "test",
             "library": library.path, "abi": ["major": 1, "minor": 0], "methods": ["visa"],

@@ -123,9 +123,9 @@ final class LoaderFailureTests: XCTestCase {
         }
     }
 
-    func testAdapterSpeakingAnotherMajorIsRefusedNamingBothVersions() throws {
+    func testAdapterSpeakingAnotherMajorIsRefusedNamingBothVersions() async throws {
         let folder = try ManifestFolder()
-        try FabricatedAdapter(id: "future", abiMajor: 2).install(in: folder, manifestName: "future.json")
+        try await FabricatedAdapter(id: "future", abiMajor: 2).install(in: folder, manifestName: "future.json")
         try assertRefused(folder, manifest: "future.json") {
             guard case .abiMismatch(let host, let adapter, _) = $0 else { return false }
             return host == "1.0" && adapter == "2.0" && $0.description.contains("1.0") && $0.description.contains("2.0")
@@ -169,9 +169,9 @@ final class LoaderFailureTests: XCTestCase {
         for record in records { await_shutdown(record) }
     }
 
-    func testCreateFailureCarriesTheAdaptersMessage() throws {
+    func testCreateFailureCarriesTheAdaptersMessage() async throws {
         let folder = try ManifestFolder()
-        try FabricatedAdapter(id: "nocreate", createFails: true).install(in: folder, manifestName: "nocreate.json")
+        try await FabricatedAdapter(id: "nocreate", createFails: true).install(in: folder, manifestName: "nocreate.json")
         try assertRefused(folder, manifest: "nocreate.json") {
             if case .createFailed(let status, let message) = $0 { return status == .internal && message == "fab: the merchant account is not configured" }
             return false
@@ -187,9 +187,9 @@ final class LoaderFailureTests: XCTestCase {
         XCTAssertEqual(records[id: "example-c"]?.state, .loaded)
     }
 
-    func testMissingRequiredFunctionIsRefused() throws {
+    func testMissingRequiredFunctionIsRefused() async throws {
         let folder = try ManifestFolder()
-        try FabricatedAdapter(id: "noinvoke", nullInvoke: true).install(in: folder, manifestName: "noinvoke.json")
+        try await FabricatedAdapter(id: "noinvoke", nullInvoke: true).install(in: folder, manifestName: "noinvoke.json")
         try assertRefused(folder, manifest: "noinvoke.json") { $0 == .missingFunction(name: "invoke") }
     }
 

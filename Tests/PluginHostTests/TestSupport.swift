@@ -61,13 +61,15 @@ final class ManifestFolder {
 
 /// Compiles C adapters written by a test, against the shipped header only.
 enum CAdapterBuilder {
-    /// Builds `source` into `<directory>/<name>.so` with the plain `cc` line of the docs.
-    static func build(_ source: String, named name: String, in directory: URL) throws -> URL {
+    /// Builds `source` into `<directory>/<name>.so` with the plain `cc` line of
+    /// the docs, on a thread of its own: a compile that blocked a thread of the
+    /// concurrency pool (two on this machine) would stall every test running.
+    static func build(_ source: String, named name: String, in directory: URL) async throws -> URL {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         let sourceURL = directory.appendingPathComponent("\(name).c")
         try Data(source.utf8).write(to: sourceURL)
         let output = directory.appendingPathComponent("\(name).so")
-        let result = try runProcess("/usr/bin/env", ["cc", "-std=c99", "-O2", "-shared", "-fPIC", "-pthread",
+        let result = try await runProcessOffThePool("/usr/bin/env", ["cc", "-std=c99", "-O2", "-shared", "-fPIC", "-pthread",
                                               "-I", BuildProducts.headerDirectory.path, sourceURL.path, "-o", output.path])
         guard result.status == 0 else { throw NSError(domain: "cc", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.output]) }
         return output

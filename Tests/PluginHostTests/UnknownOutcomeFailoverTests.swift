@@ -16,7 +16,7 @@ import Testing
     @Test(arguments: [13, -1, 1000, GW_E_BUFFER_TOO_SMALL])
     func anUnlistedCompletionStatusIsNeverFailedOver(status: Int32) async throws {
         let folder = try ManifestFolder()
-        try FabricatedAdapter(id: "first", completionStatus: status)
+        try await FabricatedAdapter(id: "first", completionStatus: status)
             .install(in: folder, manifestName: "first.json", manifestChanges: ["priority": 1])
         let calls = Mutex<[AdapterCall]>([])
         var configuration = PaymentGateway.Configuration(manifests: folder.manifests.path, data: folder.root.appendingPathComponent("data").path)

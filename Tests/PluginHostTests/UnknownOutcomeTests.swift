@@ -18,7 +18,7 @@ import Testing
     func call(completingWith completion: Int32 = 0, refusingWith refusal: Int32 = 0) async throws -> AdapterCallError {
         let folder = try ManifestFolder(copyShipped: false)
         let id = "fab\(completion < 0 ? "m\(-completion)" : "\(completion)")r\(refusal < 0 ? "m\(-refusal)" : "\(refusal)")"
-        try FabricatedAdapter(id: id, completionStatus: completion, invokeStatus: refusal).install(in: folder, manifestName: "\(id).json")
+        try await FabricatedAdapter(id: id, completionStatus: completion, invokeStatus: refusal).install(in: folder, manifestName: "\(id).json")
         let adapter = try #require(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("\(id).json"), loader: folder.loader).adapter)
         defer { Task { await adapter.shutdown(grace: .seconds(1)) } }
         let request = AuthorizeRequest(paymentId: "pay_1", idempotencyKey: "k1", amount: Money(value: 1000, currency: "SAR"), method: "visa",
