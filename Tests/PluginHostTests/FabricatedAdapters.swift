@@ -24,6 +24,8 @@ struct FabricatedAdapter {
     /// When set, `authorize` asks the host to fetch this URL and completes with
     /// the egress callback's status and message.
     var egressURL: String?
+    /// When set, `cancel` does not return until a file exists at this path.
+    var cancelWaitsFor: String?
 
     var source: String {
         """
@@ -33,6 +35,8 @@ struct FabricatedAdapter {
         #include <stdio.h>
         #include <stdlib.h>
         #include <string.h>
+        #include <time.h>
+        #include <unistd.h>
 
         struct gw_instance { const gw_host_api *host; };
         typedef struct { gw_instance *inst; uint64_t id; pthread_t invoker; } job;
@@ -93,7 +97,11 @@ struct FabricatedAdapter {
             finish(inst, id, pthread_self());
             return GW_OK;
         }
-        static void cancel(gw_instance *inst, uint64_t id) { (void)inst; (void)id; }
+        static void cancel(gw_instance *inst, uint64_t id) {
+            (void)inst; (void)id;
+            const char *wait_for = \(cancelWaitsFor.map { "\"\($0)\"" } ?? "NULL");
+            while (wait_for && access(wait_for, F_OK) != 0) { struct timespec t = {0, 1000000}; nanosleep(&t, NULL); }
+        }
         static void destroy(gw_instance *inst) { free(inst); }
         static void release(void *p) { free(p); }
 

@@ -33,6 +33,9 @@ public final class AdapterInstance: Sendable {
     let instance: SendablePointer
     let context: HostContext
     let hostTable: HostServiceTable
+    /// Where the host's own calls into the adapter (cancels) run: never on
+    /// the deadline sweeper's thread or a caller's.
+    let hostCalls: AdapterCallQueue
     /// Set by ``shutdown(grace:)``: no new calls.
     private let closed = Atomic<Bool>(false)
 
@@ -49,12 +52,30 @@ public final class AdapterInstance: Sendable {
         self.instance = SendablePointer(instance)
         self.context = context
         self.hostTable = hostTable
+        let logger = context.logger
+        let id = manifest.id
+        hostCalls = AdapterCallQueue(label: "adapter-\(manifest.id.prefix(40))") { job, elapsed in
+            logger.error("""
+                adapter \(id): its \(job) has not returned after \(elapsed / 1_000_000) ms (the bound is \(AdapterCallQueue.blockedBound / 1_000_000) ms). \
+                In process, the host can only report an adapter that blocks; its later cancels wait, other adapters are not affected. \
+                Only "isolation": "process" (not offered by this host yet) could contain it
+                """)
+        }
         let cancel = functions.cancel
         let pointer = self.instance
-        // Timed-out calls are cancelled in the adapter (the instance is never
-        // freed while it owes completions, so the pointer stays valid).
-        context.calls.onTimeout { callID in cancel?.callVoid(pointer.pointer, callID) }
+        let queue = hostCalls
+        // Timed-out calls are cancelled in the adapter, on its own queue (the
+        // instance is never freed while it owes completions or a queued
+        // cancel, so the pointer stays valid).
+        if let cancel {
+            context.calls.onTimeout { callID in queue.enqueue("cancel") { cancel.callVoid(pointer.pointer, callID) } }
+        }
+        context.calls.watch { now in queue.checkBlocked(now: now) }
     }
+
+    /// Cancels (and later host calls) that ran longer than the documented
+    /// bound: each is logged once, naming `"isolation": "process"` as the remedy.
+    public var blockedCalls: Int { hostCalls.blockedCount }
 
     /// Invokes `operation` with a request document and waits for its outcome.
     ///
@@ -141,6 +162,17 @@ public final class AdapterInstance: Sendable {
         }
         guard context.calls.outstanding == 0 else {
             context.logger.error("adapter \(manifest.id) still owes \(context.calls.outstanding) completion(s) after cancel; not destroying it")
+            hostCalls.stop()
+            return false
+        }
+        // A cancel still queued or running would use the instance: destroy only after.
+        end = clock.now + grace
+        while !hostCalls.isIdle, clock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        hostCalls.stop()
+        guard hostCalls.isIdle else {
+            context.logger.error("adapter \(manifest.id): a cancel has not returned; not destroying it")
             return false
         }
         functions.destroy.callVoid(instance.pointer)
@@ -149,7 +181,9 @@ public final class AdapterInstance: Sendable {
     }
 
     private func cancelInAdapter(_ callID: UInt64) {
-        functions.cancel?.callVoid(instance.pointer, callID)
+        guard let cancel = functions.cancel else { return }
+        let pointer = instance
+        hostCalls.enqueue("cancel") { cancel.callVoid(pointer.pointer, callID) }
     }
 
     static func message(in document: Data) -> String {

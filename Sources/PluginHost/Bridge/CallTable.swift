@@ -47,6 +47,7 @@ final class CallTable: Sendable {
     private let onViolation: @Sendable (ProtocolViolation) -> Void
     /// Tells the adapter to cancel a call that timed out (set by its instance).
     private let onTimeout = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
+    private let watcher = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
     private let sweeper = DeadlineSweeper.shared
 
     init(onViolation: @escaping @Sendable (ProtocolViolation) -> Void) {
@@ -54,9 +55,22 @@ final class CallTable: Sendable {
         sweeper.register(self)
     }
 
-    /// What to do with a call that timed out, besides resolving it.
+    /// What to do with a call that timed out, besides resolving it. It runs
+    /// on the deadline sweeper's thread, so it must not call into the adapter
+    /// (its instance queues the cancel).
     func onTimeout(_ action: @escaping @Sendable (UInt64) -> Void) {
         onTimeout.withLock { $0 = action }
+    }
+
+    /// A check the sweeper runs on every pass (with the monotonic time): the
+    /// instance's report of host calls that block.
+    func watch(_ check: @escaping @Sendable (UInt64) -> Void) {
+        watcher.withLock { $0 = check }
+    }
+
+    /// Runs the instance's check (see ``watch(_:)``).
+    func runWatch(now: UInt64) {
+        watcher.withLock { $0 }?(now)
     }
 
     /// A call id never used before on this instance.

@@ -11,6 +11,11 @@ import Synchronization
 /// calls in flight, a few thousand at most). With nothing in flight it sleeps
 /// until a call starts. A deadline fires up to one tick late.
 ///
+/// It never calls into an adapter: a timed-out call's cancel is queued on
+/// that adapter's own thread (``AdapterCallQueue``), so an adapter whose
+/// `cancel` blocks cannot stop the deadlines of the others. Each pass also
+/// lets each instance report host calls into it that block.
+///
 /// (The first design armed a dispatch timer per call and cancelled it on
 /// completion: an allocation, a registration with dispatch's timer thread and
 /// a cancellation on every call, which showed in the checkout benchmark's
@@ -72,7 +77,10 @@ final class DeadlineSweeper: @unchecked Sendable {
                 tables.removeAll { $0.table == nil }
                 return tables.compactMap(\.table)
             }
-            for table in live { table.timeOutCalls(dueBy: now) }
+            for table in live {
+                table.timeOutCalls(dueBy: now)
+                table.runWatch(now: now)
+            }
             if inFlight.load(ordering: .relaxed) > 0 {
                 var pause = timespec(tv_sec: 0, tv_nsec: Int(Self.tick))
                 nanosleep(&pause, nil)
