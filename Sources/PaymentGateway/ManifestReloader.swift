@@ -73,12 +73,35 @@ public final class ManifestReloader: Sendable {
         var next: [String: Entry] = [:]
         var records: [ProviderRecord] = []
         var report = Report()
-        var firstFileByID: [String: String] = [:]
+        // Which file each id is, decided before anything is loaded, by the
+        // registry's rule: the first valid manifest, in file order, that names
+        // it. A later file naming it is refused as a duplicate and its library
+        // never opened (it was once loaded, created and dropped).
+        var owner: [String: String] = [:]
+        var idOfFile: [String: String] = [:]
+        for url in files {
+            guard case .success(let manifest) = ManifestFile.read(url) else { continue }
+            idOfFile[url.path] = manifest.id
+            if owner[manifest.id] == nil { owner[manifest.id] = url.path }
+        }
         for url in files {
             let name = url.lastPathComponent
             guard let bytes = try? Data(contentsOf: url) else { continue }
             let old = previous.removeValue(forKey: url.path)
             var entry: Entry
+            if let id = idOfFile[url.path], let first = owner[id], first != url.path {
+                var record = ProviderRegistry.validatedRecord(at: url)
+                record.state = .refused
+                record.failure = .duplicateID(id: id, firstManifest: first)
+                if old == nil || old?.seen != bytes || old?.record.state != .refused {
+                    let reason = "\(record.failure!)"
+                    report.refused.append(Refusal(file: name, reason: reason, keptLastGood: false))
+                    logger.error("manifest \(url.path) refused: \(reason)")
+                }
+                next[url.path] = Entry(seen: bytes, record: record)
+                records.append(record)
+                continue
+            }
             if let old, old.seen == bytes {
                 entry = old
             } else {
@@ -100,18 +123,8 @@ public final class ManifestReloader: Sendable {
                     }
                 }
             }
-            var record = entry.record
-            if let id = record.manifest?.id, record.state != .refused {
-                if let first = firstFileByID[id] {
-                    record.state = .refused
-                    record.failure = .duplicateID(id: id, firstManifest: first)
-                    record.adapter = nil
-                } else {
-                    firstFileByID[id] = url.path
-                }
-            }
             next[url.path] = entry
-            records.append(record)
+            records.append(entry.record)
         }
         report.removed = previous.keys.map { URL(fileURLWithPath: $0).lastPathComponent }.sorted()
         for name in report.removed { logger.info("manifest \(name) removed: its provider is no longer offered") }

@@ -63,6 +63,10 @@ public enum ProviderRegistry {
         return load(record, manifest: manifest, url: url, loader: loader)
     }
 
+    /// The record of a manifest file as validated, before anything is loaded
+    /// (refused, with the reason, when it is not a valid manifest).
+    public static func validatedRecord(at url: URL) -> ProviderRecord { read(url) }
+
     /// The record of a manifest file as validated, before anything is loaded.
     private static func read(_ url: URL) -> ProviderRecord {
         var record = ProviderRecord(manifestPath: url.path, state: .refused, methods: [])
