@@ -49,8 +49,13 @@ public final class GatewayMetrics: Sendable {
     }
 
     /// The exposition, with each provider's circuit state as of now
-    /// (0 closed, 1 half-open, 2 open).
-    func exposition(circuits: [String: CircuitBreaker.State], providers: [String]) -> [UInt8] {
+    /// (0 closed, 1 half-open, 2 open), and for each loaded adapter the host's
+    /// calls into it (cancels) that ran past the documented bound since it
+    /// was loaded (an in-process adapter that blocks: see AdapterCallQueue).
+    func exposition(circuits: [String: CircuitBreaker.State], providers: [String], blockedCalls: [String: Int] = [:]) -> [UInt8] {
+        for (provider, count) in blockedCalls {
+            Gauge(label: "adapter_blocked_calls", dimensions: [("provider", provider)], factory: factory).record(Double(count))
+        }
         for provider in providers {
             let value: Double = switch circuits[provider] ?? .closed {
             case .closed: 0

@@ -39,11 +39,16 @@ extension CheckoutAPI {
         router.head("/readyz", use: readyz)
 
         router.get("/metrics") { _, _ -> Response in
-            let ids = gateway.providerRecords.compactMap(\.id)
+            let records = gateway.providerRecords
+            let ids = records.compactMap(\.id)
+            var blocked: [String: Int] = [:]
+            for record in records {
+                if let id = record.id, let adapter = record.adapter { blocked[id, default: 0] += adapter.blockedCalls }
+            }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(circuits: gateway.checkout.circuitStates(), providers: ids))))
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(circuits: gateway.checkout.circuitStates(), providers: ids, blockedCalls: blocked))))
         }
 
         // The document describes the routes this server serves: without an

@@ -56,6 +56,7 @@ import Testing
             #expect(metrics.contains(#"adapter_calls_total{provider="mock",operation="capture",outcome="succeeded"} 1"#))
             #expect(metrics.contains(#"http_requests_total{route="/v1/sessions",method="POST",status="201"} 1"#))
             #expect(metrics.contains(#"provider_circuit_state{provider="mock"} 0"#))
+            #expect(metrics.contains(#"adapter_blocked_calls{provider="mock"} 0"#), "an adapter whose cancels never block")
             #expect(metrics.contains("adapter_call_duration_seconds_bucket"))
         }
         await fixture.gateway.shutdown()
