@@ -9,21 +9,8 @@ created, paid, failed, errors = 0, 0, 0, 0
 local threads = {}
 local session_body = '{"amount":1000,"currency":"SAR","country":"SA","orderId":"bench"}'
 local attempt_body = '{"method":"mada"}'
--- The API key: GATEWAY_API_KEY, or else ./.gateway/test-api-key (the test key
--- the first `gateway serve` wrote). The run script sets GATEWAY_API_KEY to the
--- key of the server it starts.
-local function api_key()
-  local key = os.getenv("GATEWAY_API_KEY")
-  if key == nil or key == "" then
-    local file = io.open("./.gateway/test-api-key", "r")
-    if file then key = file:read("*l"); file:close() end
-  end
-  if key == nil or key == "" then
-    error("no API key: set GATEWAY_API_KEY, or run where ./.gateway/test-api-key is")
-  end
-  return key
-end
-local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. api_key() }
+-- The API key (Benchmarks/lib/api-key.lua): run from the repository's root.
+local headers = { ["Content-Type"] = "application/json", ["Authorization"] = "Bearer " .. dofile("Benchmarks/lib/api-key.lua") }
 
 function setup(thread)
   table.insert(threads, thread)

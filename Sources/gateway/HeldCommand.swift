@@ -28,8 +28,8 @@ struct HeldCommand: AsyncParsableCommand {
                 w.member("operation", h.operation)
                 w.member("amount", h.amount)
                 w.member("reason", h.reason)
-                if let since = h.since { w.key("since"); w.double(since.timeIntervalSince1970) }
-                if let next = h.nextCheckAt { w.key("nextCheckAt"); w.double(next.timeIntervalSince1970) }
+                w.member("since", date: h.since)
+                w.member("nextCheckAt", date: h.nextCheckAt)
                 w.member("checks", Int64(h.checks))
                 w.member("providerKey", h.providerKey)
                 w.endObject()

@@ -69,8 +69,8 @@ struct KeysCommand: AsyncParsableCommand {
                     w.member("mode", r.mode.rawValue)
                     w.member("prefix", r.prefix)
                     // Dates as Unix seconds, as the API and `gateway held --json` give them.
-                    w.key("createdAt"); w.double(r.createdAt.timeIntervalSince1970)
-                    if let revoked = r.revokedAt { w.key("revokedAt"); w.double(revoked.timeIntervalSince1970) }
+                    w.member("createdAt", date: r.createdAt)
+                    w.member("revokedAt", date: r.revokedAt)
                     w.endObject()
                 }
                 w.endArray()

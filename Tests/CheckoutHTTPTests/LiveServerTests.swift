@@ -44,12 +44,10 @@ import Testing
             let reply = try await server.request("POST", "/v1/sessions/\(id)/attempts", #"{"method":"mada","instrument":{"delay_ms":1500}}"#)
             return (reply.status, reply.json["status"] as? String)
         }
-        // Disabled once the attempt is in flight at the mock (its start is committed).
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ((try await server.request("GET", "/v1/sessions/\(id)").json["attempts"] as? [Any]) ?? []).isEmpty {
-            guard ContinuousClock.now < deadline else { Issue.record("the attempt never started"); return }
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        // Disabled once the attempt is in flight at the mock: its session's event stream says so.
+        let started = try StreamReader(port: server.port, path: "/v1/sessions/\(id)/events", until: "event: attempt.started", seconds: 30)
+        await started.finish()
+        #expect(started.received.contains("event: attempt.started"), "the attempt never started: \(started.received)")
         try fixture.setManifest("mock.json", enabled: false)
         let edited = ContinuousClock.now
         var methods: [String] = ["mada"]

@@ -10,7 +10,9 @@ import GatewayPayloads
 // payment than the database did (BENCHMARKS.md).
 
 extension JSONWriter {
-    mutating func member(_ name: StaticString, date: Date?) {
+    /// A date as Unix seconds (fractional), as every document and the API
+    /// give dates; nothing when nil.
+    public mutating func member(_ name: StaticString, date: Date?) {
         guard let date else { return }
         key(name)
         double(date.timeIntervalSince1970)
