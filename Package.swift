@@ -70,7 +70,10 @@ let package = Package(
         // The engine's durable store on SQLite (GRDB, WAL, named migrations).
         .target(
             name: "SQLiteCheckoutStore",
-            dependencies: ["CheckoutEngine", "GatewayPayloads", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: [
+                "CheckoutEngine", "GatewayPayloads",
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            ]),
         // The embeddable gateway: plugin host + engine + store, run as a service.
         .target(
             name: "PaymentGateway",

@@ -4,9 +4,8 @@ import GatewayPayloads
 import GRDB
 import Synchronization
 
-/// A change made ready for writing: encoded, and its statement arguments
-/// built, on the submitter's thread, so that the single writer thread only
-/// binds and steps.
+/// A change made ready for writing: encoded on the submitter's thread, so
+/// that the single writer thread only binds and steps (``StatementSet``).
 ///
 /// Its usual conflicts (a stale session, a used notification) are found
 /// before its first write, so a refused change has written nothing and needs
@@ -16,21 +15,37 @@ import Synchronization
 /// on the same store can race it here), so the one statement that writes a
 /// key also checks it.
 struct PreparedChange: Sendable {
-    private enum SessionWrite: Sendable {
-        case insert(StatementArguments)
-        case update(StatementArguments, version: Int)
+    /// The session's row, at its next version.
+    private struct SessionRow: Sendable {
+        var id: String
+        var status: String
+        /// The version it was read at (0: a new session, inserted).
+        var readVersion: Int
+        var amount: Int64
+        var currency: String
+        var orderID: String
+        var createdAt: Double
+        var updatedAt: Double
+        var expiresAt: Double
+        var document: Data
+        /// How many of the change's events are the session's: its row counts
+        /// them (`events`), and they are numbered from that count.
+        var events: Int
     }
 
-    private let sessionID: String?
-    private let sessionWrite: SessionWrite?
-    private let attempts: [StatementArguments]
+    private struct AttemptRow: Sendable {
+        var id: String
+        var providerID: String
+        var status: String
+        /// When reconciliation next looks at it; nil when it has nothing due.
+        var due: Double?
+    }
+
+    private let session: SessionRow?
+    private let attempts: [AttemptRow]
     private let events: [SessionEvent]
-    private let eventArguments: [StatementArguments]
-    private let answer: (key: String, arguments: StatementArguments)?
-    /// How many of the change's events are its session's: the session row
-    /// counts them (`events`), and its events are numbered from that count.
-    private let sessionEvents: Int
-    private let webhook: (provider: String, eventID: String, arguments: StatementArguments)?
+    private let answer: IdempotentAnswer?
+    private let webhook: (provider: String, eventID: String, receivedAt: Double)?
 
     /// A change failed after it had written something: only a savepoint (or
     /// the whole transaction) can undo it.
@@ -42,16 +57,12 @@ struct PreparedChange: Sendable {
         if let session = change.session {
             var next = session
             next.version += 1
-            let document = DocumentCoding.encode(next)
-            let counted = change.events.reduce(0) { $0 + ($1.sessionID == session.id ? 1 : 0) }
-            let arguments: StatementArguments = [
-                session.status.rawValue, session.version + 1, session.amount.value, session.amount.currency, session.orderID,
-                session.createdAt.timeIntervalSince1970, session.updatedAt.timeIntervalSince1970,
-                session.expiresAt.timeIntervalSince1970, document, counted, session.id,
-            ]
-            sessionID = session.id
-            sessionEvents = counted
-            sessionWrite = session.version == 0 ? .insert(arguments) : .update(arguments + [session.version], version: session.version)
+            self.session = SessionRow(
+                id: session.id, status: session.status.rawValue, readVersion: session.version,
+                amount: session.amount.value, currency: session.amount.currency, orderID: session.orderID,
+                createdAt: session.createdAt.timeIntervalSince1970, updatedAt: session.updatedAt.timeIntervalSince1970,
+                expiresAt: session.expiresAt.timeIntervalSince1970, document: DocumentCoding.encode(next),
+                events: change.events.reduce(0) { $0 + ($1.sessionID == session.id ? 1 : 0) })
             attempts = session.attempts.map { attempt in
                 // A payment with an operation held (a capture, refund or void
                 // not settled yet) is due when the earliest of them is.
@@ -60,76 +71,107 @@ struct PreparedChange: Sendable {
                 case .pending: attempt.nextCheckAt?.timeIntervalSince1970 ?? 0
                 default: attempt.balance.flatMap { $0.inFlight.isEmpty ? nil : ($0.nextHeldCheck?.timeIntervalSince1970 ?? 0) }
                 }
-                return [attempt.id, session.id, attempt.providerID, attempt.status.rawValue, due]
+                return AttemptRow(id: attempt.id, providerID: attempt.providerID, status: attempt.status.rawValue, due: due)
             }
         } else {
-            sessionID = nil
-            sessionEvents = 0
-            sessionWrite = nil
+            session = nil
             attempts = []
         }
         events = change.events
-        eventArguments = change.events.map { event in
-            [event.sessionID, event.at.timeIntervalSince1970, event.type, event.attemptID, event.status,
-             event.providerID, event.amount?.value, event.amount?.currency, event.detail]
-        }
-        answer = change.answer.map { answer in
-            (answer.key, [answer.key, answer.fingerprint, answer.body, answer.reference, answer.createdAt.timeIntervalSince1970])
-        }
-        webhook = change.webhook.map { webhook in
-            (webhook.provider, webhook.eventID, [webhook.provider, webhook.eventID, Date().timeIntervalSince1970])
-        }
+        answer = change.answer
+        webhook = change.webhook.map { ($0.provider, $0.eventID, Date().timeIntervalSince1970) }
     }
 
-    /// Writes the change in `db`, inside the batch's transaction. Throws a
-    /// ``StoreConflict`` having written nothing, or ``Partial``.
-    func write(_ db: Database) throws -> [SessionEvent] {
-        // Conflicts first, before anything is written.
-        if let webhook,
-           try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM webhook WHERE provider_id = ? AND event_id = ?"),
-                             arguments: [webhook.provider, webhook.eventID]) == true {
-            throw StoreConflict.duplicateWebhook(provider: webhook.provider, eventID: webhook.eventID)
-        }
-        // The number of the session's last event once this change is written.
-        var lastEvent: Int64?
-        switch sessionWrite {
-        case .insert(let arguments):
-            do {
-                // A failed statement undoes itself: nothing is written.
-                try db.cachedStatement(sql: """
-                    INSERT INTO session (status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, events, id)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                    """).execute(arguments: arguments)
-            } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-                throw StoreConflict.staleSession(id: sessionID!, expected: 0)
-            }
-            lastEvent = Int64(sessionEvents)
-        case .update(let arguments, let version):
+    /// The statements a change is written with, on the writer's connection.
+    enum Statement: Int, StatementKind {
+        case webhookSeen, insertSession, updateSession, writeAttempt, nextEventNumber, insertEvent, countEvents, writeKey, insertWebhook
+
+        var position: Int { rawValue }
+
+        var sql: String {
+            switch self {
+            case .webhookSeen: "SELECT 1 FROM webhook WHERE provider_id = ? AND event_id = ?"
+            case .insertSession: """
+                INSERT INTO session (id, status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, events)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
             // Writes nothing unless the stored version is the one read.
-            lastEvent = try Int64.fetchOne(db.cachedStatement(sql: """
+            case .updateSession: """
                 UPDATE session SET status = ?, version = ?, amount = ?, currency = ?, order_id = ?, created_at = ?,
                     updated_at = ?, expires_at = ?, document = ?, events = events + ?
                 WHERE id = ? AND version = ?
                 RETURNING events
-                """), arguments: arguments)
-            guard lastEvent != nil else { throw StoreConflict.staleSession(id: sessionID!, expected: version) }
-        case nil:
-            break
+                """
+            case .writeAttempt: """
+                INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at
+                WHERE attempt.status IS NOT excluded.status OR attempt.due_at IS NOT excluded.due_at
+                """
+            case .nextEventNumber: "SELECT coalesce(max(number), 0) + 1 FROM event WHERE session_id = ?"
+            case .insertEvent: """
+                INSERT INTO event (session_id, at, type, attempt_id, status, provider_id, amount, currency, detail, number)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """
+            case .countEvents: "UPDATE session SET events = ? WHERE id = ?"
+            // A key is written when it is new, or filled in when an intent
+            // bound it to this same request and it has no answer yet.
+            case .writeKey: """
+                INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT(key) DO UPDATE SET body = excluded.body, reference = excluded.reference
+                WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
+                """
+            case .insertWebhook: "INSERT INTO webhook (provider_id, event_id, received_at) VALUES (?, ?, ?)"
+            }
+        }
+    }
+
+    /// Writes the change with `statements`, inside the batch's transaction.
+    /// Throws a ``StoreConflict`` having written nothing, or ``Partial``.
+    func write(_ statements: StatementSet<Statement>) throws -> [SessionEvent] {
+        // Conflicts first, before anything is written.
+        if let webhook, try statements.run(.webhookSeen, webhook.provider, webhook.eventID, then: { try $0.step() }) {
+            throw StoreConflict.duplicateWebhook(provider: webhook.provider, eventID: webhook.eventID)
+        }
+        // The number of the session's last event once this change is written.
+        var lastEvent: Int64?
+        if let session {
+            let version = session.readVersion + 1
+            if session.readVersion == 0 {
+                do {
+                    // A failed statement undoes itself: nothing is written.
+                    try statements.execute(
+                        .insertSession, session.id, session.status, version, session.amount, session.currency, session.orderID,
+                        session.createdAt, session.updatedAt, session.expiresAt, session.document, session.events)
+                } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+                    throw StoreConflict.staleSession(id: session.id, expected: 0)
+                }
+                lastEvent = Int64(session.events)
+            } else {
+                lastEvent = try statements.run(
+                    .updateSession, session.status, version, session.amount, session.currency, session.orderID,
+                    session.createdAt, session.updatedAt, session.expiresAt, session.document, session.events,
+                    session.id, session.readVersion
+                ) { statement in
+                    guard try statement.step() else { return nil }
+                    let count = statement.int64(0)
+                    try statement.execute()
+                    return count
+                }
+                guard lastEvent != nil else { throw StoreConflict.staleSession(id: session.id, expected: session.readVersion) }
+            }
         }
         do {
-            return try writeRest(db, lastEvent: lastEvent)
+            return try writeRest(statements, lastEvent: lastEvent)
         } catch {
             throw Partial(underlying: error)
         }
     }
 
-    private func writeRest(_ db: Database, lastEvent: Int64?) throws -> [SessionEvent] {
-        for arguments in attempts {
-            try db.cachedStatement(sql: """
-                INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at
-                WHERE attempt.status IS NOT excluded.status OR attempt.due_at IS NOT excluded.due_at
-                """).execute(arguments: arguments)
+    private func writeRest(_ statements: StatementSet<Statement>, lastEvent: Int64?) throws -> [SessionEvent] {
+        if let session {
+            for attempt in attempts {
+                try statements.execute(.writeAttempt, attempt.id, session.id, attempt.providerID, attempt.status, attempt.due)
+            }
         }
         // Each event takes the next number of its session, inside the
         // transaction of the single writer, so no other commit can take it:
@@ -138,44 +180,34 @@ struct PreparedChange: Sendable {
         // its row's count following.
         var stored = events
         var next: [String: Int64] = [:]
-        if let sessionID, let lastEvent { next[sessionID] = lastEvent - Int64(sessionEvents) + 1 }
+        if let session, let lastEvent { next[session.id] = lastEvent - Int64(session.events) + 1 }
         for index in stored.indices {
-            let session = stored[index].sessionID
+            let event = stored[index]
             let number: Int64
-            if let known = next[session] {
+            if let known = next[event.sessionID] {
                 number = known
             } else {
-                number = try Int64.fetchOne(db.cachedStatement(sql: "SELECT coalesce(max(number), 0) + 1 FROM event WHERE session_id = ?"),
-                                            arguments: [session]) ?? 1
+                number = try statements.run(.nextEventNumber, event.sessionID) { try $0.step() ? $0.int64(0) : 1 }
             }
-            try db.cachedStatement(sql: """
-                INSERT INTO event (session_id, at, type, attempt_id, status, provider_id, amount, currency, detail, number)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """).execute(arguments: eventArguments[index] + [number])
+            try statements.execute(
+                .insertEvent, event.sessionID, event.at.timeIntervalSince1970, event.type, event.attemptID, event.status,
+                event.providerID, event.amount?.value, event.amount?.currency, event.detail, number)
             stored[index].sequence = number
-            next[session] = number + 1
+            next[event.sessionID] = number + 1
         }
-        for (session, following) in next where session != sessionID {
-            try db.cachedStatement(sql: "UPDATE session SET events = ? WHERE id = ?").execute(arguments: [following - 1, session])
+        for (id, following) in next where id != session?.id {
+            try statements.execute(.countEvents, following - 1, id)
         }
-        if let answer { try writeKey(db, answer) }
+        if let answer {
+            // Else it was bound to another request, by another host (the engine checked first).
+            let written = try statements.execute(
+                .writeKey, answer.key, answer.fingerprint, answer.body, answer.reference, answer.createdAt.timeIntervalSince1970)
+            guard written == 1 else { throw StoreConflict.duplicateKey(answer.key) }
+        }
         if let webhook {
-            try db.cachedStatement(sql: "INSERT INTO webhook (provider_id, event_id, received_at) VALUES (?, ?, ?)")
-                .execute(arguments: webhook.arguments)
+            try statements.execute(.insertWebhook, webhook.provider, webhook.eventID, webhook.receivedAt)
         }
         return stored
-    }
-
-    /// A key is written when it is new, or filled in when an intent bound it
-    /// to this same request and it has no answer yet; else it was bound to
-    /// another request, by another host (the engine checked first).
-    private func writeKey(_ db: Database, _ answer: (key: String, arguments: StatementArguments)) throws {
-        try db.cachedStatement(sql: """
-            INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES (?, ?, ?, ?, ?)
-            ON CONFLICT(key) DO UPDATE SET body = excluded.body, reference = excluded.reference
-            WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
-            """).execute(arguments: answer.arguments)
-        guard db.changesCount == 1 else { throw StoreConflict.duplicateKey(answer.key) }
     }
 }
 
@@ -204,8 +236,23 @@ final class CommitBatcher: Sendable {
     /// The largest batch a transaction takes.
     private let maxBatch = 512
 
+    /// The change statements, on the writer's connection. Used only inside
+    /// `writer.writeWithoutTransaction`, which runs one block at a time, and
+    /// only by the one drain under way.
+    nonisolated(unsafe) private var statements: StatementSet<PreparedChange.Statement>?
+
     init(writer: any DatabaseWriter) {
         self.writer = writer
+    }
+
+    /// The change statements for `db`, the writer's connection (prepared there
+    /// on first use; GRDB keeps one writer connection for the database's life).
+    private func statements(for db: Database) throws -> StatementSet<PreparedChange.Statement> {
+        guard let connection = db.sqliteConnection else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the writer's connection is closed") }
+        if let statements, statements.connection == connection { return statements }
+        let made = StatementSet<PreparedChange.Statement>(borrowing: connection)
+        statements = made
+        return made
     }
 
     func submit(_ change: PreparedChange) async throws -> [SessionEvent] {
@@ -226,7 +273,8 @@ final class CommitBatcher: Sendable {
     /// statements: GRDB's `write` compiles them every time). Without
     /// savepoints, returns nil, having rolled back, if a change failed after
     /// writing part of itself.
-    private static func transaction(_ changes: [PreparedChange], _ db: Database, savepoints: Bool) throws -> [Result<[SessionEvent], Error>]? {
+    private func transaction(_ changes: [PreparedChange], _ db: Database, savepoints: Bool) throws -> [Result<[SessionEvent], Error>]? {
+        let statements = try statements(for: db)
         try db.cachedStatement(sql: "BEGIN IMMEDIATE").execute()
         do {
             var results: [Result<[SessionEvent], Error>] = []
@@ -236,7 +284,7 @@ final class CommitBatcher: Sendable {
                     try db.cachedStatement(sql: "SAVEPOINT change").execute()
                 }
                 do {
-                    results.append(.success(try change.write(db)))
+                    results.append(.success(try change.write(statements)))
                 } catch let conflict as StoreConflict {
                     results.append(.failure(conflict))
                 } catch let partial as PreparedChange.Partial {
@@ -276,7 +324,7 @@ final class CommitBatcher: Sendable {
                     // written without savepoints. If one does, the transaction
                     // is rolled back and the batch written again, each change in
                     // a savepoint that undoes it alone.
-                    try Self.transaction(changes, db, savepoints: false) ?? Self.transaction(changes, db, savepoints: true)!
+                    try self.transaction(changes, db, savepoints: false) ?? self.transaction(changes, db, savepoints: true)!
                 }
             } catch {
                 // The transaction itself failed (disk full, I/O error): nothing

@@ -1,29 +1,48 @@
 import GRDB
 import Synchronization
 
-/// A few read-only connections of its own for the store's point lookups.
+/// Read-only connections of the store's own for its point lookups.
 ///
-/// A lookup through `DatabasePool` checks a reader out of GRDB's pool, checks
-/// the schema version and hops through the reader's dispatch queue: together
-/// more than the one indexed SELECT it runs. Here a lookup takes a free
-/// connection from a short list under a lock and runs on the caller's thread.
-/// The lookups run as many at a time as there are connections; when all are
-/// taken (more threads than connections) a lookup waits for GRDB's pool.
+/// A lookup through GRDB checks a reader out of its pool, hops through the
+/// reader's dispatch queue and builds a cursor: together more than the one
+/// indexed SELECT it runs. Here a lookup takes a free connection from a list
+/// under a lock, and runs its prepared statement (``StatementSet``) on the
+/// caller's thread. A lookup that finds every connection taken opens another,
+/// kept for later: there are never more than the threads that look things up
+/// at once.
 final class Readers: Sendable {
-    private let connections: [DatabaseQueue]
-    private let free: Mutex<[Int]>
+    /// The lookups, each one indexed SELECT.
+    enum Lookup: Int, StatementKind {
+        case key, sessionDocument, sessionVersion, sessionOfAttempt
 
-    init(path: String, configuration: Configuration, count: Int) throws {
-        var configuration = configuration
-        configuration.readonly = true
-        connections = try (0..<count).map { _ in try DatabaseQueue(path: path, configuration: configuration) }
-        free = Mutex(Array(connections.indices))
+        var position: Int { rawValue }
+
+        var sql: String {
+            switch self {
+            case .key: "SELECT fingerprint, body, reference, created_at FROM idempotency WHERE key = ?"
+            case .sessionDocument: "SELECT document FROM session WHERE id = ?"
+            case .sessionVersion: "SELECT version FROM session WHERE id = ?"
+            case .sessionOfAttempt: "SELECT session_id FROM attempt WHERE id = ?"
+            }
+        }
     }
 
-    /// Runs `body` on a free connection, or returns nil when none is free.
-    func withConnection<T>(_ body: (Database) throws -> T) throws -> T? {
-        guard let index = free.withLock({ $0.popLast() }) else { return nil }
-        defer { free.withLock { $0.append(index) } }
-        return try connections[index].unsafeRead(body)
+    private let path: String
+    private let busyTimeoutMilliseconds: Int32
+    private let free: Mutex<[StatementSet<Lookup>]>
+
+    /// Opens `count` connections to the database at `path` (which exists).
+    init(path: String, busyTimeoutMilliseconds: Int32, count: Int) throws {
+        self.path = path
+        self.busyTimeoutMilliseconds = busyTimeoutMilliseconds
+        free = Mutex(try (0..<count).map { _ in try StatementSet<Lookup>(readOnly: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds) })
+    }
+
+    /// Runs `body` on a connection no one else is using.
+    func withConnection<T>(_ body: (StatementSet<Lookup>) throws -> T) throws -> T {
+        let connection = try free.withLock { $0.popLast() }
+            ?? StatementSet<Lookup>(readOnly: path, busyTimeoutMilliseconds: busyTimeoutMilliseconds)
+        defer { free.withLock { $0.append(connection) } }
+        return try body(connection)
     }
 }

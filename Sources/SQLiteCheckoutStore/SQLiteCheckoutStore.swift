@@ -33,7 +33,7 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     /// Opens (creating if needed) the database at `path` and migrates it.
     public convenience init(path: String) throws {
         var configuration = Configuration()
-        configuration.busyMode = .timeout(10)
+        configuration.busyMode = .timeout(10)  // the lookup connections' too (Readers)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.writerLimitPages)")
@@ -41,7 +41,7 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
         try FileManager.default.createDirectory(
             at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         let pool = try DatabasePool(path: path, configuration: configuration)
-        try self.init(writer: pool, readers: Readers(path: path, configuration: configuration, count: 4))
+        try self.init(writer: pool, readers: Readers(path: path, busyTimeoutMilliseconds: 10_000, count: 4))
         let checkpoints = try Checkpointer(path: path, configuration: configuration)
         checkpointer.withLock { $0 = checkpoints }
     }
@@ -75,34 +75,24 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     }
 
     public func session(_ id: String) async throws -> Session? {
-        let document = try lookup { db in
-            try Data.fetchOne(db.cachedStatement(sql: "SELECT document FROM session WHERE id = ?"), arguments: [id])
-        }
+        let document = try lookup { try $0.run(.sessionDocument, id) { try $0.step() ? $0.data(0) : nil } }
         return try document.map { try DocumentCoding.decode(Session.self, from: $0) }
     }
 
     public func sessionVersion(_ id: String) async throws -> Int? {
-        try lookup { db in
-            try Int.fetchOne(db.cachedStatement(sql: "SELECT version FROM session WHERE id = ?"), arguments: [id])
-        }
+        try lookup { try $0.run(.sessionVersion, id) { try $0.step() ? Int($0.int64(0)) : nil } }
     }
 
     public func sessionID(ofAttempt attemptID: String) async throws -> String? {
-        try lookup { db in
-            try String.fetchOne(db.cachedStatement(sql: "SELECT session_id FROM attempt WHERE id = ?"), arguments: [attemptID])
-        }
+        try lookup { try $0.run(.sessionOfAttempt, attemptID) { try $0.step() ? $0.text(0) : nil } }
     }
 
     public func answer(forKey key: String) async throws -> IdempotentAnswer? {
-        try lookup { db in
-            // Nearly every key is new: that answer comes from one column, read
-            // without building a row.
-            guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM idempotency WHERE key = ?"), arguments: [key]) == true else {
-                return nil
-            }
-            return try Row.fetchOne(db.cachedStatement(sql: "SELECT fingerprint, body, reference, created_at FROM idempotency WHERE key = ?"), arguments: [key]).map {
-                IdempotentAnswer(key: key, fingerprint: $0["fingerprint"], body: $0["body"], reference: $0["reference"],
-                                 createdAt: Date(timeIntervalSince1970: $0["created_at"]))
+        try lookup { connection in
+            try connection.run(.key, key) { row in
+                guard try row.step() else { return nil }
+                return IdempotentAnswer(key: key, fingerprint: row.text(0) ?? "", body: row.data(1), reference: row.text(2),
+                                        createdAt: Date(timeIntervalSince1970: row.double(3)))
             }
         }
     }
@@ -110,12 +100,14 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     /// A point lookup by primary key: one SELECT, which SQLite runs in its own
     /// read transaction (so it needs no explicit one), on the calling thread
     /// and a free lookup connection. Such a read takes microseconds; a hop to
-    /// a reader's queue and back costs more than the read itself.
-    private func lookup<T>(_ body: (Database) throws -> T) throws -> T {
-        if let readers, let found = try readers.withConnection(body) {
-            return found
+    /// a reader's queue and back costs more than the read itself. (A store in
+    /// memory has no lookup connections: its lookups borrow its one.)
+    private func lookup<T>(_ body: (StatementSet<Readers.Lookup>) throws -> T) throws -> T {
+        if let readers { return try readers.withConnection(body) }
+        return try writer.unsafeRead { db in
+            guard let connection = db.sqliteConnection else { throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "the store is closed") }
+            return try body(StatementSet(borrowing: connection))
         }
-        return try writer.unsafeRead(body)
     }
 
     public func events(ofSession id: String, after: Int64) async throws -> [SessionEvent] {

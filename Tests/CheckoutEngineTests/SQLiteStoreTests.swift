@@ -44,6 +44,34 @@ import Testing
         #expect(try await store.session("s")?.version == 2)
     }
 
+    /// The store binds and reads its hot statements through SQLite's C API
+    /// (StatementSet): empty values must stay empty, not turn into NULL. An
+    /// empty answer read back as nil would make an answered key look like an
+    /// intent with no answer yet.
+    @Test(arguments: [true, false])
+    func valuesComeBackExactlyAsWrittenEmptyIsNotNull(onDisk: Bool) async throws {
+        let store = onDisk ? try SQLiteCheckoutStore(path: temporaryPath()) : try SQLiteCheckoutStore.inMemory()
+        let session = try Session(id: "s-é", amount: Money(value: 9_007_199_254_740_993, currency: "SAR"), country: nil,
+                                  orderID: "", capture: .automatic)
+        _ = try await store.commit(StoreChange(
+            session: session, events: [SessionEvent(sessionID: "s-é", at: Date(), type: "session.created", detail: "")],
+            answer: IdempotentAnswer(key: "k", fingerprint: "f", body: Data(), reference: "", createdAt: Date(timeIntervalSince1970: 1.5))))
+        let stored = try #require(try await store.session("s-é"))
+        #expect(stored.orderID == "" && stored.amount.value == 9_007_199_254_740_993 && stored.version == 1)
+        #expect(try await store.sessionVersion("s-é") == 1)
+        let answer = try #require(try await store.answer(forKey: "k"))
+        #expect(answer.body == Data() && answer.reference == "" && answer.fingerprint == "f" && answer.createdAt.timeIntervalSince1970 == 1.5)
+        #expect(try await store.answer(forKey: "absent") == nil)
+        #expect(try await store.session("absent") == nil)
+        #expect(try await store.sessionVersion("absent") == nil)
+        let event = try #require(try await store.events(ofSession: "s-é", after: 0).first)
+        #expect(event.detail == "" && event.attemptID == nil && event.amount == nil)
+        let nulls = try await store.writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT order_id IS NULL AS o, typeof(document) AS d FROM session WHERE id = 's-é'")
+        }
+        #expect(nulls?["o"] == false && nulls?["d"] == "blob")
+    }
+
     @Test func concurrentCommitsAreGroupedAndEachIsAnsweredWithItsOwnOutcome() async throws {
         let store = try SQLiteCheckoutStore(path: temporaryPath())
         try await withThrowingTaskGroup(of: Void.self) { group in
