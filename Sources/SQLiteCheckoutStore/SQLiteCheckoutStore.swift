@@ -11,10 +11,11 @@ import Synchronization
 ///   written together in the next one, which pays one fsync for many payments.
 ///   A refused change (a conflict, found before it writes anything) or a
 ///   failed one (undone alone, see ``CommitBatcher``) never takes the others
-///   down. The writer thread only binds and steps: documents are encoded and
-///   statement arguments built by each submitter, statements are cached.
-/// - Point lookups run on the calling thread, on read-only connections of the
-///   store's own (``Readers``); ids are time-ordered, so new rows land at the
+///   down. The writer thread only binds and steps: documents are encoded by
+///   each submitter, and the hot statements, prepared once, are bound from
+///   typed values through SQLite's C API (``StatementSet``).
+/// - Point lookups run on the calling thread, on raw read-only connections of
+///   the store's own (``Readers``); ids are time-ordered, so new rows land at the
 ///   right edge of each index.
 /// - Sessions are JSON documents (they hold no instrument, so no card data);
 ///   attempts are indexed beside them for payment lookups and reconciliation;
@@ -41,6 +42,11 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
         try FileManager.default.createDirectory(
             at: URL(fileURLWithPath: path).deletingLastPathComponent(), withIntermediateDirectories: true)
         let pool = try DatabasePool(path: path, configuration: configuration)
+        // GRDB sets `synchronous = NORMAL` on the writer when it turns WAL on,
+        // after `prepareDatabase`: a commit would then reach the disk only at
+        // the next checkpoint, and a payment acknowledged after its commit
+        // could be lost with the machine. Back to FULL: each commit is synced.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         try self.init(writer: pool, readers: Readers(path: path, busyTimeoutMilliseconds: 10_000, count: 4))
         let checkpoints = try Checkpointer(path: path, configuration: configuration)
         checkpointer.withLock { $0 = checkpoints }

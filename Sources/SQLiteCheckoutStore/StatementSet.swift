@@ -15,7 +15,10 @@ import GRDBSQLite
 /// in between (a parameter pack), stepped, and reset.
 ///
 /// Transactions (`BEGIN`, `COMMIT`, savepoints) stay with GRDB, which tracks
-/// them; the statements here only read and write rows.
+/// them; the statements here only read and write rows. GRDB does not see
+/// those writes: a transaction observer or a `ValueObservation` added on the
+/// store's writer would miss them (the store registers none). The store owns
+/// its writer: the writer's statements are finalized when the store goes.
 protocol StatementKind: CaseIterable, Sendable {
     /// Its place in `allCases` (0, 1, 2, ...).
     var position: Int { get }
@@ -176,6 +179,11 @@ final class StatementSet<Kind: StatementKind>: @unchecked Sendable {
             index += 1
             let code = value.bind(to: statement.handle, at: index)
             guard code == SQLITE_OK else { throw statement.error(code) }
+        }
+        // A reset keeps the last call's bindings: one value too few would
+        // reuse another session's id or key.
+        guard index == sqlite3_bind_parameter_count(statement.handle) else {
+            throw DatabaseError(resultCode: .SQLITE_MISUSE, message: "\(index) values for \(sqlite3_bind_parameter_count(statement.handle)) parameters", sql: kind.sql)
         }
         return try body(statement)
     }
