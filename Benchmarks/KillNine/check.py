@@ -107,6 +107,10 @@ print("requests sent %d, answered %d, unanswered at the kill %d (sent again: %d 
     len(sent), len(answered), len(unanswered), retried["sessions"], retried["attempts"], retried["refused"]))
 print("attempts in the store %d (succeeded %d), charges at the mock %d, payments acknowledged %d; settled %.1f s after the checks began" % (
     len(attempts), sum(1 for _, s in attempts.values() if s == "succeeded"), sum(charges.values()), len(acknowledged), settled_after))
+statuses = {}
+for _, status in attempts.values():
+    statuses[status] = statuses.get(status, 0) + 1
+print("attempts by status: " + ", ".join("%s %d" % item for item in sorted(statuses.items())))
 print("lost %d, double-charged %d, still pending %d" % (len(lost), len(double), pending))
 for attempt_id in sorted(lost):
     print("  lost: %s (store: %s, mock charges: %d)" % (attempt_id, attempts.get(attempt_id), charges.get(attempt_id, 0)))
