@@ -26,6 +26,8 @@ struct FabricatedAdapter {
     var egressURL: String?
     /// When set, `cancel` does not return until a file exists at this path.
     var cancelWaitsFor: String?
+    /// invoke blocks (polling) until a file exists at this path, then goes on.
+    var invokeWaitsFor: String?
 
     var source: String {
         """
@@ -79,6 +81,8 @@ struct FabricatedAdapter {
             (void)req; (void)len;
             if (op != GW_OP_AUTHORIZE && op != GW_OP_VERIFY) return GW_E_UNSUPPORTED;
             if (\(invokeStatus) != 0) return (gw_status)\(invokeStatus);
+            const char *invoke_waits_for = \(invokeWaitsFor.map { "\"\($0)\"" } ?? "NULL");
+            while (invoke_waits_for && access(invoke_waits_for, F_OK) != 0) { struct timespec t = {0, 1000000}; nanosleep(&t, NULL); }
             const char *url = \(egressURL.map { "\"\($0)\"" } ?? "NULL");
             if (url && op == GW_OP_AUTHORIZE) {
                 char request[512];

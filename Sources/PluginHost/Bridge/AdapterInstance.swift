@@ -36,6 +36,8 @@ public final class AdapterInstance: Sendable {
     /// Where the host's own calls into the adapter (cancels) run: never on
     /// the deadline sweeper's thread or a caller's.
     let hostCalls: AdapterCallQueue
+    /// The invokes running in the adapter now (to report one that blocks).
+    let invokes: InvokeWatch
     /// Set by ``shutdown(grace:)``: no new calls.
     private let closed = Atomic<Bool>(false)
 
@@ -61,21 +63,33 @@ public final class AdapterInstance: Sendable {
                 Only "isolation": "process" (not offered by this host yet) could contain it
                 """)
         }
+        invokes = InvokeWatch { callID, elapsed in
+            logger.error("""
+                adapter \(id): its invoke of call \(callID) has not returned after \(elapsed / 1_000_000) ms (the bound is \(AdapterCallQueue.blockedBound / 1_000_000) ms). \
+                invoke must return at once and finish its work elsewhere; in process, this one holds one of the host's threads until it returns \
+                and the host can only report it. Only "isolation": "process" (not offered by this host yet) could contain it
+                """)
+        }
         let cancel = functions.cancel
         let pointer = self.instance
         let queue = hostCalls
+        let invokes = self.invokes
         // Timed-out calls are cancelled in the adapter, on its own queue (the
         // instance is never freed while it owes completions or a queued
         // cancel, so the pointer stays valid).
         if let cancel {
             context.calls.onTimeout { callID in queue.enqueue("cancel") { cancel.callVoid(pointer.pointer, callID) } }
         }
-        context.calls.watch { now in queue.checkBlocked(now: now) }
+        context.calls.watch { now in
+            queue.checkBlocked(now: now)
+            invokes.checkBlocked(now: now)
+        }
     }
 
-    /// Cancels (and later host calls) that ran longer than the documented
-    /// bound: each is logged once, naming `"isolation": "process"` as the remedy.
-    public var blockedCalls: Int { hostCalls.blockedCount }
+    /// Calls into the adapter (invokes, cancels) that ran longer than the
+    /// documented bound: each is logged once, naming `"isolation": "process"`
+    /// as the remedy.
+    public var blockedCalls: Int { hostCalls.blockedCount + invokes.blockedCount }
 
     /// Invokes `operation` with a request document and waits for its outcome.
     ///
@@ -95,8 +109,10 @@ public final class AdapterInstance: Sendable {
                     calls.resolve(callID, with: .refused(status: ABIStatus.cancelled.rawValue))
                     return
                 }
-                let status = payload.withUnsafeBytes { bytes in
-                    functions.invoke.callInvoke(instance.pointer, callID, operation.code, bytes.baseAddress, bytes.count)
+                let status = invokes.watching(callID) {
+                    payload.withUnsafeBytes { bytes in
+                        functions.invoke.callInvoke(instance.pointer, callID, operation.code, bytes.baseAddress, bytes.count)
+                    }
                 }
                 if status != 0 { calls.refused(callID, status: status) }
             }

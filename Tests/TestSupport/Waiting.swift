@@ -1,0 +1,62 @@
+import Foundation
+
+/// Waits until `condition` holds, checking it every few milliseconds, for at
+/// most `limit`; returns whether it held. For a state no event announces (a
+/// counter another thread raises); where there is an event (a stream, a
+/// continuation), wait for that instead.
+public func waitUntil(within limit: Duration = .seconds(30), _ condition: () -> Bool) async throws -> Bool {
+    let clock = ContinuousClock()
+    let end = clock.now + limit
+    while !condition() {
+        guard clock.now < end else { return false }
+        try await clock.sleep(until: clock.now + .milliseconds(10))
+    }
+    return true
+}
+
+/// A task executor with a thread of its own: a task that prefers it runs its
+/// synchronous stretches there, so a test can make a call that blocks (an
+/// adapter's `invoke` that does not return) without holding one of the few
+/// threads Swift concurrency runs every test on. The thread ends with the
+/// executor's last job once ``finish()`` is called.
+public final class ThreadExecutor: TaskExecutor, @unchecked Sendable {
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+    private var finished = false
+
+    public init(name: String) {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// The thread ends once the jobs queued so far have run.
+    public func finish() {
+        condition.lock()
+        finished = true
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty && !finished { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
+    }
+}
