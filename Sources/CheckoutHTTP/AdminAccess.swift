@@ -64,21 +64,20 @@ extension CheckoutAPI {
         group.add(middleware: AdminMiddleware(access: access))
 
         group.post("/providers/:id/enable") { _, context -> Response in
-            try Self.setEnabled(true, provider: try context.parameters.require("id"), gateway: gateway)
+            try await Self.setEnabled(true, provider: try context.parameters.require("id"), gateway: gateway)
         }
         group.post("/providers/:id/disable") { _, context -> Response in
-            try Self.setEnabled(false, provider: try context.parameters.require("id"), gateway: gateway)
+            try await Self.setEnabled(false, provider: try context.parameters.require("id"), gateway: gateway)
         }
         group.post("/reload") { _, _ -> Response in
-            let report = try gateway.manifests.reload()
+            let report = try await gateway.manifests.reload()
             return Self.json(Self.reloadJSON(report, gateway: gateway))
         }
     }
 
-    static func setEnabled(_ enabled: Bool, provider: String, gateway: PaymentGateway) throws -> Response {
+    static func setEnabled(_ enabled: Bool, provider: String, gateway: PaymentGateway) async throws -> Response {
         let directory = gateway.configuration.manifests
-        let files = (try? ManifestFile.list(in: directory)) ?? []
-        guard let url = files.first(where: { (try? ManifestFile.read($0).get())?.id == provider }) else {
+        guard let url = (try? ManifestCatalogue.scan(directory))?.owner(of: provider)?.url else {
             throw ProblemError(code: "not_found", detail: "no valid manifest with id \"\(provider)\" in \(directory.path)")
         }
         let original = try String(contentsOf: url, encoding: .utf8)
@@ -92,7 +91,7 @@ extension CheckoutAPI {
             throw ProblemError(code: "invalid_request", detail: "\(url.lastPathComponent): the edited manifest would not be valid; nothing was written")
         }
         if edited != original { try AtomicFile.write(Data(edited.utf8), to: url) }
-        let report = try gateway.manifests.reload()
+        let report = try await gateway.manifests.reload()
         return json(reloadJSON(report, gateway: gateway))
     }
 

@@ -93,7 +93,7 @@ public struct CheckoutServer: Sendable {
         let logger = self.logger
         source.setEventHandler {
             do {
-                let report = try manifests.reload()
+                let report = try manifests.reloadNow()
                 logger.info("SIGHUP: manifests reloaded (applied \(report.applied), removed \(report.removed), refused \(report.refused))")
             } catch {
                 logger.error("SIGHUP: cannot read the manifests folder: \(error)")

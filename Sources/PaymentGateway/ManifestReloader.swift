@@ -60,41 +60,47 @@ public final class ManifestReloader: Sendable {
         self.logger = logger
     }
 
-    /// Reads the folder and applies what changed. Throws only when the folder
-    /// itself cannot be read (then nothing changes).
+    /// Where reloads run: opening a library and creating its adapter run
+    /// adapter code that may block, so never on a Swift concurrency thread
+    /// (two of them on a 2-core machine are the whole pool). One at a time.
+    private static let loading = DispatchQueue(label: "manifest-loading")
+
+    /// Reads the folder and applies what changed, on the loading queue (the
+    /// caller's task waits without holding its thread). Throws only when the
+    /// folder itself cannot be read (then nothing changes).
     @discardableResult
-    public func reload() throws -> Report {
+    public func reload() async throws -> Report {
+        try await withCheckedThrowingContinuation { continuation in
+            Self.loading.async { continuation.resume(with: Result { try self.reloadNow() }) }
+        }
+    }
+
+    /// ``reload()`` on the calling thread: for the host's first load, before
+    /// it serves, and for callers already off the concurrency pool (SIGHUP).
+    @discardableResult
+    public func reloadNow() throws -> Report {
         try running.withLock { _ in try reloadLocked() }
     }
 
     private func reloadLocked() throws -> Report {
-        let files = try ManifestFile.list(in: directory)
+        let catalogue = try ManifestCatalogue.scan(directory)
         var previous = entries.withLock { $0 }
         var next: [String: Entry] = [:]
         var records: [ProviderRecord] = []
         var report = Report()
-        // Which file each id is, decided before anything is loaded, by the
-        // registry's rule: the first valid manifest, in file order, that names
-        // it. A later file naming it is refused as a duplicate and its library
-        // never opened (it was once loaded, created and dropped).
-        var owner: [String: String] = [:]
-        var idOfFile: [String: String] = [:]
-        for url in files {
-            guard case .success(let manifest) = ManifestFile.read(url) else { continue }
-            idOfFile[url.path] = manifest.id
-            if owner[manifest.id] == nil { owner[manifest.id] = url.path }
-        }
-        for url in files {
+        // Which file each id is was decided by the scan, before anything is
+        // loaded (the first valid manifest, in file order, that names it): a
+        // duplicate is refused and its library never opened.
+        for file in catalogue.entries {
+            let url = file.url
             let name = url.lastPathComponent
-            guard let bytes = try? Data(contentsOf: url) else { continue }
+            guard let bytes = file.bytes else { continue }
             let old = previous.removeValue(forKey: url.path)
             var entry: Entry
-            if let id = idOfFile[url.path], let first = owner[id], first != url.path {
-                var record = ProviderRegistry.validatedRecord(at: url)
-                record.state = .refused
-                record.failure = .duplicateID(id: id, firstManifest: first)
+            if file.duplicateOf != nil {
+                let record = ProviderRegistry.record(of: file)
                 if old == nil || old?.seen != bytes || old?.record.state != .refused {
-                    let reason = "\(record.failure!)"
+                    let reason = record.failure.map { "\($0)" } ?? "refused"
                     report.refused.append(Refusal(file: name, reason: reason, keptLastGood: false))
                     logger.error("manifest \(url.path) refused: \(reason)")
                 }
@@ -105,7 +111,8 @@ public final class ManifestReloader: Sendable {
             if let old, old.seen == bytes {
                 entry = old
             } else {
-                let record = ProviderRegistry.load(manifestAt: url, loader: loader, sandbox: sandbox)
+                // Loaded from the bytes the scan read (the same that `seen` keeps).
+                let record = ProviderRegistry.load(file, loader: loader, sandbox: sandbox)
                 if record.state == .refused, let old, old.record.state != .refused {
                     let reason = record.failure.map { "\($0)" } ?? "refused"
                     report.refused.append(Refusal(file: name, reason: reason, keptLastGood: true))
@@ -159,7 +166,7 @@ public struct ManifestWatcher: Sendable {
     public func run() async {
         while !Task.isCancelled {
             do {
-                try reloader.reload()
+                try await reloader.reload()
             } catch {
                 logger.error("cannot read the manifests folder: \(error); providers stay as they are")
             }

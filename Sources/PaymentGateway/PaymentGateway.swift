@@ -66,7 +66,7 @@ public final class PaymentGateway: Service, Sendable {
         providers = HostedProviders(observer: configuration.callObserver)
         manifests = ManifestReloader(directory: configuration.manifests, loader: loader, providers: providers,
                                      sandbox: configuration.sandbox, logger: logger)
-        try manifests.reload()
+        try manifests.reloadNow()
         let fingerprintKey = try SecretKeyFile.load(configuration.data.appendingPathComponent("idempotency.key"))
         checkout = Checkout(store: store, providers: providers, fingerprintKey: fingerprintKey, configuration: configuration.checkout, logger: logger)
     }

@@ -9,19 +9,13 @@ enum ManifestEdits {
     /// The manifest file whose `id` is `provider`.
     static func find(provider: String, host: HostOptions) throws -> (URL, Manifest) {
         let directory = HostSetup.manifestsURL(host)
-        let files: [URL]
-        do { files = try ManifestFile.list(in: directory) }
+        let catalogue: ManifestCatalogue
+        do { catalogue = try ManifestCatalogue.scan(directory) }
         catch { throw ValidationError("cannot read the manifests folder \(directory.path): \(error.localizedDescription)") }
-        var broken: [String] = []
-        for url in files {
-            switch ManifestFile.read(url) {
-            case .success(let manifest) where manifest.id == provider: return (url, manifest)
-            case .success: continue
-            case .failure(let failure): broken.append("\(url.lastPathComponent): \(failure)")
-            }
-        }
+        if let owner = catalogue.owner(of: provider), let manifest = owner.manifest { return (owner.url, manifest) }
         var message = "no valid manifest with id \"\(provider)\" in \(directory.path)"
-        if !broken.isEmpty { message += "\n(invalid manifests there: " + broken.joined(separator: "; ") + ")" }
+        let invalid = catalogue.invalid
+        if !invalid.isEmpty { message += "\n(invalid manifests there: " + invalid.map { "\($0.file): \($0.failure)" }.joined(separator: "; ") + ")" }
         throw ValidationError(message)
     }
 

@@ -39,7 +39,7 @@ import TestSupport
 
         // Edited while running: still a duplicate, reported as one, and mock keeps serving.
         try Data((duplicate + "\n").utf8).write(to: manifests.appendingPathComponent("zz-mock-again.json"))
-        let report = try gateway.manifests.reload()
+        let report = try await gateway.manifests.reload()
         #expect(report.refused.map(\.file) == ["zz-mock-again.json"] && report.refused.first?.reason.contains("already used") == true,
                 "\(report.refused)")
         #expect(record("mock.json")?.state == .loaded && record("mock.json")?.adapter != nil)

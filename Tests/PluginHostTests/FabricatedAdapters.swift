@@ -28,6 +28,8 @@ struct FabricatedAdapter {
     var cancelWaitsFor: String?
     /// invoke blocks (polling) until a file exists at this path, then goes on.
     var invokeWaitsFor: String?
+    /// create writes `<path>.entered`, then blocks until a file exists at this path.
+    var createWaitsFor: String?
 
     var source: String {
         """
@@ -65,6 +67,14 @@ struct FabricatedAdapter {
                 const char *m = "fab: the merchant account is not configured";
                 *err = (uint8_t *)strdup(m); *err_len = strlen(m);
                 return GW_E_INTERNAL;
+            }
+            const char *create_waits_for = \(createWaitsFor.map { "\"\($0)\"" } ?? "NULL");
+            if (create_waits_for) {
+                char entered[1024];
+                snprintf(entered, sizeof entered, "%s.entered", create_waits_for);
+                FILE *mark = fopen(entered, "w");
+                if (mark) fclose(mark);
+                while (access(create_waits_for, F_OK) != 0) { struct timespec t = {0, 1000000}; nanosleep(&t, NULL); }
             }
             gw_instance *inst = calloc(1, sizeof *inst);
             inst->host = host;

@@ -6,6 +6,11 @@ public enum ManifestFile {
         let data: Data
         do { data = try Data(contentsOf: url) }
         catch { return .failure(.unreadableManifest(detail: error.localizedDescription)) }
+        return validate(data)
+    }
+
+    /// Validates the bytes of a manifest file already read.
+    public static func validate(_ data: Data) -> Result<Manifest, LoadFailure> {
         switch ManifestValidator.validate(data) {
         case .valid(let manifest): return .success(manifest)
         case .malformed(let detail): return .failure(.malformedJSON(detail: detail))

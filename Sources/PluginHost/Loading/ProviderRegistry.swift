@@ -27,53 +27,51 @@ public struct ProviderRecord: Sendable {
 /// the others: each becomes a ``ProviderRecord`` with its own state.
 public enum ProviderRegistry {
     public static func load(directory: URL, loader: AdapterLoader) throws -> [ProviderRecord] {
-        var records: [ProviderRecord] = []
-        var firstFileByID: [String: String] = [:]
-        for url in try ManifestFile.list(in: directory) {
-            var record = read(url)
-            if let manifest = record.manifest {
-                if let first = firstFileByID[manifest.id] {
-                    record.failure = .duplicateID(id: manifest.id, firstManifest: first)
-                } else {
-                    firstFileByID[manifest.id] = url.path
-                    record = load(record, manifest: manifest, url: url, loader: loader)
-                }
-            }
-            if let failure = record.failure { loader.logger.warning("refused \(url.path): \(failure)") }
-            records.append(record)
+        try ManifestCatalogue.scan(directory).entries.map { entry in
+            let record = load(entry, loader: loader)
+            if let failure = record.failure { loader.logger.warning("refused \(entry.url.path): \(failure)") }
+            return record
         }
-        return records
     }
 
-    /// Loads one manifest file on its own (for `gateway plugin check` and the
-    /// live reloader), in sandbox mode when `sandbox` is given.
+    /// Loads the manifest of one catalogue entry, as read by the scan (a
+    /// duplicate is refused without its library being opened), in sandbox
+    /// mode when `sandbox` is given.
+    public static func load(_ entry: ManifestCatalogue.Entry, loader: AdapterLoader, sandbox: SandboxOverlay? = nil) -> ProviderRecord {
+        let record = record(of: entry)
+        guard entry.duplicateOf == nil, let manifest = entry.manifest else { return record }
+        return load(record, manifest: manifest, url: entry.url, loader: loader, sandbox: sandbox)
+    }
+
+    /// Loads one manifest file on its own (for `gateway plugin check`), in
+    /// sandbox mode when `sandbox` is given.
     public static func load(manifestAt url: URL, loader: AdapterLoader, sandbox: SandboxOverlay? = nil) -> ProviderRecord {
-        var record = read(url)
-        guard var manifest = record.manifest else { return record }
-        if let sandbox {
-            do {
-                manifest = try sandbox.apply(to: manifest)
-            } catch {
-                record.failure = .sandboxUnavailable("\(error)")
-                return record
-            }
-            record.enabled = manifest.enabled
-            record.manifest = manifest
-        }
-        return load(record, manifest: manifest, url: url, loader: loader)
+        let record = validatedRecord(at: url)
+        guard let manifest = record.manifest else { return record }
+        return load(record, manifest: manifest, url: url, loader: loader, sandbox: sandbox)
     }
 
     /// The record of a manifest file as validated, before anything is loaded
     /// (refused, with the reason, when it is not a valid manifest).
-    public static func validatedRecord(at url: URL) -> ProviderRecord { read(url) }
+    public static func validatedRecord(at url: URL) -> ProviderRecord {
+        let bytes = try? Data(contentsOf: url)
+        return record(url: url, reading: bytes.map(ManifestFile.validate) ?? ManifestFile.read(url), bytes: bytes)
+    }
 
-    /// The record of a manifest file as validated, before anything is loaded.
-    private static func read(_ url: URL) -> ProviderRecord {
+    /// The record of a catalogue entry before anything is loaded (refused,
+    /// with the reason, when it is invalid or a duplicate).
+    public static func record(of entry: ManifestCatalogue.Entry) -> ProviderRecord {
+        var record = record(url: entry.url, reading: entry.reading, bytes: entry.bytes)
+        record.failure = entry.failure
+        return record
+    }
+
+    private static func record(url: URL, reading: Result<Manifest, LoadFailure>, bytes: Data?) -> ProviderRecord {
         var record = ProviderRecord(manifestPath: url.path, state: .refused, methods: [])
-        switch ManifestFile.read(url) {
+        switch reading {
         case .failure(let failure):
             record.failure = failure
-            record.id = bestEffortID(url)
+            record.id = bytes.flatMap(bestEffortID)
         case .success(let manifest):
             record.id = manifest.id
             record.version = manifest.version
@@ -84,8 +82,20 @@ public enum ProviderRegistry {
         return record
     }
 
-    private static func load(_ record: ProviderRecord, manifest: Manifest, url: URL, loader: AdapterLoader) -> ProviderRecord {
+    private static func load(_ record: ProviderRecord, manifest: Manifest, url: URL, loader: AdapterLoader,
+                             sandbox: SandboxOverlay?) -> ProviderRecord {
         var record = record
+        var manifest = manifest
+        if let sandbox {
+            do {
+                manifest = try sandbox.apply(to: manifest)
+            } catch {
+                record.failure = .sandboxUnavailable("\(error)")
+                return record
+            }
+            record.enabled = manifest.enabled
+            record.manifest = manifest
+        }
         guard manifest.enabled else {
             record.state = .disabled
             return record
@@ -101,9 +111,8 @@ public enum ProviderRegistry {
     }
 
     /// The `id` of a manifest that failed validation, when it has a usable one.
-    private static func bestEffortID(_ url: URL) -> String? {
-        guard let data = try? Data(contentsOf: url),
-              case .object(let root)? = try? JSONDocument.parse(data),
+    private static func bestEffortID(_ data: Data) -> String? {
+        guard case .object(let root)? = try? JSONDocument.parse(data),
               case .string(let id)? = root["id"] else { return nil }
         return id
     }

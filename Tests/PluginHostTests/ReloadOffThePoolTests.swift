@@ -1,0 +1,42 @@
+import Dispatch
+import Foundation
+import PaymentGateway
+import Testing
+
+/// Loading runs adapter code (`dlopen`'s constructors, `create`) that may
+/// block. A live reload (the manifest poller, SIGHUP, the admin API) runs it
+/// on a queue of its own, never on a Swift concurrency thread: two reloads
+/// waiting on a slow `create` used to hold both threads of a 2-core machine,
+/// and nothing else in the host could run until it returned.
+@Suite struct ReloadOffThePoolTests {
+    @Test func reloadsWaitingOnASlowCreateHoldNoConcurrencyThread() async throws {
+        let staging = try ManifestFolder(copyShipped: false)
+        let release = staging.root.appendingPathComponent("release-create")
+        let manifest = try await FabricatedAdapter(id: "slow", createWaitsFor: release.path).install(in: staging, manifestName: "slow.json")
+        let folder = try ManifestFolder(copyShipped: false)
+        var configuration = PaymentGateway.Configuration(manifests: folder.manifests.path, data: folder.root.appendingPathComponent("data").path)
+        configuration.libraries = folder.store
+        configuration.reconcileInterval = .seconds(3600)
+        let gateway = try PaymentGateway(configuration: configuration)
+        // Whatever happens, create is released in the end, from a thread that is
+        // not the pool's (so the old behaviour fails the test, not hangs it).
+        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { FileManager.default.createFile(atPath: release.path, contents: nil) }
+
+        try FileManager.default.copyItem(at: manifest, to: folder.manifests.appendingPathComponent("slow.json"))
+        async let first = gateway.manifests.reload()
+        async let second = gateway.manifests.reload()
+        #expect(try await waitUntil { FileManager.default.fileExists(atPath: release.path + ".entered") }, "create never began")
+
+        // With create blocked and a second reload waiting behind it, a task
+        // that needs a concurrency thread still runs at once.
+        let ranBeforeRelease = await Task.detached { !FileManager.default.fileExists(atPath: release.path) }.value
+        #expect(ranBeforeRelease, "the reloads held the concurrency threads until create returned")
+
+        FileManager.default.createFile(atPath: release.path, contents: nil)
+        let reports = try await [first, second]
+        // One of them loaded it; the other (whichever ran second) found nothing new.
+        #expect(reports.map(\.applied).sorted { $0.count < $1.count } == [[], ["slow.json"]])
+        #expect(gateway.providerRecords.map(\.id) == ["slow"] && gateway.providerRecords.first?.state == .loaded)
+        await gateway.shutdown()
+    }
+}
