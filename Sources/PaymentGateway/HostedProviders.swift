@@ -23,8 +23,17 @@ public final class HostedProviders: ProviderDirectory, Sendable {
     }
 
     /// Makes `records` the current set.
+    ///
+    /// An instance no id can reach any more (replaced by a new instance of
+    /// its provider: an upgrade, or any change to its manifest) is drained:
+    /// the calls in flight on it finish there (within its manifest's timeout
+    /// and a margin, then they are cancelled), and it is destroyed; an
+    /// in-process library stays mapped. An instance whose provider has no
+    /// new one (disabled, removed, refused) stays, for its attempts' later
+    /// operations and reconciliation.
     public func replace(with records: [ProviderRecord]) {
-        state.withLock { state in
+        let unreachable: [AdapterInstance] = state.withLock { state in
+            let before = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
             for (id, provider) in state.providers { state.retired[id] = provider }
             state.records = records
             state.providers = [:]
@@ -38,6 +47,17 @@ public final class HostedProviders: ProviderDirectory, Sendable {
                     state.profiles.append(ProviderProfile(manifest: manifest))
                 }
             }
+            // A retired instance is reachable only while its id has no current one.
+            for id in state.retired.keys where state.providers[id] != nil { state.retired[id] = nil }
+            let reachable = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
+            var seen: Set<ObjectIdentifier> = []
+            return before.filter { adapter in
+                !reachable.contains { $0 === adapter } && seen.insert(ObjectIdentifier(adapter)).inserted
+            }
+        }
+        for adapter in unreachable {
+            let grace = Duration.milliseconds(adapter.manifest.timeoutMilliseconds) + .seconds(5)
+            Task.detached { await adapter.shutdown(grace: grace) }
         }
     }
 

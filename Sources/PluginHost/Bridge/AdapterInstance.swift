@@ -40,6 +40,7 @@ public final class AdapterInstance: Sendable {
     let invokes: InvokeWatch
     /// Set by ``shutdown(grace:)``: no new calls.
     private let closed = Atomic<Bool>(false)
+    private let destroyed = Atomic<Bool>(false)
 
     init(manifest: Manifest, description: AdapterDescription, abiMajor: UInt32, abiMinor: UInt32,
          libraryPath: String, librarySHA256: String, functions: AdapterFunctions,
@@ -149,6 +150,10 @@ public final class AdapterInstance: Sendable {
     /// completions of ids never issued).
     public var protocolViolations: (count: Int, first: [ProtocolViolation]) { context.calls.violations }
 
+    /// Whether ``shutdown(grace:)`` has destroyed the instance (after every
+    /// call on it resolved).
+    public var isDestroyed: Bool { destroyed.load(ordering: .acquiring) }
+
     /// Calls the adapter still owes a completion for.
     public var outstandingCalls: Int { context.calls.outstanding }
 
@@ -192,6 +197,7 @@ public final class AdapterInstance: Sendable {
             return false
         }
         functions.destroy.callVoid(instance.pointer)
+        destroyed.store(true, ordering: .releasing)
         await context.closeEgress()
         return true
     }

@@ -1,0 +1,65 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PaymentGateway
+import PluginHost
+import Synchronization
+import Testing
+import TestSupport
+
+/// A manifest changed under a running host loads a new instance beside the
+/// old one; new calls go to the new one, calls in flight finish on the old
+/// one, which is then drained and destroyed. No payment fails or is lost.
+@Suite struct UpgradeUnderLoadTests {
+    @Test func theMockReloadedUnder200ConcurrentPaymentsLosesNoneAndTheOldInstanceIsDestroyed() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)")
+        let manifests = folder.appendingPathComponent("manifests")
+        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manifest = manifests.appendingPathComponent("mock.json")
+        try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"), to: manifest)
+        var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
+        configuration.reconcileInterval = .seconds(3600)
+        let gateway = try PaymentGateway(configuration: configuration)
+        let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
+
+        let paid = PaidCount()
+        let outcomes = try await withThrowingTaskGroup(of: AttemptStatus.self) { group in
+            for i in 0..<200 {
+                group.addTask {
+                    let session = try await gateway.createSession(
+                        NewSession(amount: Money(value: 1000 + Int64(i), currency: "SAR"), country: "SA", orderId: "up-\(i)"),
+                        idempotencyKey: "up-\(i)-s")
+                    let attempt = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", provider: "mock"),
+                                                            idempotencyKey: "up-\(i)-a")
+                    paid.value.add(1, ordering: .relaxed)
+                    return attempt.status
+                }
+            }
+            // The upgrade lands while payments are under way: any change to the
+            // manifest's bytes loads a new instance.
+            #expect(try await waitUntil { paid.value.load(ordering: .relaxed) >= 20 })
+            let text = try String(contentsOf: manifest, encoding: .utf8)
+            let changed = text.replacingOccurrences(of: "\"timeout_ms\": 5000", with: "\"timeout_ms\": 5001")
+            #expect(changed != text)
+            try Data(changed.utf8).write(to: manifest)
+            let report = try await gateway.manifests.reload()
+            #expect(report.applied == ["mock.json"] && report.refused.isEmpty, "\(report)")
+            var outcomes: [AttemptStatus] = []
+            for try await outcome in group { outcomes.append(outcome) }
+            return outcomes
+        }
+        #expect(outcomes.count == 200 && outcomes.allSatisfy { $0 == .succeeded }, "\(outcomes.filter { $0 != .succeeded })")
+        let new = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
+        #expect(new !== old)
+        // The old instance, reachable by no id now, is drained and destroyed.
+        #expect(try await waitUntil { old.isDestroyed }, "the replaced instance was never destroyed")
+        #expect(!new.isDestroyed && old.outstandingCalls == 0)
+        await gateway.shutdown()
+    }
+}
+
+private final class PaidCount: Sendable {
+    let value = Atomic<Int>(0)
+}
