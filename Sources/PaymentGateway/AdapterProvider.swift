@@ -8,6 +8,11 @@ import PluginHost
 struct AdapterProvider: PaymentProvider {
     let adapter: AdapterInstance
     var observer: AdapterCallObserver?
+    /// The instance that now serves this provider, when a reload replaced
+    /// this one: a call that reaches this instance after it closed (the
+    /// engine picked the provider just before the upgrade) was refused
+    /// before anything was sent, and goes to that one instead.
+    var successor: (@Sendable () -> AdapterInstance?)?
 
     var id: String { adapter.manifest.id }
 
@@ -26,6 +31,24 @@ struct AdapterProvider: PaymentProvider {
     }
 
     private func send(_ call: ProviderCall) async -> ProviderReply {
+        var adapter = self.adapter
+        var hops = 0
+        while true {
+            do {
+                return try await send(call, to: adapter)
+            } catch AdapterCallError.refused(.busy, _) where adapter.isClosed && hops < 3 {
+                guard let next = successor?(), next !== adapter else {
+                    return ProviderReply(failed: AdapterCallError.refused(.busy, message: "\(id) is shutting down"), operation: call.operation)
+                }
+                adapter = next
+                hops += 1
+            } catch {
+                return ProviderReply(failed: error, operation: call.operation)
+            }
+        }
+    }
+
+    private func send(_ call: ProviderCall, to adapter: AdapterInstance) async throws(AdapterCallError) -> ProviderReply {
         do {
             let result: AdapterResult = switch call {
             case .authorize(let request): try await adapter.call(.authorize, request)
@@ -36,8 +59,6 @@ struct AdapterProvider: PaymentProvider {
             case .void(let request): try await adapter.call(.void, request)
             }
             return .answered(Self.masked(result))
-        } catch {
-            return ProviderReply(failed: error, operation: call.operation)
         }
     }
 

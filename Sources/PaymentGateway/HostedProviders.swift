@@ -41,7 +41,8 @@ public final class HostedProviders: ProviderDirectory, Sendable {
             for record in records {
                 guard let manifest = record.manifest else { continue }
                 if let adapter = record.adapter, record.state == .loaded {
-                    state.providers[manifest.id] = AdapterProvider(adapter: adapter, observer: observer)
+                    let id = manifest.id
+                    state.providers[id] = AdapterProvider(adapter: adapter, observer: observer) { [weak self] in self?.current(id) }
                     state.profiles.append(ProviderProfile(manifest: manifest))
                 } else if record.state == .disabled {
                     state.profiles.append(ProviderProfile(manifest: manifest))
@@ -62,6 +63,11 @@ public final class HostedProviders: ProviderDirectory, Sendable {
     }
 
     public var records: [ProviderRecord] { state.withLock { $0.records } }
+
+    /// The instance serving provider `id` now.
+    private func current(_ id: String) -> AdapterInstance? {
+        state.withLock { $0.providers[id]?.adapter }
+    }
 
     /// Every adapter instance this host holds (current and retired).
     var adapters: [AdapterInstance] {

@@ -58,6 +58,38 @@ import TestSupport
         #expect(!new.isDestroyed && old.outstandingCalls == 0)
         await gateway.shutdown()
     }
+
+    /// The engine may pick a provider just before an upgrade and call it just
+    /// after (an attempt's first commit lies between): the old instance, closed
+    /// by then, refuses before anything is sent, and the call goes to the new one.
+    @Test func aCallReachingTheReplacedInstanceAfterItClosedIsServedByTheNewOne() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)")
+        let manifests = folder.appendingPathComponent("manifests")
+        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let manifest = manifests.appendingPathComponent("mock.json")
+        try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"), to: manifest)
+        var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
+        configuration.reconcileInterval = .seconds(3600)
+        let gateway = try PaymentGateway(configuration: configuration)
+        let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
+        let picked = try #require(gateway.providers.provider("mock"))
+
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "\"timeout_ms\": 5000", with: "\"timeout_ms\": 5001").utf8).write(to: manifest)
+        #expect(try await gateway.manifests.reload().applied == ["mock.json"])
+        #expect(try await waitUntil { old.isClosed })
+
+        let reply = await picked.perform(.authorize(AuthorizeRequest(
+            paymentId: "att_late", idempotencyKey: "att_late", amount: Money(value: 1000, currency: "SAR"),
+            method: "mada", country: "SA", orderId: "late", capture: .automatic)))
+        guard case .answered(let result) = reply, result.status == .succeeded else {
+            Issue.record("the late call was answered \(reply)")
+            return
+        }
+        await gateway.shutdown()
+    }
 }
 
 private final class PaidCount: Sendable {

@@ -150,6 +150,9 @@ public final class AdapterInstance: Sendable {
     /// completions of ids never issued).
     public var protocolViolations: (count: Int, first: [ProtocolViolation]) { context.calls.violations }
 
+    /// Whether ``shutdown(grace:)`` has begun: new calls are refused with `GW_E_BUSY`.
+    public var isClosed: Bool { closed.load(ordering: .acquiring) }
+
     /// Whether ``shutdown(grace:)`` has destroyed the instance (after every
     /// call on it resolved).
     public var isDestroyed: Bool { destroyed.load(ordering: .acquiring) }
