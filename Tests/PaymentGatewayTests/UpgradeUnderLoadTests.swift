@@ -11,17 +11,31 @@ import TestSupport
 /// old one; new calls go to the new one, calls in flight finish on the old
 /// one, which is then drained and destroyed. No payment fails or is lost.
 @Suite struct UpgradeUnderLoadTests {
-    @Test func theMockReloadedUnder200ConcurrentPaymentsLosesNoneAndTheOldInstanceIsDestroyed() async throws {
+    /// A gateway serving the shipped mock from a scratch folder (removed by the caller).
+    static func gatewayWithTheMock() throws -> (PaymentGateway, URL) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)")
         let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let manifest = manifests.appendingPathComponent("mock.json")
-        try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"), to: manifest)
+        try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"),
+                                         to: manifests.appendingPathComponent("mock.json"))
         var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
         configuration.libraries = BuildProducts.sharedLibraryStore
         configuration.reconcileInterval = .seconds(3600)
-        let gateway = try PaymentGateway(configuration: configuration)
+        return (try PaymentGateway(configuration: configuration), folder)
+    }
+
+    /// Changes the mock's manifest (any change to its bytes loads a new instance).
+    static func editTheMocksManifest(in folder: URL) throws {
+        let manifest = folder.appendingPathComponent("manifests/mock.json")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        let changed = text.replacingOccurrences(of: "\"timeout_ms\": 5000", with: "\"timeout_ms\": 5001")
+        #expect(changed != text)
+        try Data(changed.utf8).write(to: manifest)
+    }
+
+    @Test func theMockReloadedUnder200ConcurrentPaymentsLosesNoneAndTheOldInstanceIsDestroyed() async throws {
+        let (gateway, folder) = try Self.gatewayWithTheMock()
+        defer { try? FileManager.default.removeItem(at: folder) }
         let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
 
         let paid = PaidCount()
@@ -40,10 +54,7 @@ import TestSupport
             // The upgrade lands while payments are under way: any change to the
             // manifest's bytes loads a new instance.
             #expect(try await waitUntil { paid.value.load(ordering: .relaxed) >= 20 })
-            let text = try String(contentsOf: manifest, encoding: .utf8)
-            let changed = text.replacingOccurrences(of: "\"timeout_ms\": 5000", with: "\"timeout_ms\": 5001")
-            #expect(changed != text)
-            try Data(changed.utf8).write(to: manifest)
+            try Self.editTheMocksManifest(in: folder)
             let report = try await gateway.manifests.reload()
             #expect(report.applied == ["mock.json"] && report.refused.isEmpty, "\(report)")
             var outcomes: [AttemptStatus] = []
@@ -63,21 +74,12 @@ import TestSupport
     /// after (an attempt's first commit lies between): the old instance, closed
     /// by then, refuses before anything is sent, and the call goes to the new one.
     @Test func aCallReachingTheReplacedInstanceAfterItClosedIsServedByTheNewOne() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)")
-        let manifests = folder.appendingPathComponent("manifests")
-        try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
+        let (gateway, folder) = try Self.gatewayWithTheMock()
         defer { try? FileManager.default.removeItem(at: folder) }
-        let manifest = manifests.appendingPathComponent("mock.json")
-        try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"), to: manifest)
-        var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
-        configuration.libraries = BuildProducts.sharedLibraryStore
-        configuration.reconcileInterval = .seconds(3600)
-        let gateway = try PaymentGateway(configuration: configuration)
         let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
         let picked = try #require(gateway.providers.provider("mock"))
 
-        let text = try String(contentsOf: manifest, encoding: .utf8)
-        try Data(text.replacingOccurrences(of: "\"timeout_ms\": 5000", with: "\"timeout_ms\": 5001").utf8).write(to: manifest)
+        try Self.editTheMocksManifest(in: folder)
         #expect(try await gateway.manifests.reload().applied == ["mock.json"])
         #expect(try await waitUntil { old.isClosed })
 
