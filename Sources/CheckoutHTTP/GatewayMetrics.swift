@@ -40,11 +40,12 @@ public final class GatewayMetrics: Sendable {
                 factory: factory).increment()
     }
 
-    /// Adapter calls: latency by provider and operation, and outcomes.
+    /// Adapter calls: latency by provider and operation, and outcomes by
+    /// provider, the version that answered (both show during an upgrade) and operation.
     public func adapterCall(_ call: AdapterCall) {
         Timer(label: "adapter_call_duration_seconds", dimensions: [("provider", call.provider), ("operation", call.operation)],
               factory: factory).recordNanoseconds(call.duration.nanosecondsClamped)
-        Counter(label: "adapter_calls_total", dimensions: [("provider", call.provider), ("operation", call.operation), ("outcome", call.outcome)],
+        Counter(label: "adapter_calls_total", dimensions: [("provider", call.provider), ("version", call.version), ("operation", call.operation), ("outcome", call.outcome)],
                 factory: factory).increment()
     }
 

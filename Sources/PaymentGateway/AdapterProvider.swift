@@ -17,33 +17,35 @@ struct AdapterProvider: PaymentProvider {
     var id: String { adapter.manifest.id }
 
     func perform(_ call: ProviderCall) async -> ProviderReply {
-        guard let observer else { return await send(call) }
+        guard let observer else { return await send(call).reply }
         let started = ContinuousClock.now
-        let reply = await send(call)
+        let (reply, served) = await send(call)
         let outcome = switch reply {
         case .answered(let result): result.status.rawValue
         case .notSent: "not_sent"
         case .invalidRequest: "invalid_request"
         case .unknown: "unknown"
         }
-        observer(AdapterCall(provider: id, operation: call.operation.rawValue, duration: ContinuousClock.now - started, outcome: outcome))
+        observer(AdapterCall(provider: id, version: served.manifest.version, operation: call.operation.rawValue,
+                             duration: ContinuousClock.now - started, outcome: outcome))
         return reply
     }
 
-    private func send(_ call: ProviderCall) async -> ProviderReply {
+    /// The reply, and the instance that gave it.
+    private func send(_ call: ProviderCall) async -> (reply: ProviderReply, served: AdapterInstance) {
         var adapter = self.adapter
         var hops = 0
         while true {
             do {
-                return try await send(call, to: adapter)
+                return (try await send(call, to: adapter), adapter)
             } catch AdapterCallError.refused(.busy, _) where adapter.isClosed && hops < 3 {
                 guard let next = successor?(), next !== adapter else {
-                    return ProviderReply(failed: AdapterCallError.refused(.busy, message: "\(id) is shutting down"), operation: call.operation)
+                    return (ProviderReply(failed: AdapterCallError.refused(.busy, message: "\(id) is shutting down"), operation: call.operation), adapter)
                 }
                 adapter = next
                 hops += 1
             } catch {
-                return ProviderReply(failed: error, operation: call.operation)
+                return (ProviderReply(failed: error, operation: call.operation), adapter)
             }
         }
     }
@@ -88,6 +90,8 @@ struct AdapterProvider: PaymentProvider {
 /// One adapter call as metrics see it.
 public struct AdapterCall: Sendable {
     public var provider: String
+    /// The version of the adapter instance that answered (two during an upgrade).
+    public var version: String
     public var operation: String
     public var duration: Duration
     /// The result's status (`succeeded`, `pending`, ...), or `not_sent`,

@@ -53,7 +53,7 @@ import Testing
 
             let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
             #expect(metrics.contains(#"checkout_attempts_total{provider="mock",outcome="authorized"} 1"#))
-            #expect(metrics.contains(#"adapter_calls_total{provider="mock",operation="capture",outcome="succeeded"} 1"#))
+            #expect(metrics.contains(#"adapter_calls_total{provider="mock",version="1.0.0",operation="capture",outcome="succeeded"} 1"#))
             #expect(metrics.contains(#"http_requests_total{route="/v1/sessions",method="POST",status="201"} 1"#))
             #expect(metrics.contains(#"provider_circuit_state{provider="mock"} 0"#))
             #expect(metrics.contains(#"adapter_blocked_calls{provider="mock"} 0"#), "an adapter whose cancels never block")
@@ -104,7 +104,7 @@ import Testing
             let replay = try await client.json(.post, "/v1/sessions/\(id)/attempts", #"{"method":"mada"}"#, headers: idempotency("a-1"))
             #expect(attempt.string("id") == replay.string("id") && replay.string("status") == "succeeded")
             let metrics = try await client.execute(uri: "/metrics", method: .get) { String(buffer: $0.body) }
-            #expect(metrics.contains(#"adapter_calls_total{provider="mock",operation="authorize",outcome="succeeded"} 1"#), "one adapter call for two requests")
+            #expect(metrics.contains(#"adapter_calls_total{provider="mock",version="1.0.0",operation="authorize",outcome="succeeded"} 1"#), "one adapter call for two requests")
         }
         await fixture.gateway.shutdown()
     }
