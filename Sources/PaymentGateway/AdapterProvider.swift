@@ -39,7 +39,8 @@ struct AdapterProvider: PaymentProvider {
             do {
                 return (try await send(call, to: adapter), adapter)
             } catch AdapterCallError.refused(.busy, _) where adapter.isClosed && hops < 3 {
-                guard let next = successor?(), next !== adapter else {
+                // Only to an instance of the same mode: test and live never mix.
+                guard let next = successor?(), next !== adapter, next.manifest.mode == adapter.manifest.mode else {
                     return (ProviderReply(failed: AdapterCallError.refused(.busy, message: "\(id) is shutting down"), operation: call.operation), adapter)
                 }
                 adapter = next

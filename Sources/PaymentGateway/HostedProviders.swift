@@ -38,8 +38,11 @@ public final class HostedProviders: ProviderDirectory, Sendable {
             state.records = records
             state.providers = [:]
             state.profiles = []
+            var claimed: Set<String> = []
             for record in records {
                 guard let manifest = record.manifest else { continue }
+                // One file per id (the reloader refuses duplicates); never two.
+                if record.state != .refused, !claimed.insert(manifest.id).inserted { continue }
                 if let adapter = record.adapter, record.state == .loaded {
                     let id = manifest.id
                     state.providers[id] = AdapterProvider(adapter: adapter, observer: observer) { [weak self] in self?.current(id) }

@@ -90,15 +90,23 @@ public final class ManifestReloader: Sendable {
         var report = Report()
         // Which file each id is was decided by the scan, before anything is
         // loaded (the first valid manifest, in file order, that names it): a
-        // duplicate is refused and its library never opened.
+        // duplicate is refused and its library never opened. A file that turned
+        // invalid keeps its last good state, and so keeps its id: another file
+        // naming that id is a duplicate of it until it is fixed or removed.
+        var keptOwner: [String: String] = [:]
+        for file in catalogue.entries where file.manifest == nil {
+            if let old = previous[file.url.path], old.record.state != .refused, let id = old.record.id { keptOwner[id] = file.url.path }
+        }
         for file in catalogue.entries {
             let url = file.url
             let name = url.lastPathComponent
             guard let bytes = file.bytes else { continue }
             let old = previous.removeValue(forKey: url.path)
             var entry: Entry
-            if file.duplicateOf != nil {
-                let record = ProviderRegistry.record(of: file)
+            let keptBy = file.manifest.flatMap { keptOwner[$0.id] }.flatMap { $0 == url.path ? nil : $0 }
+            if file.duplicateOf != nil || keptBy != nil {
+                var record = ProviderRegistry.record(of: file)
+                if let keptBy, let id = file.manifest?.id { record.failure = .duplicateID(id: id, firstManifest: keptBy) }
                 if old == nil || old?.seen != bytes || old?.record.state != .refused {
                     let reason = record.failure.map { "\($0)" } ?? "refused"
                     report.refused.append(Refusal(file: name, reason: reason, keptLastGood: false))

@@ -92,6 +92,38 @@ import TestSupport
         }
         await gateway.shutdown()
     }
+
+    /// A manifest that turns invalid keeps its last good instance, and its id:
+    /// a second file naming that id is refused as a duplicate, not loaded in
+    /// its place (which used to drain and destroy the kept instance while the
+    /// first file's entry still pointed at it).
+    @Test func aFileKeptAtItsLastGoodStateKeepsItsIdAgainstALaterFile() async throws {
+        let (gateway, folder) = try Self.gatewayWithTheMock()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let kept = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
+        let manifests = folder.appendingPathComponent("manifests")
+        let text = try String(contentsOf: manifests.appendingPathComponent("mock.json"), encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "\"timeout_ms\": 5000", with: "\"timeout_ms\": 5001").utf8)
+            .write(to: manifests.appendingPathComponent("zz-mock.json"))
+        try Data("{ \"id\": \"mock\", broken".utf8).write(to: manifests.appendingPathComponent("mock.json"))
+        let report = try await gateway.manifests.reload()
+        #expect(report.applied.isEmpty, "\(report)")
+        #expect(report.refused.first { $0.file == "mock.json" }?.keptLastGood == true)
+        #expect(report.refused.first { $0.file == "zz-mock.json" }?.reason.contains("already used") == true, "\(report.refused)")
+
+        func pay(_ order: String) async throws -> AttemptStatus {
+            let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: order))
+            return try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", provider: "mock")).status
+        }
+        #expect(try await pay("kept-1") == .succeeded)
+        #expect(gateway.providers.provider("mock") != nil && !kept.isClosed)
+        // The later file goes: the kept instance still serves.
+        try FileManager.default.removeItem(at: manifests.appendingPathComponent("zz-mock.json"))
+        _ = try await gateway.manifests.reload()
+        #expect(try await pay("kept-2") == .succeeded)
+        #expect(!kept.isClosed && !kept.isDestroyed)
+        await gateway.shutdown()
+    }
 }
 
 private final class PaidCount: Sendable {

@@ -44,4 +44,28 @@ import TestSupport
         #expect(await stuck.shutdown(grace: .seconds(5)))
         #expect(await quiet.shutdown(grace: .seconds(5)))
     }
+
+    /// An adapter may complete a call before its invoke returns. Shutting the
+    /// instance down (an upgrade drains the old one) must not destroy it while
+    /// that invoke is still running in it: the adapter would go on in freed memory.
+    @Test func anInstanceIsNotDestroyedWhileAnInvokeThatAlreadyCompletedIsStillRunning() async throws {
+        let folder = try ManifestFolder(copyShipped: false)
+        let release = folder.root.appendingPathComponent("let-invoke-return")
+        try await FabricatedAdapter(id: "late", invokeReturnsAfter: release.path).install(in: folder, manifestName: "late.json")
+        let late = try #require(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("late.json"), loader: folder.loader).adapter)
+        defer { FileManager.default.createFile(atPath: release.path, contents: nil) }
+        let payload = Data(BlockingCancelTests.request.jsonBytes())
+        let thread = ThreadExecutor(name: "late-invoke")
+        defer { thread.finish() }
+        let call = Task(executorPreference: thread) { await late.invoke(.authorize, payload: payload) }
+        #expect(try await waitUntil { late.outstandingCalls == 0 && late.invokes.isRunning }, "the call did not complete inside invoke")
+        // Completed, nothing outstanding, but invoke has not returned: not destroyed.
+        #expect(await late.shutdown(grace: .milliseconds(100)) == false)
+        #expect(!late.isDestroyed)
+        FileManager.default.createFile(atPath: release.path, contents: nil)
+        guard case .completed(status: 0, _) = await call.value else {
+            Issue.record("the call did not complete")
+            return
+        }
+    }
 }

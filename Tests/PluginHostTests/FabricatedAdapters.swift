@@ -28,6 +28,9 @@ struct FabricatedAdapter {
     var cancelWaitsFor: String?
     /// invoke blocks (polling) until a file exists at this path, then goes on.
     var invokeWaitsFor: String?
+    /// invoke completes its call, then blocks until a file exists at this path
+    /// before it returns (the header allows a completion before invoke returns).
+    var invokeReturnsAfter: String?
     /// create writes `<path>.entered`, then blocks until a file exists at this path.
     var createWaitsFor: String?
 
@@ -109,6 +112,8 @@ struct FabricatedAdapter {
                 return GW_OK;
             }
             finish(inst, id, pthread_self());
+            const char *returns_after = \(invokeReturnsAfter.map { "\"\($0)\"" } ?? "NULL");
+            while (returns_after && access(returns_after, F_OK) != 0) { struct timespec t = {0, 1000000}; nanosleep(&t, NULL); }
             return GW_OK;
         }
         static void cancel(gw_instance *inst, uint64_t id) {

@@ -76,7 +76,8 @@ final class AdapterCallQueue: @unchecked Sendable {
     /// Reports the running job once it has run longer than ``blockedBound``.
     func checkBlocked(now: UInt64) {
         let report: (String, UInt64)? = state.withLock { state in
-            guard let current = state.current, !current.reported, now &- current.since > Self.blockedBound else { return nil }
+            // `now` was read before the pass: a job that began since is not late.
+            guard let current = state.current, !current.reported, now > current.since, now - current.since > Self.blockedBound else { return nil }
             state.current?.reported = true
             state.blocked += 1
             return (current.name, now &- current.since)

@@ -189,18 +189,34 @@ public final class AdapterInstance: Sendable {
             hostCalls.stop()
             return false
         }
-        // A cancel still queued or running would use the instance: destroy only after.
+        // A cancel still queued or running would use the instance, and so would
+        // an invoke that completed its call before returning (the header allows
+        // it): destroy only after both. (Every call resolved first, then no
+        // invoke running: an invoke that passed the closed check was counted
+        // as outstanding until it completed.)
         end = clock.now + grace
-        while !hostCalls.isIdle, clock.now < end {
+        while !hostCalls.isIdle || invokes.isRunning, clock.now < end {
             try? await Task.sleep(for: .milliseconds(5))
         }
-        hostCalls.stop()
-        guard hostCalls.isIdle else {
-            context.logger.error("adapter \(manifest.id): a cancel has not returned; not destroying it")
+        guard hostCalls.isIdle, !invokes.isRunning else {
+            hostCalls.stop()
+            context.logger.error("adapter \(manifest.id): a cancel or an invoke has not returned; not destroying it")
             return false
         }
-        functions.destroy.callVoid(instance.pointer)
-        destroyed.store(true, ordering: .releasing)
+        // On the adapter's own thread, never a Swift concurrency thread.
+        hostCalls.enqueue("destroy") { [self] in
+            functions.destroy.callVoid(instance.pointer)
+            destroyed.store(true, ordering: .releasing)
+        }
+        hostCalls.stop()
+        end = clock.now + grace
+        while !isDestroyed, clock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        guard isDestroyed else {
+            context.logger.error("adapter \(manifest.id): its destroy has not returned")
+            return false
+        }
         await context.closeEgress()
         return true
     }

@@ -31,6 +31,9 @@ final class InvokeWatch: Sendable {
         return invoke()
     }
 
+    /// Whether an invoke is running in the adapter now.
+    var isRunning: Bool { state.withLock { !$0.running.isEmpty } }
+
     /// Invokes that ran longer than the bound (each counted once).
     var blockedCount: Int { state.withLock { $0.blocked } }
 
@@ -39,7 +42,8 @@ final class InvokeWatch: Sendable {
         let late: [(UInt64, UInt64)] = state.withLock { state in
             guard !state.running.isEmpty else { return [] }
             var late: [(UInt64, UInt64)] = []
-            for (callID, entry) in state.running where !entry.reported && now &- entry.since > AdapterCallQueue.blockedBound {
+            // `now` was read before the pass: an invoke that began since is not late.
+            for (callID, entry) in state.running where !entry.reported && now > entry.since && now - entry.since > AdapterCallQueue.blockedBound {
                 state.running[callID]?.reported = true
                 late.append((callID, now &- entry.since))
             }
