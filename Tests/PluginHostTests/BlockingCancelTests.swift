@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import GatewayPayloads
 @testable import PluginHost
@@ -18,11 +19,7 @@ import Testing
         let stuck = try #require(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("stuck.json"), loader: folder.loader).adapter)
         let quiet = try #require(ProviderRegistry.load(manifestAt: folder.manifests.appendingPathComponent("quiet.json"), loader: folder.loader).adapter)
         // Whatever happens, the cancel is released in the end (so a failure here fails, not hangs).
-        let backstop = Task {
-            try? await Task.sleep(for: .seconds(60))
-            FileManager.default.createFile(atPath: release.path, contents: nil)
-        }
-        defer { backstop.cancel() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 60) { FileManager.default.createFile(atPath: release.path, contents: nil) }
         let payload = Data(Self.request.jsonBytes())
 
         // stuck's call times out, and its cancel now blocks until released.
@@ -32,10 +29,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: release.path), "quiet's deadline waited for stuck's cancel")
 
         // The blocking cancel is reported once it passes the bound.
-        let deadline = ContinuousClock.now + .seconds(30)
-        while stuck.blockedCalls == 0, ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(20))
-        }
+        #expect(try await waitUntil { stuck.blockedCalls > 0 })
         #expect(stuck.blockedCalls == 1 && quiet.blockedCalls == 0)
 
         FileManager.default.createFile(atPath: release.path, contents: nil)
