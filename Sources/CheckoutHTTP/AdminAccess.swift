@@ -77,20 +77,20 @@ extension CheckoutAPI {
 
     static func setEnabled(_ enabled: Bool, provider: String, gateway: PaymentGateway) async throws -> Response {
         let directory = gateway.configuration.manifests
-        guard let url = (try? ManifestCatalogue.scan(directory))?.owner(of: provider)?.url else {
-            throw ProblemError(code: "not_found", detail: "no valid manifest with id \"\(provider)\" in \(directory.path)")
-        }
-        let original = try String(contentsOf: url, encoding: .utf8)
-        let edited: String
         do {
-            edited = try ManifestEditor.settingTopLevelMember("enabled", to: enabled ? "true" : "false", in: original)
+            _ = try ManifestCatalogue.setMember("enabled", to: enabled ? "true" : "false", ofProvider: provider, in: directory)
         } catch {
-            throw ProblemError(code: "invalid_request", detail: "\(url.lastPathComponent): \(error)")
+            switch error {
+            case .unreadableFolder, .noSuchProvider:
+                throw ProblemError(code: "not_found", detail: "no valid manifest with id \"\(provider)\" in \(directory.path)")
+            case .cannotEdit(let url, let detail):
+                throw ProblemError(code: "invalid_request", detail: "\(url.lastPathComponent): \(detail)")
+            case .wouldBeInvalid(let url):
+                throw ProblemError(code: "invalid_request", detail: "\(url.lastPathComponent): the edited manifest would not be valid; nothing was written")
+            case .writeFailed:
+                throw error  // the host's own failure, not the request's
+            }
         }
-        guard case .valid = ManifestValidator.validate(Data(edited.utf8)) else {
-            throw ProblemError(code: "invalid_request", detail: "\(url.lastPathComponent): the edited manifest would not be valid; nothing was written")
-        }
-        if edited != original { try AtomicFile.write(Data(edited.utf8), to: url) }
         let report = try await gateway.manifests.reload()
         return json(reloadJSON(report, gateway: gateway))
     }

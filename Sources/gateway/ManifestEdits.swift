@@ -11,28 +11,34 @@ enum ManifestEdits {
         let directory = HostSetup.manifestsURL(host)
         let catalogue: ManifestCatalogue
         do { catalogue = try ManifestCatalogue.scan(directory) }
-        catch { throw ValidationError("cannot read the manifests folder \(directory.path): \(error.localizedDescription)") }
+        catch { throw ValidationError(message(.unreadableFolder(directory, detail: error.localizedDescription))) }
         if let owner = catalogue.owner(of: provider), let manifest = owner.manifest { return (owner.url, manifest) }
-        var message = "no valid manifest with id \"\(provider)\" in \(directory.path)"
-        let invalid = catalogue.invalid
-        if !invalid.isEmpty { message += "\n(invalid manifests there: " + invalid.map { "\($0.file): \($0.failure)" }.joined(separator: "; ") + ")" }
-        throw ValidationError(message)
+        throw ValidationError(message(.noSuchProvider(provider, folder: directory, invalid: catalogue.invalid)))
     }
 
     static func setMember(_ key: String, to literal: String, provider: String, host: HostOptions) throws {
-        let (url, _) = try find(provider: provider, host: host)
-        let original = try String(contentsOf: url, encoding: .utf8)
-        let edited: String
-        do { edited = try ManifestEditor.settingTopLevelMember(key, to: literal, in: original) }
-        catch { throw ValidationError("\(url.path): \(error)") }
-        guard case .valid = ManifestValidator.validate(Data(edited.utf8)) else {
-            throw ValidationError("\(url.path): the edited manifest would not be valid; nothing was written")
+        let edit: (url: URL, changed: Bool)
+        do {
+            edit = try ManifestCatalogue.setMember(key, to: literal, ofProvider: provider, in: HostSetup.manifestsURL(host))
+        } catch {
+            throw ValidationError(message(error))
         }
-        if edited == original {
-            print("\(provider): \(key) is already \(literal)")
-            return
+        print(edit.changed ? "\(provider): \(key) set to \(literal) in \(edit.url.path)" : "\(provider): \(key) is already \(literal)")
+    }
+
+    /// What the CLI says of an edit that could not be made.
+    static func message(_ failure: ManifestMemberEditFailure) -> String {
+        switch failure {
+        case .unreadableFolder(let folder, let detail):
+            return "cannot read the manifests folder \(folder.path): \(detail)"
+        case .noSuchProvider(let id, let folder, let invalid):
+            var message = "no valid manifest with id \"\(id)\" in \(folder.path)"
+            if !invalid.isEmpty { message += "\n(invalid manifests there: " + invalid.map { "\($0.file): \($0.failure)" }.joined(separator: "; ") + ")" }
+            return message
+        case .cannotEdit(let url, let detail), .writeFailed(let url, let detail):
+            return "\(url.path): \(detail)"
+        case .wouldBeInvalid(let url):
+            return "\(url.path): the edited manifest would not be valid; nothing was written"
         }
-        try AtomicFile.write(Data(edited.utf8), to: url)
-        print("\(provider): \(key) set to \(literal) in \(url.path)")
     }
 }
