@@ -3,6 +3,7 @@ import PackageDescription
 
 // Layers, top to bottom (see README "Layout"):
 //   gateway (CLI)  ->  PluginHost  ->  CGatewayABI (the one C header)
+//   gateway-runner ->  PluginHost (the same loader and bridge, in a process per adapter)
 //   Plugins/*      ->  GatewayAdapterSDK (Swift adapters) or the header alone (C adapters)
 //   GatewayPayloads: the JSON payload types both sides of the ABI share.
 let package = Package(
@@ -10,6 +11,8 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "gateway", targets: ["gateway"]),
+        // One adapter in a process of its own ("isolation": "process"), started by the host.
+        .executable(name: "gateway-runner", targets: ["gateway-runner"]),
         .library(name: "PluginHost", targets: ["PluginHost"]),
         .library(name: "GatewayAdapterSDK", targets: ["GatewayAdapterSDK"]),
         // Shipped adapters: each a shared library the host dlopens.
@@ -19,6 +22,8 @@ let package = Package(
         .library(name: "STCPayAdapter", type: .dynamic, targets: ["STCPayAdapter"]),
         .library(name: "TabbyAdapter", type: .dynamic, targets: ["TabbyAdapter"]),
         .library(name: "TamaraAdapter", type: .dynamic, targets: ["TamaraAdapter"]),
+        // For the host's tests only (no manifest in manifests/): misbehaves on request.
+        .library(name: "ChaosAdapter", type: .dynamic, targets: ["ChaosAdapter"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -110,6 +115,12 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // The runner's confinement, before main: network namespace, parent-death signal.
+        .target(name: "CRunnerConfinement", path: "Sources/CRunnerConfinement"),
+        .executableTarget(
+            name: "gateway-runner",
+            dependencies: ["PluginHost", "GatewayPayloads", "CRunnerConfinement"],
+            path: "Sources/gateway-runner"),
         // Swift adapter SDK: implement one protocol, write one export line.
         .target(name: "GatewayAdapterSDK", dependencies: ["CGatewayABI", "GatewayPayloads"]),
         .executableTarget(
@@ -144,6 +155,10 @@ let package = Package(
             // the Swift image-registration object, and -static-stdlib turns the
             // runtime into archives a C adapter pulls nothing from, so its library
             // depends on no Swift library (readelf -d: libc, libm, libstdc++).
+            linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
+
+        .target(
+            name: "ChaosAdapter", dependencies: ["CGatewayABI"], path: "Tests/ChaosAdapter", publicHeadersPath: ".",
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
 
         // Benchmarks (programs; results in BENCHMARKS.md).

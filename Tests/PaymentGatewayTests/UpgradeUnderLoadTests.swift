@@ -53,7 +53,7 @@ import TestSupport
             }
             // The upgrade lands while payments are under way: any change to the
             // manifest's bytes loads a new instance.
-            #expect(try await waitUntil { paid.value.load(ordering: .relaxed) >= 20 })
+            #expect(try await waitUntil(within: .seconds(120)) { paid.value.load(ordering: .relaxed) >= 20 }, "\(paid.value.load(ordering: .relaxed)) paid; the mock: \(old.health), \(old.outstandingCalls) call(s) outstanding")
             try Self.editTheMocksManifest(in: folder)
             let report = try await gateway.manifests.reload()
             #expect(report.applied == ["mock.json"] && report.refused.isEmpty, "\(report)")

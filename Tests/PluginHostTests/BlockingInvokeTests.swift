@@ -58,7 +58,7 @@ import TestSupport
         let thread = ThreadExecutor(name: "late-invoke")
         defer { thread.finish() }
         let call = Task(executorPreference: thread) { await late.invoke(.authorize, payload: payload) }
-        #expect(try await waitUntil { late.outstandingCalls == 0 && late.invokes.isRunning }, "the call did not complete inside invoke")
+        #expect(try await waitUntil { late.outstandingCalls == 0 && (late.connection as? InProcessConnection)?.invokes.isRunning == true }, "the call did not complete inside invoke")
         // Completed, nothing outstanding, but invoke has not returned: not destroyed.
         #expect(await late.shutdown(grace: .milliseconds(100)) == false)
         #expect(!late.isDestroyed)

@@ -214,10 +214,12 @@ final class LoaderFailureTests: XCTestCase {
         XCTAssertNil(off.adapter)
     }
 
-    func testProcessIsolationIsRefusedUntilTheRunnerExists() throws {
+    /// The runner loads with the loader's own rules and reports the same
+    /// typed failure the host would in process.
+    func testAnIsolatedAdapterIsRefusedByTheRunnerWithTheSameFailure() throws {
         let folder = try ManifestFolder()
         try folder.writeMockVariant("isolated.json", ["id": "isolated", "isolation": "process"])
-        try assertRefused(folder, manifest: "isolated.json") { $0 == .isolationUnsupported("process") }
+        try assertRefused(folder, manifest: "isolated.json") { $0 == .idMismatch(manifest: "isolated", adapter: "mock") }
     }
 
     func testAFileThatIsNotALibraryIsRefused() throws {

@@ -23,7 +23,30 @@ public enum BuildProducts {
         return url
     }()
 
-    public static var shippedManifests: URL { repository.appendingPathComponent("manifests") }
+    /// The shipped manifests. Under `GATEWAY_TEST_ISOLATION=process` (README),
+    /// a copy whose mock says `"isolation": "process"`: every test that pays
+    /// through the mock's shipped manifest then pays through `gateway-runner`.
+    public static let shippedManifests: URL = {
+        let shipped = repository.appendingPathComponent("manifests")
+        guard isolation == "process" else { return shipped }
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-test-manifests-\(getpid())")
+        try? FileManager.default.removeItem(at: copy)
+        do {
+            try FileManager.default.copyItem(at: shipped, to: copy)
+            // A textual edit: tests that edit the copy find the shipped layout.
+            let mock = copy.appendingPathComponent("mock.json")
+            let text = try String(contentsOf: mock, encoding: .utf8)
+            let edited = text.replacingOccurrences(of: #""isolation": "in-process""#, with: #""isolation": "process""#)
+            guard edited != text else { fatalError("manifests/mock.json has no \"isolation\": \"in-process\" line to edit") }
+            try Data(edited.utf8).write(to: mock)
+        } catch {
+            fatalError("GATEWAY_TEST_ISOLATION=process: cannot prepare the manifests: \(error)")
+        }
+        return copy
+    }()
+
+    /// `GATEWAY_TEST_ISOLATION`: where the shipped mock runs in this test run.
+    public static let isolation = ProcessInfo.processInfo.environment["GATEWAY_TEST_ISOLATION"] ?? "in-process"
     public static var headerDirectory: URL { repository.appendingPathComponent("Sources/CGatewayABI/include") }
 
     /// Writes the shipped manifest `name` into `folder` as `newName` (by

@@ -1,7 +1,7 @@
 import CGatewayABI
 
 /// A `gw_status` from the C ABI, with its name.
-public struct ABIStatus: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+public struct ABIStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
     public var rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 

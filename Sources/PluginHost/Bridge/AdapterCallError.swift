@@ -10,6 +10,8 @@ public enum AdapterCallError: Error, Sendable, Equatable, CustomStringConvertibl
     case timedOut
     /// The caller stopped waiting. Outcome unknown.
     case cancelled
+    /// The adapter's runner process ended with the call in flight. Outcome unknown.
+    case connectionLost(String)
     /// The completion's document does not match the operation's result schema.
     case malformedResult(String)
 
@@ -19,7 +21,7 @@ public enum AdapterCallError: Error, Sendable, Equatable, CustomStringConvertibl
     /// documents as "nothing was sent" is not unknown.
     public var outcomeUnknown: Bool {
         switch self {
-        case .timedOut, .cancelled, .malformedResult: true
+        case .timedOut, .cancelled, .connectionLost, .malformedResult: true
         case .refused(let status, _), .failed(let status, _): !status.provesNothingSent
         }
     }
@@ -30,6 +32,7 @@ public enum AdapterCallError: Error, Sendable, Equatable, CustomStringConvertibl
         case .failed(let s, let m): "failed (\(s)): \(m)"
         case .timedOut: "timed out: outcome unknown"
         case .cancelled: "cancelled: outcome unknown"
+        case .connectionLost(let reason): "the adapter's process was lost (\(reason)): outcome unknown"
         case .malformedResult(let m): "malformed result: \(m)"
         }
     }

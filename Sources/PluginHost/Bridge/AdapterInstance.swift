@@ -3,16 +3,6 @@ import Foundation
 import GatewayPayloads
 import Synchronization
 
-/// The adapter functions of one loaded library, each with its prepared cif.
-struct AdapterFunctions: Sendable {
-    var create: ForeignFunction
-    var describe: ForeignFunction
-    var invoke: ForeignFunction
-    var cancel: ForeignFunction?
-    var destroy: ForeignFunction
-    var free: ForeignFunction
-}
-
 /// One live adapter instance: the host's handle for invoking operations on it.
 ///
 /// Every call goes through the libffi bridge; each resolves exactly once, by the
@@ -29,68 +19,38 @@ public final class AdapterInstance: Sendable {
     public let libraryPath: String
     public let librarySHA256: String
 
-    let functions: AdapterFunctions
-    let instance: SendablePointer
+    /// The transport: the libffi bridge in process, or a runner process.
+    let connection: any AdapterConnection
     let context: HostContext
-    let hostTable: HostServiceTable
-    /// Where the host's own calls into the adapter (cancels) run: never on
-    /// the deadline sweeper's thread or a caller's.
-    let hostCalls: AdapterCallQueue
-    /// The invokes running in the adapter now (to report one that blocks).
-    let invokes: InvokeWatch
     /// Set by ``shutdown(grace:)``: no new calls.
     private let closed = Atomic<Bool>(false)
     private let destroyed = Atomic<Bool>(false)
 
     init(manifest: Manifest, description: AdapterDescription, abiMajor: UInt32, abiMinor: UInt32,
-         libraryPath: String, librarySHA256: String, functions: AdapterFunctions,
-         instance: UnsafeMutableRawPointer, context: HostContext, hostTable: HostServiceTable) {
+         libraryPath: String, librarySHA256: String, connection: any AdapterConnection, context: HostContext) {
         self.manifest = manifest
         self.adapterDescription = description
         self.abiMajor = abiMajor
         self.abiMinor = abiMinor
         self.libraryPath = libraryPath
         self.librarySHA256 = librarySHA256
-        self.functions = functions
-        self.instance = SendablePointer(instance)
+        self.connection = connection
         self.context = context
-        self.hostTable = hostTable
-        let logger = context.logger
-        let id = manifest.id
-        hostCalls = AdapterCallQueue(label: "adapter-\(manifest.id.prefix(40))") { job, elapsed in
-            logger.error("""
-                adapter \(id): its \(job) has not returned after \(elapsed / 1_000_000) ms (the bound is \(AdapterCallQueue.blockedBound / 1_000_000) ms). \
-                In process, the host can only report an adapter that blocks; its later cancels wait, other adapters are not affected. \
-                Only "isolation": "process" (not offered by this host yet) could contain it
-                """)
-        }
-        invokes = InvokeWatch { callID, elapsed in
-            logger.error("""
-                adapter \(id): its invoke of call \(callID) has not returned after \(elapsed / 1_000_000) ms (the bound is \(AdapterCallQueue.blockedBound / 1_000_000) ms). \
-                invoke must return at once and finish its work elsewhere; in process, this one holds one of the host's threads until it returns \
-                and the host can only report it. Only "isolation": "process" (not offered by this host yet) could contain it
-                """)
-        }
-        let cancel = functions.cancel
-        let pointer = self.instance
-        let queue = hostCalls
-        let invokes = self.invokes
-        // Timed-out calls are cancelled in the adapter, on its own queue (the
-        // instance is never freed while it owes completions or a queued
-        // cancel, so the pointer stays valid).
-        if let cancel {
-            context.calls.onTimeout { callID in queue.enqueue("cancel") { cancel.callVoid(pointer.pointer, callID) } }
-        }
-        context.calls.watch { now in
-            queue.checkBlocked(now: now)
-            invokes.checkBlocked(now: now)
-        }
+        // Timed-out calls are cancelled in the adapter; the connection only
+        // queues the cancel (this runs on the deadline sweeper's thread).
+        context.calls.onTimeout { callID in connection.cancel(callID) }
     }
+
+    /// Where the adapter runs.
+    public var isolation: Manifest.Isolation { connection.isolation }
+
+    /// Whether it can take calls now (a runner may be restarting or quarantined).
+    public var health: AdapterHealth { isClosed ? .closed : connection.health }
 
     /// Calls into the adapter (invokes, cancels) that ran longer than the
     /// documented bound: each is logged once, naming `"isolation": "process"`
     /// as the remedy.
-    public var blockedCalls: Int { hostCalls.blockedCount + invokes.blockedCount }
+    public var blockedCalls: Int { connection.blockedCalls }
 
     /// Invokes `operation` with a request document and waits for its outcome.
     ///
@@ -110,15 +70,13 @@ public final class AdapterInstance: Sendable {
                     calls.resolve(callID, with: .refused(status: ABIStatus.cancelled.rawValue))
                     return
                 }
-                let status = invokes.watching(callID) {
-                    payload.withUnsafeBytes { bytes in
-                        functions.invoke.callInvoke(instance.pointer, callID, operation.code, bytes.baseAddress, bytes.count)
-                    }
+                let status = payload.withUnsafeBytes { bytes in
+                    connection.invoke(callID, operation.code, bytes, timeout: UInt64(max(limit.nanoseconds, 0)))
                 }
                 if status != 0 { calls.refused(callID, status: status) }
             }
         } onCancel: {
-            if calls.resolve(callID, with: .cancelled) { self.cancelInAdapter(callID) }
+            if calls.resolve(callID, with: .cancelled) { self.connection.cancel(callID) }
         }
     }
 
@@ -138,6 +96,8 @@ public final class AdapterInstance: Sendable {
             throw .timedOut
         case .cancelled:
             throw .cancelled
+        case .lost(let reason):
+            throw .connectionLost(reason)
         }
     }
 
@@ -178,7 +138,7 @@ public final class AdapterInstance: Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
         if context.calls.outstanding > 0 {
-            for callID in context.calls.cancelAll() { cancelInAdapter(callID) }
+            for callID in context.calls.cancelAll() { connection.cancel(callID) }
             end = clock.now + grace
             while context.calls.outstanding > 0, clock.now < end {
                 try? await Task.sleep(for: .milliseconds(5))
@@ -186,45 +146,16 @@ public final class AdapterInstance: Sendable {
         }
         guard context.calls.outstanding == 0 else {
             context.logger.error("adapter \(manifest.id) still owes \(context.calls.outstanding) completion(s) after cancel; not destroying it")
-            hostCalls.stop()
+            connection.abandon(reason: "it still owes completions after cancel")
             return false
         }
-        // A cancel still queued or running would use the instance, and so would
-        // an invoke that completed its call before returning (the header allows
-        // it): destroy only after both. (Every call resolved first, then no
-        // invoke running: an invoke that passed the closed check was counted
-        // as outstanding until it completed.)
-        end = clock.now + grace
-        while !hostCalls.isIdle || invokes.isRunning, clock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        guard hostCalls.isIdle, !invokes.isRunning else {
-            hostCalls.stop()
-            context.logger.error("adapter \(manifest.id): a cancel or an invoke has not returned; not destroying it")
+        guard await connection.destroy(grace: grace) else {
+            context.logger.error("adapter \(manifest.id): a cancel, an invoke or its destroy has not returned; not destroyed")
             return false
         }
-        // On the adapter's own thread, never a Swift concurrency thread.
-        hostCalls.enqueue("destroy") { [self] in
-            functions.destroy.callVoid(instance.pointer)
-            destroyed.store(true, ordering: .releasing)
-        }
-        hostCalls.stop()
-        end = clock.now + grace
-        while !isDestroyed, clock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        guard isDestroyed else {
-            context.logger.error("adapter \(manifest.id): its destroy has not returned")
-            return false
-        }
+        destroyed.store(true, ordering: .releasing)
         await context.closeEgress()
         return true
-    }
-
-    private func cancelInAdapter(_ callID: UInt64) {
-        guard let cancel = functions.cancel else { return }
-        let pointer = instance
-        hostCalls.enqueue("cancel") { cancel.callVoid(pointer.pointer, callID) }
     }
 
     static func message(in document: Data) -> String {

@@ -13,6 +13,9 @@ public enum CallOutcome: Sendable, Equatable {
     case timedOut
     /// The caller stopped waiting; the adapter was told to cancel. Unknown outcome.
     case cancelled
+    /// The adapter's process ended (crashed, exited, was killed) while the
+    /// call was in flight. The provider may or may not have acted: unknown.
+    case lost(reason: String)
 }
 
 /// A completion the adapter should not have sent.
@@ -155,6 +158,25 @@ final class CallTable: Sendable {
     func cancelAll() -> [UInt64] {
         let ids = state.withLock { Array($0.pending.keys) }
         return ids.filter { resolve($0, with: .cancelled) }
+    }
+
+    /// The adapter's process is gone: every pending call resolves as lost
+    /// (outcome unknown), and the completions it owed for abandoned calls will
+    /// never come. Returns how many calls were in flight.
+    @discardableResult
+    func connectionLost(_ reason: String) -> Int {
+        let (pending, _) = state.withLock { state -> ([UInt64], Int) in
+            let abandoned = state.abandoned.count
+            state.abandoned.removeAll()
+            return (Array(state.pending.keys), abandoned)
+        }
+        return pending.filter { resolve($0, with: .lost(reason: reason)) }.count
+    }
+
+    /// Whether the host gave up on `callID` (deadline, cancel) and the adapter
+    /// still owes its completion.
+    func isAbandoned(_ callID: UInt64) -> Bool {
+        state.withLock { $0.abandoned.contains(callID) }
     }
 
     /// Calls waiting for a completion, including abandoned ones the adapter still owes.

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Everything the host services of one adapter instance are bound to: its
 /// identity and logger, its secrets, its egress allowlist, its calls in flight.
-final class HostContext: Sendable {
+final class HostContext: HostServiceBackend {
     let adapterID: String
     let logger: Logger
     let secrets: SecretResolver
@@ -73,9 +73,28 @@ final class HostContext: Sendable {
         return 0
     }
 
+    // MARK: complete
+
+    func complete(callID: UInt64, status: Int32, result: UnsafeRawBufferPointer) {
+        guard result.count <= Self.maxResultBytes else {
+            calls.complete(callID: callID, status: ABIStatus.outcomeUnknown.rawValue, payload: Self.tooLarge(result.count))
+            return
+        }
+        calls.complete(callID: callID, status: status, payload: Data(result))
+    }
+
+    static var maxResultBytes: Int { ResultLimit.maxBytes }
+
+    /// The error document of a result over ``maxResultBytes``.
+    static func tooLarge(_ size: Int?) -> Data {
+        let size = size.map { "\($0) bytes" } ?? "more bytes"
+        return Data(ErrorDocument(message: "the adapter's result of \(size) exceeds the host's limit of \(maxResultBytes) bytes; outcome unknown").jsonBytes())
+    }
+
     // MARK: http_send
 
-    func httpSend(request: Data, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+    func httpSend(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+        let request = Data(request)
         guard let callback else {
             logger.error("adapter called http_send without a callback; request dropped")
             return
@@ -162,6 +181,13 @@ final class HostContext: Sendable {
         guard !egressClosed.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if case .success(let tls) = egressTLS { await egressClient.release(tls) }
     }
+}
+
+/// The largest result document the host accepts (under either isolation): a
+/// larger one resolves its call as outcome unknown, never decoded (a runner
+/// does not even send it).
+package enum ResultLimit {
+    package static let maxBytes = 1 << 20
 }
 
 /// A raw pointer carried across a task boundary; its owner guarantees it stays valid.

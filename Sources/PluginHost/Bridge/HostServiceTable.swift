@@ -1,19 +1,39 @@
 import CFFI
 import Foundation
 
+/// What serves the host services of one adapter instance: in the host, its
+/// ``HostContext``; in a runner process, the frames to the host
+/// (`gateway-runner`'s `RunnerServices`). The clocks and random bytes carry no
+/// policy and are answered by the table itself, on either side.
+package protocol HostServiceBackend: AnyObject, Sendable {
+    func log(level: Int32, message: UnsafeRawBufferPointer)
+    /// Starts one request; `callback(userData, status, document)` fires later,
+    /// never on the caller's thread.
+    func httpSend(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?)
+    func secret(named name: String, into out: UnsafeMutableRawPointer?, capacity: Int, length: UnsafeMutablePointer<Int>?) -> Int32
+    func complete(callID: UInt64, status: Int32, result: UnsafeRawBufferPointer)
+}
+
+/// The closures' user data: one box per table (an existential cannot be
+/// passed through a raw pointer).
+private final class BackendBox {
+    let backend: any HostServiceBackend
+    init(_ backend: any HostServiceBackend) { self.backend = backend }
+}
+
 /// The `gw_host_api` handed to one adapter instance: every member is a libffi
-/// closure whose user data is that instance's ``HostContext``, so the adapter
-/// calls plain C functions while the host knows exactly whose call it is.
+/// closure whose user data is that instance's ``HostServiceBackend``, so the
+/// adapter calls plain C functions while the host knows exactly whose call it is.
 ///
 /// The table and its closures are never freed: an adapter thread that (wrongly)
 /// calls a service after `destroy` must find valid code, not a freed trampoline.
 /// They cost a few hundred bytes per instance, and instances are created only
 /// when an adapter is loaded or upgraded.
-final class HostServiceTable: @unchecked Sendable {
+package final class HostServiceTable: @unchecked Sendable {
     /// The table, laid out for the negotiated ABI major version.
-    let pointer: UnsafeMutableRawPointer
+    package let pointer: UnsafeMutableRawPointer
 
-    init(context: HostContext, abiMajor: UInt32, abiMinor: UInt32) {
+    package init(backend: any HostServiceBackend, abiMajor: UInt32, abiMinor: UInt32) {
         guard let layout = SignatureTable.hostTable(major: abiMajor) else {
             preconditionFailure("host table requested for an ABI major the loader did not accept")
         }
@@ -24,7 +44,7 @@ final class HostServiceTable: @unchecked Sendable {
         pointer.storeBytes(of: min(abiMinor, SignatureTable.hostMinor), toByteOffset: 8, as: UInt32.self)
 
         // One retain for the closures' lifetime (which is the process's).
-        let userData = Unmanaged.passRetained(context).toOpaque()
+        let userData = Unmanaged.passRetained(BackendBox(backend)).toOpaque()
         for (service, slot) in layout.slots {
             let cif = PreparedCIF.forSignature(slot.signature)
             var code: UnsafeMutableRawPointer?
@@ -35,6 +55,12 @@ final class HostServiceTable: @unchecked Sendable {
             precondition(status == FFI_OK, "ffi_prep_closure_loc failed (\(status)) for \(service)")
             pointer.storeBytes(of: code, toByteOffset: slot.offset, as: UnsafeMutableRawPointer?.self)
         }
+    }
+
+    /// Calls an adapter's `http_send` callback with the response (or error) document.
+    package static func callHTTPCallback(_ callback: UnsafeRawPointer, userData: UnsafeMutableRawPointer?, status: Int32, document: UnsafeRawBufferPointer) {
+        ForeignFunction(address: callback, signature: SignatureTable.httpCallback)
+            .callHTTPCallback(userData, status, document.baseAddress, document.count)
     }
 
     typealias Handler = @convention(c) (
@@ -62,13 +88,18 @@ final class HostServiceTable: @unchecked Sendable {
 // that must be written widened.
 
 @inline(__always)
-private func context(_ userData: UnsafeMutableRawPointer?) -> HostContext {
-    Unmanaged<HostContext>.fromOpaque(userData!).takeUnretainedValue()
+private func backend(_ userData: UnsafeMutableRawPointer?) -> any HostServiceBackend {
+    Unmanaged<BackendBox>.fromOpaque(userData!).takeUnretainedValue().backend
 }
 
 @inline(__always)
 private func argument<T>(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ index: Int, as type: T.Type) -> T {
     args![index]!.load(as: T.self)
+}
+
+@inline(__always)
+private func buffer(_ start: UnsafeRawPointer?, _ count: Int) -> UnsafeRawBufferPointer {
+    start.map { UnsafeRawBufferPointer(start: $0, count: count) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
 }
 
 @inline(__always)
@@ -80,8 +111,7 @@ private let logHandler: HostServiceTable.Handler = { _, _, args, userData in
     let level = argument(args, 0, as: Int32.self)
     let message = argument(args, 1, as: UnsafeRawPointer?.self)
     let length = argument(args, 2, as: Int.self)
-    let bytes = message.map { UnsafeRawBufferPointer(start: $0, count: length) } ?? UnsafeRawBufferPointer(start: nil, count: 0)
-    context(userData).log(level: level, message: bytes)
+    backend(userData).log(level: level, message: buffer(message, length))
 }
 
 private let httpSendHandler: HostServiceTable.Handler = { _, _, args, userData in
@@ -89,8 +119,7 @@ private let httpSendHandler: HostServiceTable.Handler = { _, _, args, userData i
     let length = argument(args, 1, as: Int.self)
     let callback = argument(args, 2, as: UnsafeRawPointer?.self)
     let callbackData = argument(args, 3, as: UnsafeMutableRawPointer?.self)
-    let body = request.map { Data(bytes: $0, count: length) } ?? Data()
-    context(userData).httpSend(request: body, callback: callback, userData: callbackData)
+    backend(userData).httpSend(request: buffer(request, length), callback: callback, userData: callbackData)
 }
 
 private let secretGetHandler: HostServiceTable.Handler = { _, ret, args, userData in
@@ -100,7 +129,7 @@ private let secretGetHandler: HostServiceTable.Handler = { _, ret, args, userDat
     let capacity = argument(args, 3, as: Int.self)
     let outLength = argument(args, 4, as: UnsafeMutablePointer<Int>?.self)
     let name = namePointer.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: nameLength), as: UTF8.self) } ?? ""
-    returnStatus(ret, context(userData).secret(named: name, into: out, capacity: capacity, length: outLength))
+    returnStatus(ret, backend(userData).secret(named: name, into: out, capacity: capacity, length: outLength))
 }
 
 private let clockUnixHandler: HostServiceTable.Handler = { _, ret, _, _ in
@@ -138,6 +167,5 @@ private let completeHandler: HostServiceTable.Handler = { _, _, args, userData i
     let status = argument(args, 1, as: Int32.self)
     let result = argument(args, 2, as: UnsafeRawPointer?.self)
     let length = argument(args, 3, as: Int.self)
-    let payload = result.map { Data(bytes: $0, count: length) } ?? Data()
-    context(userData).calls.complete(callID: callID, status: status, payload: payload)
+    backend(userData).complete(callID: callID, status: status, result: buffer(result, length))
 }

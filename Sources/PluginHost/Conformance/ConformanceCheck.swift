@@ -146,6 +146,8 @@ public struct ConformanceCheck: Sendable {
             return Step(name: operation.rawValue, passed: false, detail: "no completion within \(callTimeout)")
         case .cancelled:
             return Step(name: operation.rawValue, passed: false, detail: "cancelled")
+        case .lost(let reason):
+            return Step(name: operation.rawValue, passed: false, detail: "the adapter's process was lost: \(reason)")
         }
     }
 

@@ -1,11 +1,16 @@
 /// Why a manifest's adapter is not loaded. Every case names what was wrong;
 /// ``LoadError`` adds the manifest file.
-public enum LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
+public enum LoadFailure: Error, Sendable, Equatable, Codable, CustomStringConvertible {
     case unreadableManifest(detail: String)
     case malformedJSON(detail: String)
     case schemaViolation([ManifestProblem])
     case duplicateID(id: String, firstManifest: String)
-    case isolationUnsupported(String)
+    /// `"isolation": "process"`, and the `gateway-runner` executable cannot be
+    /// found or started.
+    case runnerUnavailable(String)
+    /// The runner started but the handshake failed (it exited or timed out
+    /// before it was ready, or answered with the wrong cookie, digest or protocol).
+    case runnerHandshake(String)
     case libraryNotFound(library: String, searched: [String])
     case libraryUnreadable(path: String, detail: String)
     case digestMismatch(path: String, expected: String, actual: String)
@@ -33,7 +38,8 @@ public enum LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedJSON: "malformed_json"
         case .schemaViolation: "schema_violation"
         case .duplicateID: "duplicate_id"
-        case .isolationUnsupported: "isolation_unsupported"
+        case .runnerUnavailable: "runner_unavailable"
+        case .runnerHandshake: "runner_handshake"
         case .libraryNotFound: "library_not_found"
         case .libraryUnreadable: "library_unreadable"
         case .digestMismatch: "digest_mismatch"
@@ -59,7 +65,8 @@ public enum LoadFailure: Error, Sendable, Equatable, CustomStringConvertible {
         case .malformedJSON(let d): "the manifest is not valid JSON: \(d)"
         case .schemaViolation(let problems): "the manifest is invalid: " + problems.map(\.description).joined(separator: "; ")
         case .duplicateID(let id, let first): "id \"\(id)\" is already used by \(first)"
-        case .isolationUnsupported(let mode): "isolation \"\(mode)\" is not available in this host yet; use \"in-process\""
+        case .runnerUnavailable(let d): "isolation \"process\": \(d)"
+        case .runnerHandshake(let d): "isolation \"process\": the runner did not start the adapter: \(d)"
         case .libraryNotFound(let library, let searched): "library \"\(library)\" not found; searched: \(searched.joined(separator: ", "))"
         case .libraryUnreadable(let path, let d): "library \(path) cannot be read: \(d)"
         case .digestMismatch(let path, let expected, let actual): "sha256 digest mismatch for \(path): manifest pins \(expected), file has \(actual)"

@@ -32,7 +32,8 @@ public struct Manifest: Sendable, Hashable {
     /// Where an adapter runs.
     public enum Isolation: String, Sendable, Hashable {
         case inProcess = "in-process"
-        /// Reserved: a separate runner process (refused until it exists).
+        /// A `gateway-runner` process of its own, reached over a socket pair:
+        /// a crash costs a restart, not the host.
         case process
     }
 
@@ -88,6 +89,49 @@ public struct Manifest: Sendable, Hashable {
     /// The `tls` block: how the host's https egress for this adapter
     /// authenticates itself and the provider; nil for the system defaults.
     public var tls: TLS? = nil
+    /// The `limits` block: the runner's resources and supervision (process isolation only).
+    public var limits: Limits = Limits()
+    /// `isolation_network`: whether a runner gets a network namespace of its
+    /// own with no interface but loopback (`none`, the default), or shares the host's.
+    public var isolationNetwork: NetworkIsolation = .none
+}
+
+extension Manifest {
+    /// `isolation_network`.
+    public enum NetworkIsolation: String, Sendable, Hashable, Codable {
+        /// No network of its own: everything goes through the host's `http_send`.
+        case none
+        /// The host's network (for an adapter that must open sockets itself).
+        case host
+    }
+
+    /// The `limits` block, for `"isolation": "process"`.
+    public struct Limits: Sendable, Hashable, Codable {
+        public static let defaultCancelGraceMilliseconds = 5_000
+        public static let defaultMaxCrashes = 5
+        public static let defaultCrashWindowSeconds = 60
+
+        /// `memory_mb`: the runner's data segment (`RLIMIT_DATA`); nil: unlimited.
+        public var memoryMegabytes: Int?
+        /// `open_files`: `RLIMIT_NOFILE`; nil: inherited.
+        public var openFiles: Int?
+        /// `cancel_grace_ms`: how long a runner may take to complete a call
+        /// after the host cancelled it (deadline passed) before it is killed and restarted.
+        public var cancelGraceMilliseconds: Int
+        /// `max_crashes` within `crash_window_s`: then the provider is quarantined.
+        public var maxCrashes: Int
+        public var crashWindowSeconds: Int
+
+        public init(memoryMegabytes: Int? = nil, openFiles: Int? = nil,
+                    cancelGraceMilliseconds: Int = defaultCancelGraceMilliseconds,
+                    maxCrashes: Int = defaultMaxCrashes, crashWindowSeconds: Int = defaultCrashWindowSeconds) {
+            self.memoryMegabytes = memoryMegabytes
+            self.openFiles = openFiles
+            self.cancelGraceMilliseconds = cancelGraceMilliseconds
+            self.maxCrashes = maxCrashes
+            self.crashWindowSeconds = crashWindowSeconds
+        }
+    }
 }
 
 extension Manifest {

@@ -12,7 +12,7 @@ public enum ManifestValidator {
     static let knownKeys: Set<String> = [
         "file_format_version", "id", "version", "enabled", "mode", "description", "library", "sha256", "entry",
         "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
-        "config", "secrets", "egress", "isolation", "sandbox", "tls",
+        "config", "secrets", "egress", "isolation", "isolation_network", "limits", "sandbox", "tls",
     ]
 
     /// The outcome of validating one manifest.
@@ -117,6 +117,13 @@ private struct Checker {
             if let value = Manifest.Isolation(rawValue: raw) { isolation = value }
             else { fail("$.isolation", "must be \"in-process\" or \"process\", found \"\(raw)\"") }
         }
+        var network = Manifest.NetworkIsolation.none
+        if let raw = string(root, "isolation_network", required: false, pattern: nil) {
+            if let value = Manifest.NetworkIsolation(rawValue: raw) { network = value }
+            else { fail("$.isolation_network", "must be \"none\" or \"host\", found \"\(raw)\"") }
+            if isolation != .process { fail("$.isolation_network", "applies only with \"isolation\": \"process\"") }
+        }
+        let runnerLimits = runnerLimits(root["limits"], isolation: isolation)
 
         guard let format, let id, let version, let enabled, let mode, let library, let abi,
               let methods, let currencies, let countries, operationNames != nil
@@ -127,7 +134,29 @@ private struct Checker {
             abiMajor: abi.major, abiMinor: abi.minor, methods: methods, currencies: currencies,
             countries: countries, amountLimits: limits, operations: operations, priority: priority,
             timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
-            isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls)
+            isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls,
+            limits: runnerLimits, isolationNetwork: network)
+    }
+
+    /// The `limits` block: only with `"isolation": "process"`, every member optional.
+    mutating func runnerLimits(_ value: JSONDocument?, isolation: Manifest.Isolation) -> Manifest.Limits {
+        var limits = Manifest.Limits()
+        guard let value else { return limits }
+        guard case .object(let members) = value else {
+            fail("$.limits", "must be an object, found \(value.typeName)")
+            return limits
+        }
+        if isolation != .process { fail("$.limits", "applies only with \"isolation\": \"process\" (an in-process adapter shares the host's limits)") }
+        let known: Set<String> = ["memory_mb", "open_files", "cancel_grace_ms", "max_crashes", "crash_window_s"]
+        for key in members.keys.sorted() where !known.contains(key) {
+            fail("$.limits.\(key)", "unknown member; known: \(known.sorted().joined(separator: ", "))")
+        }
+        limits.memoryMegabytes = integer(members, "memory_mb", range: 64...1_048_576, path: "$.limits")
+        limits.openFiles = integer(members, "open_files", range: 32...1_048_576, path: "$.limits")
+        limits.cancelGraceMilliseconds = integer(members, "cancel_grace_ms", range: 10...600_000, path: "$.limits") ?? limits.cancelGraceMilliseconds
+        limits.maxCrashes = integer(members, "max_crashes", range: 1...1_000, path: "$.limits") ?? limits.maxCrashes
+        limits.crashWindowSeconds = integer(members, "crash_window_s", range: 1...86_400, path: "$.limits") ?? limits.crashWindowSeconds
+        return limits
     }
 
     // MARK: Members
@@ -183,14 +212,14 @@ private struct Checker {
         return b
     }
 
-    mutating func integer(_ o: [String: JSONDocument], _ key: String, range: ClosedRange<Int>) -> Int? {
+    mutating func integer(_ o: [String: JSONDocument], _ key: String, range: ClosedRange<Int>, path: String = "$") -> Int? {
         guard let value = o[key] else { return nil }
         guard case .integer(let i) = value else {
-            fail("$.\(key)", "must be an integer, found \(value.typeName)")
+            fail("\(path).\(key)", "must be an integer, found \(value.typeName)")
             return nil
         }
         guard range.contains(Int(i)) else {
-            fail("$.\(key)", "\(i) is outside \(range.lowerBound)...\(range.upperBound)")
+            fail("\(path).\(key)", "\(i) is outside \(range.lowerBound)...\(range.upperBound)")
             return nil
         }
         return Int(i)

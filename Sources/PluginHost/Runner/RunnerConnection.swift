@@ -1,0 +1,274 @@
+import Foundation
+import GatewayPayloads
+import Logging
+import Synchronization
+
+/// An adapter in a `gateway-runner` process of its own (`"isolation": "process"`),
+/// supervised.
+///
+/// - A runner that ends while calls are in flight (segfault, abort, exit,
+///   killed) resolves every one of them as lost: outcome unknown, so the
+///   attempts stay pending and are reconciled, never failed over.
+/// - It is restarted after an exponential backoff (100 ms doubling, at most
+///   30 s); meanwhile calls are refused with `GW_E_BUSY`, which proves nothing
+///   was sent.
+/// - After `limits.max_crashes` ends within `limits.crash_window_s` it is
+///   quarantined: no restart, calls refused, the provider excluded from routing
+///   until ops re-enable it (a new instance).
+/// - A call cancelled by the host (deadline, caller gone) that the runner has
+///   not completed within `limits.cancel_grace_ms` gets the runner killed (and
+///   restarted, counted as a crash).
+final class RunnerConnection: AdapterConnection {
+    /// What to start a runner with.
+    struct Launch: Sendable {
+        var expected: AdapterBinding.Expectation
+        var libraryCopy: String
+        var sourcePath: String
+        var sha256: String
+        var config: String
+        var limits: Manifest.Limits
+        var network: Manifest.NetworkIsolation
+
+        var load: RunnerLoad {
+            RunnerLoad(expected: expected, library: libraryCopy, sourcePath: sourcePath, sha256: sha256, config: config, limits: limits)
+        }
+    }
+
+    private struct State {
+        var process: RunnerProcess?
+        var health: AdapterHealth = .ready
+        var network: NetworkConfinement
+        var pid: pid_t
+        /// When recent ends happened (monotonic ns), for the quarantine window.
+        var crashTimes: [UInt64] = []
+        var crashes = 0
+        var restarts = 0
+        var closing = false
+        /// Calls the host cancelled, and since when (monotonic ns).
+        var cancelled: [UInt64: UInt64] = [:]
+    }
+
+    let isolation = Manifest.Isolation.process
+    let launch: Launch
+    let executable: String
+    let context: HostContext
+    let description: AdapterDescription
+    let abiMajor: UInt32
+    let abiMinor: UInt32
+    private let state: Mutex<State>
+    private let cancels = DispatchQueue(label: "runner-cancels")
+    private var logger: Logger { context.logger }
+
+    private init(launch: Launch, executable: String, context: HostContext, ready: RunnerReady) {
+        self.launch = launch
+        self.executable = executable
+        self.context = context
+        description = ready.description
+        abiMajor = ready.abiMajor
+        abiMinor = ready.abiMinor
+        state = Mutex(State(network: ready.network, pid: ready.pid))
+    }
+
+    /// Starts the first runner and waits for it to be ready.
+    static func launch(_ launch: Launch, context: HostContext, runner: String?) throws(LoadFailure) -> RunnerConnection {
+        let executable = try RunnerLocator.locate(configured: runner).get()
+        let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, network: launch.network, context: context)
+        let connection = RunnerConnection(launch: launch, executable: executable, context: context, ready: ready)
+        context.calls.watch { [weak connection] now in connection?.checkCancelled(now: now) }
+        connection.adopt(process, ready: ready)
+        if !ready.network.confined, launch.network == .none {
+            context.logger.warning("adapter \(launch.expected.id) runs in its own process but not network-confined: \(ready.network.reason ?? "unknown reason")")
+        }
+        return connection
+    }
+
+    var health: AdapterHealth { state.withLock { $0.health } }
+    var blockedCalls: Int { 0 }
+    /// Whether the current runner has no network of its own, and if not, why.
+    var network: NetworkConfinement { state.withLock { $0.network } }
+    /// The current runner's pid (the last one's while restarting).
+    var runnerPID: pid_t { state.withLock { $0.pid } }
+    var crashes: Int { state.withLock { $0.crashes } }
+    var restarts: Int { state.withLock { $0.restarts } }
+
+    // MARK: Calls
+
+    func invoke(_ callID: UInt64, _ operation: Int32, _ payload: UnsafeRawBufferPointer, timeout: UInt64) -> Int32 {
+        guard let process = state.withLock({ $0.health == .ready ? $0.process : nil }) else { return ABIStatus.busy.rawValue }
+        var prefix = FramePrefix.int32(operation)
+        prefix.append(UInt32(min(timeout / 1_000_000, UInt64(UInt32.max))))
+        do {
+            try process.channel.send(.invoke, id: callID, prefix: prefix, body: payload)
+            return ABIStatus.ok.rawValue
+        } catch {
+            // The runner acts only on a whole frame, and this one did not
+            // leave whole: nothing was sent.
+            if case .broken(let detail) = error { process.kill(because: "its stream broke: \(detail)") }
+            return ABIStatus.busy.rawValue
+        }
+    }
+
+    func cancel(_ callID: UInt64) {
+        let process = state.withLock { state -> RunnerProcess? in
+            guard let process = state.process else { return nil }
+            state.cancelled[callID] = DeadlineSweeper.now()
+            return process
+        }
+        guard let process else { return }
+        cancels.async { try? process.channel.send(.cancel, id: callID) }
+    }
+
+    /// Kills the runner when a cancelled call is still owed past the grace.
+    private func checkCancelled(now: UInt64) {
+        let grace = UInt64(launch.limits.cancelGraceMilliseconds) * 1_000_000
+        let late: (RunnerProcess, UInt64)? = state.withLock { state in
+            guard !state.cancelled.isEmpty else { return nil }
+            var late: UInt64?
+            for (callID, since) in state.cancelled {
+                if !context.calls.isAbandoned(callID) {
+                    state.cancelled.removeValue(forKey: callID)
+                } else if now > since, now - since > grace {
+                    late = callID
+                }
+            }
+            guard let late, let process = state.process else { return nil }
+            state.cancelled.removeAll()
+            return (process, late)
+        }
+        if let (process, callID) = late {
+            logger.error("adapter \(launch.expected.id): its runner did not complete call \(callID) within \(launch.limits.cancelGraceMilliseconds) ms of the host cancelling it; killing the runner")
+            process.kill(because: "call \(callID) not completed within the cancel grace")
+        }
+    }
+
+    // MARK: Supervision
+
+    /// Makes `process` the one that serves calls (or, when it already ended,
+    /// handles that as a crash).
+    private func adopt(_ process: RunnerProcess, ready: RunnerReady) {
+        process.whenEnded { [weak self] process, reason in self?.ended(process, reason: reason, current: true) }
+        let alreadyEnded = state.withLock { state -> Bool in
+            if process.hasExited { return true }
+            if state.closing {
+                return true
+            }
+            state.process = process
+            state.health = .ready
+            state.network = ready.network
+            state.pid = ready.pid
+            return false
+        }
+        if alreadyEnded {
+            process.kill(because: "the connection is closing")
+            if !state.withLock({ $0.closing }) { ended(process, reason: "ended as it started", current: false) }
+        }
+    }
+
+    private enum Next { case ignore, closed, restart(attempt: Int, after: Duration), quarantine(String) }
+
+    /// Counts an end (a crash, a kill, a failed restart) and decides what follows.
+    private func recordEnd(_ state: inout State, reason: String) -> Next {
+        state.cancelled.removeAll()
+        if state.closing {
+            state.health = .closed
+            return .closed
+        }
+        let limits = launch.limits
+        let now = DeadlineSweeper.now()
+        state.crashes += 1
+        state.crashTimes.append(now)
+        let window = UInt64(limits.crashWindowSeconds) * 1_000_000_000
+        state.crashTimes.removeAll { now > $0 && now - $0 > window }
+        if state.crashTimes.count >= limits.maxCrashes {
+            let why = "\(state.crashTimes.count) runner failures within \(limits.crashWindowSeconds) s (the last: \(reason))"
+            state.health = .quarantined(reason: why)
+            return .quarantine(why)
+        }
+        let attempt = state.crashTimes.count
+        state.health = .restarting(attempt: attempt, reason: reason)
+        return .restart(attempt: attempt, after: .milliseconds(min(100 * (1 << min(attempt - 1, 16)), 30_000)))
+    }
+
+    /// A runner ended: resolve its calls as lost, then restart or quarantine.
+    private func ended(_ process: RunnerProcess, reason: String, current: Bool) {
+        let next: Next = state.withLock { state in
+            if current {
+                guard state.process === process else { return .ignore }
+                state.process = nil
+            }
+            return recordEnd(&state, reason: reason)
+        }
+        if case .ignore = next { return }
+        let lost = context.calls.connectionLost("its runner \(reason)")
+        let tail = process.stderrTail.suffix(5).joined(separator: " | ")
+        let stderr = tail.isEmpty ? "" : "; stderr: \(tail)"
+        follow(next, detail: "its runner \(reason); \(lost) call(s) in flight left outcome unknown (to be reconciled)\(stderr)")
+    }
+
+    /// Logs an end and schedules the restart, if any.
+    private func follow(_ next: Next, detail: String) {
+        let id = launch.expected.id
+        switch next {
+        case .ignore, .closed:
+            break
+        case .quarantine(let why):
+            logger.error("adapter \(id) quarantined: \(why); \(detail). Excluded from routing until ops re-enable it")
+        case .restart(let attempt, let delay):
+            logger.error("adapter \(id): \(detail); restarting in \(delay) (attempt \(attempt))")
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(Int(delay.nanoseconds / 1_000_000))) { [weak self] in
+                self?.restart()
+            }
+        }
+    }
+
+    private func restart() {
+        guard state.withLock({ state in
+            if case .restarting = state.health, !state.closing { return true }
+            return false
+        }) else { return }
+        do {
+            let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, network: launch.network, context: context)
+            guard ready.description == description, ready.abiMajor == abiMajor else {
+                process.kill(because: "it changed on restart")
+                throw LoadFailure.runnerHandshake("the restarted runner describes a different adapter")
+            }
+            state.withLock { $0.restarts += 1 }
+            adopt(process, ready: ready)
+            logger.notice("adapter \(launch.expected.id): runner restarted (pid \(ready.pid))")
+        } catch {
+            let reason = "could not be restarted: \(error)"
+            follow(state.withLock { recordEnd(&$0, reason: reason) }, detail: "its runner \(reason)")
+        }
+    }
+
+    // MARK: Ending
+
+    func destroy(grace: Duration) async -> Bool {
+        let process = state.withLock { state -> RunnerProcess? in
+            state.closing = true
+            return state.process
+        }
+        guard let process else {
+            state.withLock { $0.health = .closed }
+            return true
+        }
+        try? process.channel.send(.destroy, id: 0)
+        let clock = ContinuousClock()
+        let end = clock.now + grace
+        while !process.hasExited, clock.now < end {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        if !process.hasExited { process.kill(because: "destroy did not return within \(grace)") }
+        state.withLock { $0.health = .closed }
+        return process.destroyed
+    }
+
+    func abandon(reason: String) {
+        let process = state.withLock { state -> RunnerProcess? in
+            state.closing = true
+            state.health = .closed
+            return state.process
+        }
+        process?.kill(because: reason)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import GatewayPayloads
+
+/// The runner protocol version: which frames and handshake documents both
+/// sides speak (not the adapter ABI version, which the runner negotiates with
+/// the library exactly as the host does in process).
+package enum RunnerProtocol {
+    package static let version = 1
+    /// The runner's end of the socket pair.
+    package static let channelFD: Int32 = 3
+    /// Environment of a runner: set by the host, nothing else inherited but the whitelist.
+    package static let cookieVariable = "GATEWAY_RUNNER_COOKIE"
+    package static let hostPIDVariable = "GATEWAY_HOST_PID"
+    package static let networkVariable = "GATEWAY_RUNNER_NETWORK"
+}
+
+/// LOAD: what the host asks a runner to load.
+package struct RunnerLoad: Codable, Sendable {
+    package var `protocol`: Int
+    package var expected: AdapterBinding.Expectation
+    /// The content-addressed copy the host wrote, and its sha256.
+    package var library: String
+    package var sourcePath: String
+    package var sha256: String
+    package var config: String
+    package var limits: Manifest.Limits
+
+    package init(expected: AdapterBinding.Expectation, library: String, sourcePath: String, sha256: String, config: String, limits: Manifest.Limits) {
+        self.protocol = RunnerProtocol.version
+        self.expected = expected
+        self.library = library
+        self.sourcePath = sourcePath
+        self.sha256 = sha256
+        self.config = config
+        self.limits = limits
+    }
+}
+
+/// Whether a runner has no network of its own, and if not, why.
+public struct NetworkConfinement: Codable, Sendable, Hashable, CustomStringConvertible {
+    /// True: a network namespace of its own (loopback only, down).
+    public var confined: Bool
+    /// Why not (the manifest asked for the host's network, or the kernel refused).
+    public var reason: String?
+
+    public init(confined: Bool, reason: String?) {
+        self.confined = confined
+        self.reason = reason
+    }
+
+    public var description: String { confined ? "confined" : "not confined: \(reason ?? "unknown reason")" }
+}
+
+/// READY: the runner loaded the adapter.
+package struct RunnerReady: Codable, Sendable {
+    package var `protocol`: Int
+    package var cookie: String
+    package var abiMajor: UInt32
+    package var abiMinor: UInt32
+    /// The sha256 of the bytes the runner mapped (hashed through the descriptor it mapped).
+    package var sha256: String
+    /// What the adapter's `describe` said (the host cross-checks it with the manifest).
+    package var description: AdapterDescription
+    package var network: NetworkConfinement
+    package var pid: Int32
+
+    package init(cookie: String, abiMajor: UInt32, abiMinor: UInt32, sha256: String, description: AdapterDescription, network: NetworkConfinement, pid: Int32) {
+        self.protocol = RunnerProtocol.version
+        self.cookie = cookie
+        self.abiMajor = abiMajor
+        self.abiMinor = abiMinor
+        self.sha256 = sha256
+        self.description = description
+        self.network = network
+        self.pid = pid
+    }
+}
+
+/// LOAD_FAILED: the runner could not load the adapter; the same failure the
+/// host reports in process.
+package struct RunnerLoadFailure: Codable, Sendable {
+    package var cookie: String
+    package var failure: LoadFailure
+
+    package init(cookie: String, failure: LoadFailure) {
+        self.cookie = cookie
+        self.failure = failure
+    }
+}

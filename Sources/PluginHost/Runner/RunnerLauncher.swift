@@ -1,0 +1,138 @@
+import Foundation
+import Synchronization
+
+/// Finds the `gateway-runner` executable: the loader's setting, then
+/// `$GATEWAY_RUNNER`, then beside the running executable (which is also where
+/// SwiftPM puts it beside `gateway` and the test bundle).
+package enum RunnerLocator {
+    package static let executableName = "gateway-runner"
+
+    package static func locate(configured: String?) -> Result<String, LoadFailure> {
+        var tried: [String] = []
+        let candidates = [configured, ProcessInfo.processInfo.environment["GATEWAY_RUNNER"]].compactMap { $0 }
+            + [PluginSearchPath.executableDirectory?.appendingPathComponent(executableName).path].compactMap { $0 }
+        for path in candidates {
+            tried.append(path)
+            if access(path, X_OK) == 0 { return .success(path) }
+        }
+        return .failure(.runnerUnavailable("the \(executableName) executable was not found or is not executable; tried \(tried.joined(separator: ", ")) (build it with `swift build`, or set GATEWAY_RUNNER)"))
+    }
+}
+
+/// One started runner process: its pid, the host's end of its socket pair,
+/// and the read end of its stderr.
+package struct SpawnedRunner: Sendable {
+    package var pid: pid_t
+    package var channelFD: Int32
+    package var stderrFD: Int32
+}
+
+/// Starts runner processes, always from one long-lived thread of its own.
+///
+/// A runner asks for `SIGKILL` when its parent dies (`PR_SET_PDEATHSIG`), and
+/// Linux means the parent *thread*: a runner spawned from a pool thread that
+/// later exits would be killed with it. So every spawn happens here.
+package final class RunnerSpawner: @unchecked Sendable {
+    package static let shared = RunnerSpawner()
+
+    private let jobs = Mutex<[@Sendable () -> Void]>([])
+    private let wake = DispatchSemaphore(value: 0)
+
+    private init() {
+        let thread = Thread { [self] in
+            while true {
+                wake.wait()
+                let job = jobs.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                job?()
+            }
+        }
+        thread.name = "runner-spawner"
+        thread.start()
+    }
+
+    /// Starts `executable` with fd 3 = the runner's end of a new socket pair,
+    /// stdin = /dev/null, stdout and stderr = a pipe, and only `environment`.
+    package func spawn(executable: String, environment: [String: String]) -> Result<SpawnedRunner, LoadFailure> {
+        let done = DispatchSemaphore(value: 0)
+        let result = Mutex<Result<SpawnedRunner, LoadFailure>?>(nil)
+        jobs.withLock { $0.append {
+            let outcome = Self.spawnNow(executable: executable, environment: environment)
+            result.withLock { $0 = outcome }
+            done.signal()
+        } }
+        wake.signal()
+        done.wait()
+        return result.withLock { $0! }
+    }
+
+    private static func spawnNow(executable: String, environment: [String: String]) -> Result<SpawnedRunner, LoadFailure> {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            return .failure(.runnerUnavailable("socketpair failed: \(String(cString: strerror(errno)))"))
+        }
+        var errPipe: [Int32] = [-1, -1]
+        // (pipe2 is not in the Swift Glibc module; the spawner is the only
+        // thread here that starts processes.)
+        guard pipe(&errPipe) == 0 else {
+            close(pair[0]); close(pair[1])
+            return .failure(.runnerUnavailable("pipe failed: \(String(cString: strerror(errno)))"))
+        }
+        _ = fcntl(errPipe[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(errPipe[1], F_SETFD, FD_CLOEXEC)
+        defer {
+            close(pair[1])
+            close(errPipe[1])
+        }
+        // Room for bursts, and a bound on how long a writer waits for a runner
+        // that stopped reading (then the invoke is refused: nothing was sent).
+        var size: Int32 = 1 << 20
+        setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
+        var timeout = timeval(tv_sec: 2, tv_usec: 0)
+        setsockopt(pair[0], SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, pair[1], RunnerProtocol.channelFD)
+
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        var allSignals = sigset_t()
+        sigfillset(&allSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setsigdefault(&attributes, &allSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        let arguments = [executable]
+        let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        var argv = arguments.map { strdup($0) } + [nil]
+        var envp = variables.map { strdup($0) } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
+        guard status == 0 else {
+            close(pair[0]); close(errPipe[0])
+            return .failure(.runnerUnavailable("cannot start \(executable): \(String(cString: strerror(status)))"))
+        }
+        return .success(SpawnedRunner(pid: pid, channelFD: pair[0], stderrFD: errPipe[0]))
+    }
+}
+
+/// How a runner process ended, from its wait status.
+package func describeExit(_ status: Int32) -> String {
+    let signal = status & 0x7f
+    if signal == 0 { return "exited with status \((status >> 8) & 0xff)" }
+    let names: [Int32: String] = [SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT", SIGKILL: "SIGKILL", SIGBUS: "SIGBUS",
+                                  SIGILL: "SIGILL", SIGFPE: "SIGFPE", SIGTERM: "SIGTERM", SIGXCPU: "SIGXCPU"]
+    return "killed by signal \(signal)\(names[signal].map { " (\($0))" } ?? "")"
+}

@@ -1,0 +1,96 @@
+import Foundation
+import PluginHost
+import Synchronization
+
+/// The host services of the adapter in this runner, served by the host over
+/// frames: `log`, `http_send`, `secret_get` and `complete` go to the host,
+/// which applies the same policy as in process. (The clocks and random bytes
+/// carry no policy and are answered by the host table here.)
+final class RunnerServices: HostServiceBackend, @unchecked Sendable {
+    private final class SecretSlot: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        var status: Int32 = 0
+        var fullLength: UInt64 = 0
+        var value: [UInt8] = []
+    }
+
+    private struct HTTPWait: @unchecked Sendable {
+        var callback: UnsafeRawPointer
+        var userData: UnsafeMutableRawPointer?
+    }
+
+    let channel: FrameChannel
+    private let nextRequest = Atomic<UInt64>(1)
+    private let secrets = Mutex<[UInt64: SecretSlot]>([:])
+    private let requests = Mutex<[UInt64: HTTPWait]>([:])
+
+    init(channel: FrameChannel) {
+        self.channel = channel
+    }
+
+    func log(level: Int32, message: UnsafeRawBufferPointer) {
+        send { try channel.send(.log, id: 0, prefix: .int32(level), body: message) }
+    }
+
+    func httpSend(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+        guard let callback else {
+            Array("adapter called http_send without a callback; request dropped".utf8).withUnsafeBytes { log(level: 4, message: $0) }
+            return
+        }
+        let id = nextRequest.add(1, ordering: .relaxed).oldValue
+        requests.withLock { $0[id] = HTTPWait(callback: callback, userData: userData) }
+        send { try channel.send(.httpSend, id: id, body: request) }
+    }
+
+    /// HTTP_RESULT: the adapter's callback runs on a dispatch thread, never
+    /// the frame reader's (so it may call other services).
+    func deliverHTTPResult(id: UInt64, status: Int32, document: Data) {
+        guard let wait = requests.withLock({ $0.removeValue(forKey: id) }) else { return }
+        DispatchQueue.global().async {
+            document.withUnsafeBytes { bytes in
+                HostServiceTable.callHTTPCallback(wait.callback, userData: wait.userData, status: status, document: bytes)
+            }
+        }
+    }
+
+    func secret(named name: String, into out: UnsafeMutableRawPointer?, capacity: Int, length: UnsafeMutablePointer<Int>?) -> Int32 {
+        let id = nextRequest.add(1, ordering: .relaxed).oldValue
+        let slot = SecretSlot()
+        secrets.withLock { $0[id] = slot }
+        send {
+            var prefix = FramePrefix()
+            prefix.append(UInt64(max(capacity, 0)))
+            try Array(name.utf8).withUnsafeBytes { try channel.send(.secretGet, id: id, prefix: prefix, body: $0) }
+        }
+        // The host always answers; if it is gone, the reader ends the process.
+        slot.done.wait()
+        defer { for i in slot.value.indices { slot.value[i] = 0 } }
+        length?.pointee = Int(slot.fullLength)
+        guard slot.status == 0 else { return slot.status }
+        guard slot.value.count <= capacity, let out else { return 11 /* GW_E_BUFFER_TOO_SMALL */ }
+        slot.value.withUnsafeBytes { out.copyMemory(from: $0.baseAddress!, byteCount: slot.value.count) }
+        return 0
+    }
+
+    /// SECRET_VALUE: wakes the adapter thread waiting in `secret_get`.
+    func deliverSecret(id: UInt64, status: Int32, fullLength: UInt64, value: UnsafeRawBufferPointer) {
+        guard let slot = secrets.withLock({ $0.removeValue(forKey: id) }) else { return }
+        slot.status = status
+        slot.fullLength = fullLength
+        slot.value = Array(value)
+        slot.done.signal()
+    }
+
+    func complete(callID: UInt64, status: Int32, result: UnsafeRawBufferPointer) {
+        if result.count > ResultLimit.maxBytes {
+            send { try channel.send(.complete, id: callID, flags: FrameFlag.tooLarge, prefix: .int32(status)) }
+        } else {
+            send { try channel.send(.complete, id: callID, prefix: .int32(status), body: result) }
+        }
+    }
+
+    /// A frame the host will never read: the host is gone, and so is the point.
+    private func send(_ write: () throws -> Void) {
+        do { try write() } catch { _exit(0) }
+    }
+}

@@ -1,0 +1,221 @@
+/*
+ * chaos.c -- an adapter that misbehaves on request, for the host's tests only
+ * (never shipped in manifests/). Each call picks its misbehaviour with
+ * "chaos":"<case>" anywhere in the request document:
+ *
+ *   ok            completes at once with {"status":"succeeded"}
+ *   segfault      writes through NULL inside invoke
+ *   abort         abort() inside invoke
+ *   exit          exit(7) inside invoke
+ *   loop          never returns from invoke (spins)
+ *   never         accepts, never completes, ignores cancel
+ *   twice         completes twice
+ *   garbage       completes GW_OK with bytes that are not JSON
+ *   huge          completes GW_OK with a 64 MiB document
+ *   block_cancel  accepts; its cancel blocks for 5 s, then completes GW_E_CANCELLED
+ *   after_destroy completes; a thread calls the host's log after destroy, then
+ *                 creates the file named by "marker":"<path>"
+ *   env           completes with providerStatus "<$CHAOS_PROBE or (unset)>|<secret probe or (none)>"
+ *   connect       completes with providerStatus "connected" or "failed:<errno>"
+ *                 after a TCP connect to 127.0.0.1:"port":<n>
+ */
+#define _GNU_SOURCE
+#include "gateway_abi.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+struct gw_instance {
+    const gw_host_api *host;
+    volatile int destroyed;
+    pthread_mutex_t lock;
+    uint64_t blocking_call; /* block_cancel's call, 0 when none */
+};
+
+static void complete_text(gw_instance *in, uint64_t id, gw_status status, const char *text)
+{
+    in->host->complete(id, status, (const uint8_t *)text, strlen(text));
+}
+
+/* The string value of "key":"..." in req (NUL-terminated), copied into out. */
+static int member(const char *req, const char *key, char *out, size_t cap)
+{
+    char pattern[64];
+    const char *p, *end;
+    snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
+    p = strstr(req, pattern);
+    if (p == NULL) return 0;
+    p += strlen(pattern);
+    end = strchr(p, '"');
+    if (end == NULL || (size_t)(end - p) >= cap) return 0;
+    memcpy(out, p, (size_t)(end - p));
+    out[end - p] = '\0';
+    return 1;
+}
+
+static long number(const char *req, const char *key)
+{
+    char pattern[64];
+    const char *p;
+    snprintf(pattern, sizeof pattern, "\"%s\":", key);
+    p = strstr(req, pattern);
+    return p == NULL ? 0 : strtol(p + strlen(pattern), NULL, 10);
+}
+
+struct late_call { gw_instance *in; char marker[512]; };
+
+static void *after_destroy(void *arg)
+{
+    struct late_call *late = arg;
+    while (!late->in->destroyed) usleep(1000);
+    late->in->host->log(GW_LOG_WARNING, "chaos: a host service called after destroy", 42);
+    if (late->marker[0] != '\0') {
+        FILE *f = fopen(late->marker, "w");
+        if (f != NULL) fclose(f);
+    }
+    free(late);
+    return NULL;
+}
+
+static gw_status chaos_create(const gw_host_api *host, const uint8_t *config, size_t config_len,
+                              gw_instance **out, uint8_t **out_error, size_t *out_error_len)
+{
+    gw_instance *in;
+    (void)config; (void)config_len; (void)out_error; (void)out_error_len;
+    in = calloc(1, sizeof *in);
+    if (in == NULL) return GW_E_INTERNAL;
+    in->host = host;
+    pthread_mutex_init(&in->lock, NULL);
+    *out = in;
+    return GW_OK;
+}
+
+static gw_status chaos_describe(gw_instance *in, uint8_t **out_json, size_t *out_len)
+{
+    static const char doc[] = "{\"id\":\"chaos\",\"version\":\"1.0.0\",\"methods\":[\"visa\"],"
+                              "\"operations\":[\"authorize\",\"verify\"],\"currencies\":[\"SAR\"]}";
+    (void)in;
+    *out_json = malloc(sizeof doc - 1);
+    if (*out_json == NULL) return GW_E_INTERNAL;
+    memcpy(*out_json, doc, sizeof doc - 1);
+    *out_len = sizeof doc - 1;
+    return GW_OK;
+}
+
+static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, const uint8_t *request, size_t len)
+{
+    char *req, chaos[64] = "ok", text[1024];
+    (void)op;
+    req = malloc(len + 1);
+    if (req == NULL) return GW_E_INTERNAL;
+    memcpy(req, request, len);
+    req[len] = '\0';
+    member(req, "chaos", chaos, sizeof chaos);
+
+    if (strcmp(chaos, "segfault") == 0) { free(req); raise(SIGSEGV); *(volatile int *)0 = 1; }
+    if (strcmp(chaos, "abort") == 0) abort();
+    if (strcmp(chaos, "exit") == 0) exit(7);
+    if (strcmp(chaos, "loop") == 0) { for (;;) __asm__ volatile(""); }
+
+    if (strcmp(chaos, "never") == 0) {
+        /* nothing */
+    } else if (strcmp(chaos, "twice") == 0) {
+        complete_text(in, id, GW_OK, "{\"status\":\"succeeded\"}");
+        complete_text(in, id, GW_OK, "{\"status\":\"succeeded\"}");
+    } else if (strcmp(chaos, "garbage") == 0) {
+        complete_text(in, id, GW_OK, "\x01\x02 this is not { json");
+    } else if (strcmp(chaos, "huge") == 0) {
+        size_t size = 64u << 20;
+        uint8_t *doc = malloc(size);
+        if (doc == NULL) { free(req); return GW_E_INTERNAL; }
+        memset(doc, 'a', size);
+        in->host->complete(id, GW_OK, doc, size);
+        free(doc);
+    } else if (strcmp(chaos, "block_cancel") == 0) {
+        pthread_mutex_lock(&in->lock);
+        in->blocking_call = id;
+        pthread_mutex_unlock(&in->lock);
+    } else if (strcmp(chaos, "after_destroy") == 0) {
+        pthread_t thread;
+        struct late_call *late = calloc(1, sizeof *late);
+        if (late == NULL) { free(req); return GW_E_INTERNAL; }
+        late->in = in;
+        member(req, "marker", late->marker, sizeof late->marker);
+        if (pthread_create(&thread, NULL, after_destroy, late) != 0) { free(late); free(req); return GW_E_INTERNAL; }
+        pthread_detach(thread);
+        complete_text(in, id, GW_OK, "{\"status\":\"succeeded\"}");
+    } else if (strcmp(chaos, "env") == 0) {
+        char secret[128] = "(none)";
+        size_t secret_len = 0;
+        const char *probe = getenv("CHAOS_PROBE");
+        if (in->host->secret_get("probe", 5, (uint8_t *)secret, sizeof secret - 1, &secret_len) == GW_OK)
+            secret[secret_len] = '\0';
+        else
+            strcpy(secret, "(none)");
+        snprintf(text, sizeof text, "{\"status\":\"succeeded\",\"providerStatus\":\"%s|%s\"}", probe ? probe : "(unset)", secret);
+        complete_text(in, id, GW_OK, text);
+    } else if (strcmp(chaos, "connect") == 0) {
+        struct sockaddr_in address;
+        int fd = socket(AF_INET, SOCK_STREAM, 0), ok;
+        memset(&address, 0, sizeof address);
+        address.sin_family = AF_INET;
+        address.sin_port = htons((uint16_t)number(req, "port"));
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ok = fd >= 0 && connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
+        snprintf(text, sizeof text, "{\"status\":\"succeeded\",\"providerStatus\":\"%s%d\"}", ok ? "connected" : "failed:", ok ? 0 : errno);
+        if (fd >= 0) close(fd);
+        complete_text(in, id, GW_OK, text);
+    } else {
+        complete_text(in, id, GW_OK, "{\"status\":\"succeeded\"}");
+    }
+    free(req);
+    return GW_OK;
+}
+
+static void chaos_cancel(gw_instance *in, uint64_t id)
+{
+    int blocking;
+    pthread_mutex_lock(&in->lock);
+    blocking = in->blocking_call == id;
+    if (blocking) in->blocking_call = 0;
+    pthread_mutex_unlock(&in->lock);
+    if (blocking) {
+        sleep(5);
+        complete_text(in, id, GW_E_CANCELLED, "{\"message\":\"cancelled, late\"}");
+    }
+}
+
+static void chaos_destroy(gw_instance *in)
+{
+    in->destroyed = 1; /* the instance is leaked on purpose: after_destroy's thread still reads it */
+}
+
+static void chaos_free(void *p) { free(p); }
+
+static const gw_adapter_api chaos_api = {
+    .struct_size = sizeof(gw_adapter_api),
+    .id = "chaos",
+    .version = "1.0.0",
+    .create = chaos_create,
+    .describe = chaos_describe,
+    .invoke = chaos_invoke,
+    .cancel = chaos_cancel,
+    .destroy = chaos_destroy,
+    .free = chaos_free,
+};
+
+GW_EXPORT gw_status gw_adapter_entry(gw_negotiation *n)
+{
+    n->adapter_abi_major = GW_ABI_VERSION_MAJOR;
+    n->adapter_abi_minor = GW_ABI_VERSION_MINOR;
+    n->adapter_api = &chaos_api;
+    return n->host_abi_major == GW_ABI_VERSION_MAJOR ? GW_OK : GW_E_VERSION;
+}

@@ -1,0 +1,243 @@
+import Foundation
+import GatewayPayloads
+import Testing
+@testable import PluginHost
+
+/// The chaos adapter (Tests/ChaosAdapter) misbehaves on request. Under
+/// `"isolation": "process"` every case leaves the host serving the other
+/// provider (the mock, in process, beside it), and each call ends as the money
+/// rules say: a crash or a hang is an unknown outcome, never a refusal that
+/// would allow failover. In process, only the cases that can be contained are
+/// run (docs/plugin-authors.md says which cannot).
+@Suite(.serialized) struct ChaosTests {
+    static var probe: String { ChaosFixture.probe }
+
+    // MARK: Only process isolation contains these
+
+    @Test(arguments: ["segfault", "abort", "exit"])
+    func aCrashInInvokeIsLostAndRestarted(_ crash: String) async throws {
+        let suite = try ChaosFixture(isolation: .process)
+        let outcome = await suite.call(crash, timeout: .seconds(30))
+        guard case .lost(let reason) = outcome else {
+            Issue.record("\(crash): expected lost, got \(outcome)")
+            return
+        }
+        #expect(reason.contains(crash == "exit" ? "exited with status 7" : crash == "segfault" ? "SIGSEGV" : "SIGABRT"), "\(reason)")
+        #expect(try AdapterCallError.connectionLost(reason).outcomeUnknown)
+        try await suite.othersStillServed()
+        #expect(suite.runner?.crashes == 1)
+        await suite.shutdown()
+    }
+
+    @Test func anInvokeThatNeverReturnsTimesOutAndItsRunnerIsKilled() async throws {
+        let suite = try ChaosFixture(isolation: .process)
+        #expect(await suite.call("loop") == .timedOut)
+        #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 }, "killed after the cancel grace")
+        try await suite.othersStillServed()
+        await suite.shutdown()
+    }
+
+    @Test func aCancelThatBlocksGetsTheRunnerKilledAfterItsGrace() async throws {
+        let suite = try ChaosFixture(isolation: .process)
+        #expect(await suite.call("block_cancel") == .timedOut)
+        #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 })
+        try await suite.othersStillServed()
+        await suite.shutdown()
+    }
+
+    @Test func aCallNeverCompletedTimesOutUnknownAndItsRunnerIsKilled() async throws {
+        let suite = try ChaosFixture(isolation: .process)
+        #expect(await suite.call("never") == .timedOut)
+        #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 })
+        #expect(suite.chaos.outstandingCalls == 0)
+        try await suite.othersStillServed()
+        await suite.shutdown()
+    }
+
+    /// The isolated adapter's environment holds nothing of the host's: it
+    /// gets its secret only through `secret_get`.
+    @Test func anIsolatedAdapterSeesNoHostEnvironmentButGetsItsSecret() async throws {
+        let suite = try ChaosFixture(isolation: .process)
+        let result = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "env"))
+        #expect(result.providerStatus == "(unset)|\(Self.probe)")
+        await suite.shutdown()
+    }
+
+    /// Native code in a confined runner cannot reach even the host's loopback.
+    @Test func aConfinedRunnerCannotOpenASocket() async throws {
+        let suite = try ChaosFixture(isolation: .process)
+        let listener = try LoopbackListener()
+        let result = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "connect", port: listener.port))
+        if suite.runner?.network.confined == true {
+            #expect(result.providerStatus?.hasPrefix("failed:") == true, "\(result.providerStatus ?? "")")
+        } else {
+            #expect(result.providerStatus == "connected")
+        }
+        await suite.shutdown()
+    }
+
+    // MARK: Both isolations
+
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func aSecondCompletionIsAViolationAndTheFirstStands(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        #expect(await suite.call("twice") == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        #expect(try await waitUntil { suite.chaos.protocolViolations.count == 1 })
+        try await suite.othersStillServed()
+        await suite.shutdown()
+    }
+
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func garbageIsAMalformedResultNeverASuccess(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        do {
+            _ = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "garbage"))
+            Issue.record("garbage decoded")
+        } catch {
+            guard case .malformedResult = error else { Issue.record("\(error)"); return }
+            #expect(error.outcomeUnknown)
+        }
+        try await suite.othersStillServed()
+        await suite.shutdown()
+    }
+
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func aHugeResultIsRefusedAsUnknown(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        let outcome = await suite.call("huge", timeout: .seconds(30))
+        guard case .completed(let status, let document) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(status == ABIStatus.outcomeUnknown.rawValue)
+        #expect(document.count < 1000)
+        #expect(String(decoding: document, as: UTF8.self).contains("exceeds the host's limit"))
+        try await suite.othersStillServed()
+        await suite.shutdown()
+    }
+
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func aCallNeverCompletedIsUnknown(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        #expect(await suite.call("never") == .timedOut)
+        try await suite.othersStillServed()
+        await suite.shutdown()
+    }
+
+    /// In process a blocking cancel is reported (and only delays that
+    /// adapter's own later cancels); the mock keeps being served.
+    @Test func aBlockingCancelInProcessIsReportedAndContained() async throws {
+        let suite = try ChaosFixture(isolation: .inProcess)
+        #expect(await suite.call("block_cancel") == .timedOut)
+        #expect(try await waitUntil(within: .seconds(20)) { suite.chaos.blockedCalls == 1 })
+        try await suite.othersStillServed()
+        // Its cancel completes the call after 5 s; shutdown waits for that.
+        #expect(await suite.chaos.shutdown(grace: .seconds(10)))
+        await suite.mock.shutdown(grace: .seconds(2))
+    }
+
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func aHostServiceCalledAfterDestroyHarmsNothing(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        let marker = suite.folder.root.appendingPathComponent("after-destroy")
+        #expect(await suite.call("after_destroy", extra: #","marker":"\#(marker.path)""#) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        #expect(await suite.chaos.shutdown(grace: .seconds(5)))
+        if isolation == .inProcess {
+            #expect(try await waitUntil { FileManager.default.fileExists(atPath: marker.path) }, "the late call was made, and survived")
+        }
+        let paid = try await suite.mock.call(.authorize, RunnerTests.authorize("success"))
+        #expect(paid.status == .authorized)
+        await suite.mock.shutdown(grace: .seconds(2))
+    }
+}
+
+/// A request the chaos adapter reads (it looks only for its members).
+struct ChaosRequest: JSONPayload {
+    var chaos: String
+    var port: Int? = nil
+
+    init(chaos: String, port: Int? = nil) {
+        self.chaos = chaos
+        self.port = port
+    }
+
+    func write(to writer: inout JSONWriter) {
+        writer.beginObject()
+        writer.member("chaos", chaos)
+        writer.member("port", port)
+        writer.endObject()
+    }
+
+    init(parsing parser: inout JSONParser) throws(JSONParseError) {
+        throw parser.error("only written")
+    }
+}
+
+/// A TCP listener on 127.0.0.1 (the host's loopback), for the connect case.
+final class LoopbackListener {
+    let fd: Int32
+    let port: Int
+
+    init() throws {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        self.fd = fd
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = UInt32(0x7f00_0001).bigEndian
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
+        guard bound == 0, listen(fd, 8) == 0 else { throw POSIXError(.EADDRINUSE) }
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(fd) }
+}
+
+/// One chaos adapter beside an in-process mock, loaded from a scratch folder.
+struct ChaosFixture {
+    static let probe = "chaos-probe-\(UUID().uuidString.prefix(8))"
+
+    let folder: ManifestFolder
+    let chaos: AdapterInstance
+    let mock: AdapterInstance
+
+    init(isolation: Manifest.Isolation) throws {
+        setenv("CHAOS_PROBE", Self.probe, 1)
+        folder = try ManifestFolder(copyShipped: false)
+        try folder.writeMockVariant("mock.json", ["isolation": "in-process"])
+        var manifest: [String: Any] = [
+            "file_format_version": "1.1.0", "id": "chaos", "version": "1.0.0", "enabled": true, "mode": "test",
+            "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
+            "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
+            "operations": ["authorize", "verify"], "timeout_ms": 300,
+            "secrets": ["probe": "env:CHAOS_PROBE"], "isolation": isolation.rawValue,
+        ]
+        if isolation == .process {
+            manifest["limits"] = ["cancel_grace_ms": 100, "max_crashes": 1000]
+        }
+        try folder.write("chaos.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
+        let records = try folder.loadAll()
+        for record in records where record.failure != nil { Issue.record("\(record.id): \(record.failure!)") }
+        chaos = try #require(records[id: "chaos"]?.adapter)
+        mock = try #require(records[id: "mock"]?.adapter)
+    }
+
+    func call(_ chaos: String, extra: String = "", timeout: Duration? = nil) async -> CallOutcome {
+        await self.chaos.invoke(.authorize, payload: Data(#"{"chaos":"\#(chaos)"\#(extra)}"#.utf8), timeout: timeout)
+    }
+
+    /// The other provider answers, and the chaos adapter too once it is back.
+    func othersStillServed(chaosBack: Bool = true) async throws {
+        let paid = try await mock.call(.authorize, RunnerTests.authorize("success"))
+        #expect(paid.status == .authorized)
+        if chaosBack {
+            #expect(try await waitUntil(within: .seconds(20)) { chaos.health == .ready })
+            #expect(await call("ok") == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        }
+    }
+
+    func shutdown() async {
+        await chaos.shutdown(grace: .seconds(2))
+        await mock.shutdown(grace: .seconds(2))
+    }
+
+    var runner: RunnerConnection? { chaos.connection as? RunnerConnection }
+}
