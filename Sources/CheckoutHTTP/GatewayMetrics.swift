@@ -3,6 +3,7 @@ import CoreMetrics
 import Foundation
 import Hummingbird
 import Metrics
+import PluginHost
 import PaymentGateway
 import Prometheus
 
@@ -53,9 +54,19 @@ public final class GatewayMetrics: Sendable {
     /// (0 closed, 1 half-open, 2 open), and for each loaded adapter the host's
     /// calls into it (cancels) that ran past the documented bound since it
     /// was loaded (an in-process adapter that blocks: see AdapterCallQueue).
-    func exposition(circuits: [String: CircuitBreaker.State], providers: [String], blockedCalls: [String: Int] = [:]) -> [UInt8] {
+    /// Each loaded adapter's health too (0 ready, 1 restarting, 2 quarantined,
+    /// 3 closed) and, for an isolated one, its runner's ends and restarts.
+    func exposition(circuits: [String: CircuitBreaker.State], providers: [String], blockedCalls: [String: Int] = [:],
+                    health: [String: AdapterHealthFigures] = [:]) -> [UInt8] {
         for (provider, count) in blockedCalls {
             Gauge(label: "adapter_blocked_calls", dimensions: [("provider", provider)], factory: factory).record(Double(count))
+        }
+        for (provider, figures) in health {
+            Gauge(label: "adapter_health", dimensions: [("provider", provider)], factory: factory).record(Double(figures.state))
+            if let crashes = figures.runnerCrashes, let restarts = figures.runnerRestarts {
+                Gauge(label: "adapter_runner_crashes", dimensions: [("provider", provider)], factory: factory).record(Double(crashes))
+                Gauge(label: "adapter_runner_restarts", dimensions: [("provider", provider)], factory: factory).record(Double(restarts))
+            }
         }
         for provider in providers {
             let value: Double = switch circuits[provider] ?? .closed {
@@ -66,6 +77,24 @@ public final class GatewayMetrics: Sendable {
             Gauge(label: "provider_circuit_state", dimensions: [("provider", provider)], factory: factory).record(value)
         }
         return registry.emitToBuffer()
+    }
+}
+
+/// One adapter's health, for the exposition.
+struct AdapterHealthFigures {
+    var state: Int
+    var runnerCrashes: Int?
+    var runnerRestarts: Int?
+
+    init(_ adapter: AdapterInstance) {
+        state = switch adapter.health {
+        case .ready: 0
+        case .restarting: 1
+        case .quarantined: 2
+        case .closed: 3
+        }
+        runnerCrashes = adapter.runner?.crashes
+        runnerRestarts = adapter.runner?.restarts
     }
 }
 

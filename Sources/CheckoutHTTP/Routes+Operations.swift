@@ -42,13 +42,16 @@ extension CheckoutAPI {
             let records = gateway.providerRecords
             let ids = records.compactMap(\.id)
             var blocked: [String: Int] = [:]
+            var health: [String: AdapterHealthFigures] = [:]
             for record in records {
-                if let id = record.id, let adapter = record.adapter { blocked[id, default: 0] += adapter.blockedCalls }
+                guard let id = record.id, let adapter = record.adapter else { continue }
+                blocked[id, default: 0] += adapter.blockedCalls
+                health[id] = AdapterHealthFigures(adapter)
             }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(circuits: gateway.checkout.circuitStates(), providers: ids, blockedCalls: blocked))))
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(circuits: gateway.checkout.circuitStates(), providers: ids, blockedCalls: blocked, health: health))))
         }
 
         // The document describes the routes this server serves: without an

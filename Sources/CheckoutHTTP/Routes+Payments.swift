@@ -91,7 +91,8 @@ extension CheckoutAPI {
 
     /// Each manifest's provider: id, version, mode (test or live, as it is
     /// routed: `--sandbox` runs the shipped providers as test), enabled, state
-    /// (with why when refused), methods and circuit state.
+    /// (with why when refused), methods, circuit state, isolation and health
+    /// (ready, restarting, quarantined with why; an isolated adapter's network confinement).
     static func providersJSON(_ gateway: PaymentGateway) -> [UInt8] {
         let circuits = gateway.checkout.circuitStates()
         var writer = JSONWriter()
@@ -109,6 +110,16 @@ extension CheckoutAPI {
             for method in record.methods { writer.string(method) }
             writer.endArray()
             writer.member("circuit", record.id.map { (circuits[$0] ?? .closed).rawValue })
+            writer.member("isolation", record.manifest?.isolation.rawValue)
+            if let adapter = record.adapter {
+                let health = adapter.health
+                writer.member("health", health.name)
+                if case .quarantined(let reason) = health { writer.member("quarantined", reason) }
+                if let network = adapter.networkConfinement {
+                    writer.member("networkConfined", network.confined)
+                    writer.member("networkReason", network.reason)
+                }
+            }
             writer.member("failure", record.failure.map { "\($0)" })
             writer.endObject()
         }

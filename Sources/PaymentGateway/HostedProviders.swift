@@ -77,7 +77,18 @@ public final class HostedProviders: ProviderDirectory, Sendable {
         state.withLock { Array($0.providers.values.map(\.adapter)) + Array($0.retired.values.map(\.adapter)) }
     }
 
-    public func profiles() -> [ProviderProfile] { state.withLock { $0.profiles } }
+    /// What routing sees: a provider whose adapter is quarantined (its runner
+    /// crashed too often) counts as disabled until ops re-enable it.
+    public func profiles() -> [ProviderProfile] {
+        state.withLock { state in
+            state.profiles.map { profile in
+                guard profile.enabled, let adapter = state.providers[profile.id]?.adapter, case .quarantined = adapter.health else { return profile }
+                var excluded = profile
+                excluded.enabled = false
+                return excluded
+            }
+        }
+    }
 
     public func provider(_ id: String) -> (any PaymentProvider)? {
         state.withLock { $0.providers[id] ?? $0.retired[id] }

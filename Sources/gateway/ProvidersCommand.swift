@@ -77,6 +77,12 @@ struct ProviderRow: Encodable {
     var reasonKind: String?
     var methods: [String]
     var manifest: String
+    /// `in-process` or `process`.
+    var isolation: String?
+    /// For an isolated adapter: `confined`, or `not confined: <reason>`.
+    var network: String?
+    /// ready, restarting, quarantined (a loaded adapter only).
+    var health: String?
 
     init(_ record: ProviderRecord) {
         id = record.id
@@ -88,18 +94,25 @@ struct ProviderRow: Encodable {
         reasonKind = record.failure?.kind
         methods = record.methods
         manifest = record.manifestPath
+        isolation = record.manifest?.isolation.rawValue
+        network = record.adapter?.networkConfinement?.description
+        health = record.adapter.map { $0.health.name }
     }
 
     static func table(_ rows: [ProviderRow]) -> String {
-        let header = ["ID", "VERSION", "MODE", "ENABLED", "STATE", "METHODS"]
-        let cells = rows.map { [$0.id ?? "?", $0.version ?? "?", $0.mode ?? "?", $0.enabled.map { $0 ? "yes" : "no" } ?? "?", $0.state.rawValue,
-                                $0.methods.joined(separator: ",")] }
+        let header = ["ID", "VERSION", "MODE", "ENABLED", "STATE", "ISOLATION", "METHODS"]
+        let cells = rows.map { [$0.id ?? "?", $0.version ?? "?", $0.mode ?? "?", $0.enabled.map { $0 ? "yes" : "no" } ?? "?",
+                                $0.state.rawValue + ($0.health.map { $0 == "ready" ? "" : " (\($0))" } ?? ""),
+                                $0.isolation ?? "?", $0.methods.joined(separator: ",")] }
         let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max()! }
         func line(_ values: [String]) -> String {
             zip(values, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
                 .trimmingCharacters(in: .whitespaces)
         }
         var out = [line(header)] + cells.map(line)
+        for row in rows where row.network != nil {
+            out.append("\(row.id ?? "?") runs in its own process, network \(row.network!)")
+        }
         for row in rows where row.reason != nil {
             out.append("\(row.id ?? (row.manifest as NSString).lastPathComponent) refused: \(row.reason!)")
         }

@@ -36,10 +36,12 @@ final class APIFixture: Sendable {
 
     /// - Parameter keyCache: how long the server trusts a verified key
     ///   (``APIKeys/cacheFor``); zero asks the store on every request.
-    init(adminToken: String? = nil, keyCache: Duration = .seconds(1)) throws {
+    /// - Parameter editManifests: changes the scratch manifests folder before the gateway loads it.
+    init(adminToken: String? = nil, keyCache: Duration = .seconds(1), editManifests: (URL) throws -> Void = { _ in }) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: folder.appendingPathComponent("manifests"))
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifests/schema"))
+        try editManifests(folder.appendingPathComponent("manifests"))
         var configuration = PaymentGateway.Configuration(manifests: folder.appendingPathComponent("manifests").path,
                                                           data: folder.appendingPathComponent("data").path)
         configuration.libraries = BuildProducts.sharedLibraryStore

@@ -47,6 +47,17 @@ public final class AdapterInstance: Sendable {
     /// Whether it can take calls now (a runner may be restarting or quarantined).
     public var health: AdapterHealth { isClosed ? .closed : connection.health }
 
+    /// Under `"isolation": "process"`: whether its runner has no network of its
+    /// own (and if not, why); nil in process.
+    public var networkConfinement: NetworkConfinement? { (connection as? RunnerConnection)?.network }
+
+    /// Under `"isolation": "process"`: its runner's pid (the last one's while
+    /// restarting), and how many times its runners ended and were restarted.
+    public var runner: (pid: Int32, crashes: Int, restarts: Int)? {
+        guard let runner = connection as? RunnerConnection else { return nil }
+        return (runner.runnerPID, runner.crashes, runner.restarts)
+    }
+
     /// Calls into the adapter (invokes, cancels) that ran longer than the
     /// documented bound: each is logged once, naming `"isolation": "process"`
     /// as the remedy.
