@@ -169,7 +169,7 @@ let package = Package(
             path: "Benchmarks/Bridge"),
         .executableTarget(
             name: "checkout-benchmark",
-            dependencies: ["PaymentGateway", "CheckoutEngine", "GatewayPayloads"],
+            dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads"],
             path: "Benchmarks/Checkout"),
 
         .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads"], path: "Tests/TestSupport"),

@@ -9,6 +9,12 @@
 //     answer), p50 and p99, against a baseline measured in the same run: the
 //     same four JSON steps done in-process with no bridge (with the payload
 //     codec, and with Foundation's Codable for comparison).
+// (c) isolation: the same authorize round trip to the mock in process and
+//     through its runner ("isolation": "process"), and as the floor a raw
+//     socket-pair ping-pong of the same request and result bytes between this
+//     process and a child (this program, started with --echo), p50 and p99;
+//     the isolation overhead (isolated minus in-process) as a multiple of the
+//     raw ping-pong; the runner's resident memory. `--isolation-only` skips (a) and (b).
 import CBenchSupport
 import CFFI
 import Foundation
@@ -22,6 +28,29 @@ func option(_ name: String, _ fallback: String) -> String {
 }
 let manifests = URL(fileURLWithPath: option("--manifests", "./manifests"), isDirectory: true)
 let calls = Int(option("--calls", "200000"))!
+
+// The ping-pong peer: read a length-prefixed request on fd 3, answer with
+// `--echo N` bytes, until end of file.
+if let echo = arguments.firstIndex(of: "--echo"), echo + 1 < arguments.count {
+    let answer = [UInt8](repeating: UInt8(ascii: "a"), count: Int(arguments[echo + 1])!)
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    func readFully(_ count: Int) -> Bool {
+        var got = 0
+        while got < count {
+            let n = buffer.withUnsafeMutableBytes { read(3, $0.baseAddress! + got, count - got) }
+            if n <= 0 { return false }
+            got += n
+        }
+        return true
+    }
+    var reply = withUnsafeBytes(of: UInt32(answer.count).littleEndian) { Array($0) } + answer
+    while readFully(4) {
+        let length = Int(buffer.withUnsafeBytes { $0.load(as: UInt32.self) }.littleEndian)
+        guard readFully(length) else { break }
+        _ = reply.withUnsafeMutableBytes { write(3, $0.baseAddress!, $0.count) }
+    }
+    exit(0)
+}
 
 func nanoseconds() -> UInt64 {
     var t = timespec()
@@ -133,6 +162,51 @@ func bridgeRoundTrips(_ adapter: AdapterInstance, _ n: Int) async -> [UInt64] {
     return samples.sorted()
 }
 
+/// The floor: the same request and result bytes over a socket pair to another
+/// process, with nothing else (no frames, no threads, no JSON).
+func pingPongRoundTrips(_ n: Int, resultBytes: Int) -> [UInt64] {
+    var pair: [Int32] = [-1, -1]
+    precondition(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &pair) == 0)
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
+    posix_spawn_file_actions_addclose(&actions, pair[0])
+    let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? arguments[0]
+    var argv: [UnsafeMutablePointer<CChar>?] = [strdup(exe), strdup("--echo"), strdup("\(resultBytes)"), nil]
+    var pid: pid_t = 0
+    precondition(posix_spawn(&pid, exe, &actions, nil, &argv, environ) == 0)
+    close(pair[1])
+    let fd = pair[0]
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    var samples: [UInt64] = []
+    samples.reserveCapacity(n)
+    for i in 0..<(n + 10_000) {
+        let body = request(i).jsonBytes()
+        let framed = withUnsafeBytes(of: UInt32(body.count).littleEndian) { Array($0) } + body
+        let start = nanoseconds()
+        _ = framed.withUnsafeBytes { write(fd, $0.baseAddress!, $0.count) }
+        var got = 0
+        while got < 4 + resultBytes {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress! + got, 4 + resultBytes - got) }
+            precondition(n > 0)
+            got += n
+        }
+        if i >= 10_000 { samples.append(nanoseconds() - start) }
+    }
+    close(fd)
+    var status: Int32 = 0
+    waitpid(pid, &status, 0)
+    return samples.sorted()
+}
+
+/// Resident memory of a process, in MiB.
+func residentMiB(_ pid: Int32) -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+          let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kilobytes / 1024
+}
+
 let data = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-bench-\(getpid())")
 let loader = AdapterLoader(store: LibraryStore(directory: data))
 let records = try ProviderRegistry.load(directory: manifests, loader: loader)
@@ -142,6 +216,50 @@ guard let mock = records.first(where: { $0.id == "mock" })?.adapter else {
 }
 
 print("bridge-benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(calls) round trips")
+if arguments.contains("--isolation-only") {
+    await measureIsolation()
+    await measureIsolation()
+try? FileManager.default.removeItem(at: data)
+
+// MARK: (c) isolation
+
+func measureIsolation() async {
+    // The same manifests, with the mock in a process of its own.
+    let isolatedManifests = data.appendingPathComponent("isolated-manifests")
+    try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+    try! FileManager.default.copyItem(at: manifests, to: isolatedManifests)
+    _ = try! ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: isolatedManifests)
+    let isolatedRecords = try! ProviderRegistry.load(directory: isolatedManifests, loader: loader)
+    guard let isolated = isolatedRecords.first(where: { $0.id == "mock" })?.adapter, let runner = isolated.runner else {
+        print("the isolated mock did not load: \(isolatedRecords.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
+        exit(1)
+    }
+    let resultBytes = AdapterResult(status: .succeeded, providerReference: "mock_0123456789abcdef", amount: Money(value: 1000, currency: "SAR"),
+                                    providerStatus: "SUCCEEDED").jsonBytes().count
+    // Alternate the three, five passes each, so drift hits all alike.
+    var inProcess: [UInt64] = [], throughRunner: [UInt64] = [], raw: [UInt64] = []
+    _ = await bridgeRoundTrips(mock, 10_000)
+    _ = await bridgeRoundTrips(isolated, 10_000)
+    let pass = max(calls / 5, 1000)
+    for _ in 0..<5 {
+        inProcess += await bridgeRoundTrips(mock, pass)
+        throughRunner += await bridgeRoundTrips(isolated, pass)
+        raw += pingPongRoundTrips(pass, resultBytes: resultBytes)
+    }
+    inProcess.sort(); throughRunner.sort(); raw.sort()
+    let i50 = percentile(inProcess, 0.5), i99 = percentile(inProcess, 0.99)
+    let t50 = percentile(throughRunner, 0.5), t99 = percentile(throughRunner, 0.99)
+    let p50 = percentile(raw, 0.5), p99 = percentile(raw, 0.99)
+    print(String(format: "(c) authorize to mock in process                      p50 %.1f µs   p99 %.1f µs", i50 / 1000, i99 / 1000))
+    print(String(format: "    the same through its runner (isolation process)   p50 %.1f µs   p99 %.1f µs", t50 / 1000, t99 / 1000))
+    print(String(format: "    raw socket-pair ping-pong, same bytes (the floor) p50 %.1f µs   p99 %.1f µs", p50 / 1000, p99 / 1000))
+    print(String(format: "    isolation overhead (isolated - in process)        p50 %.1f µs = %.2fx the ping-pong   p99 %.1f µs = %.2fx",
+                 (t50 - i50) / 1000, (t50 - i50) / p50, (t99 - i99) / 1000, (t99 - i99) / p99))
+    print(String(format: "    runner resident memory %.1f MiB (pid %d); this host %.1f MiB", residentMiB(runner.pid), runner.pid, residentMiB(getpid())))
+    await isolated.shutdown(grace: .seconds(2))
+}
+    exit(0)
+}
 let (direct, ffi) = measureCalls()
 print(String(format: "(a) no-op C call   direct %.2f ns   ffi_call %.2f ns   ratio %.2fx   (ffi overhead %.2f ns)", direct, ffi, ffi / direct, ffi - direct))
 
@@ -156,4 +274,43 @@ print(String(format: "(b) authorize round trip through the bridge to mock   p50 
 print(String(format: "    baseline (same JSON work, no bridge)              p50 %.1f µs   p99 %.1f µs", b50 / 1000, b99 / 1000))
 print(String(format: "    ratio bridge/baseline                             p50 %.2fx     p99 %.2fx", r50 / b50, r99 / b99))
 print(String(format: "    the same JSON work with Foundation's Codable      p50 %.1f µs   p99 %.1f µs", percentile(foundation, 0.5) / 1000, percentile(foundation, 0.99) / 1000))
+await measureIsolation()
 try? FileManager.default.removeItem(at: data)
+
+// MARK: (c) isolation
+
+func measureIsolation() async {
+    // The same manifests, with the mock in a process of its own.
+    let isolatedManifests = data.appendingPathComponent("isolated-manifests")
+    try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+    try! FileManager.default.copyItem(at: manifests, to: isolatedManifests)
+    _ = try! ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: isolatedManifests)
+    let isolatedRecords = try! ProviderRegistry.load(directory: isolatedManifests, loader: loader)
+    guard let isolated = isolatedRecords.first(where: { $0.id == "mock" })?.adapter, let runner = isolated.runner else {
+        print("the isolated mock did not load: \(isolatedRecords.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
+        exit(1)
+    }
+    let resultBytes = AdapterResult(status: .succeeded, providerReference: "mock_0123456789abcdef", amount: Money(value: 1000, currency: "SAR"),
+                                    providerStatus: "SUCCEEDED").jsonBytes().count
+    // Alternate the three, five passes each, so drift hits all alike.
+    var inProcess: [UInt64] = [], throughRunner: [UInt64] = [], raw: [UInt64] = []
+    _ = await bridgeRoundTrips(mock, 10_000)
+    _ = await bridgeRoundTrips(isolated, 10_000)
+    let pass = max(calls / 5, 1000)
+    for _ in 0..<5 {
+        inProcess += await bridgeRoundTrips(mock, pass)
+        throughRunner += await bridgeRoundTrips(isolated, pass)
+        raw += pingPongRoundTrips(pass, resultBytes: resultBytes)
+    }
+    inProcess.sort(); throughRunner.sort(); raw.sort()
+    let i50 = percentile(inProcess, 0.5), i99 = percentile(inProcess, 0.99)
+    let t50 = percentile(throughRunner, 0.5), t99 = percentile(throughRunner, 0.99)
+    let p50 = percentile(raw, 0.5), p99 = percentile(raw, 0.99)
+    print(String(format: "(c) authorize to mock in process                      p50 %.1f µs   p99 %.1f µs", i50 / 1000, i99 / 1000))
+    print(String(format: "    the same through its runner (isolation process)   p50 %.1f µs   p99 %.1f µs", t50 / 1000, t99 / 1000))
+    print(String(format: "    raw socket-pair ping-pong, same bytes (the floor) p50 %.1f µs   p99 %.1f µs", p50 / 1000, p99 / 1000))
+    print(String(format: "    isolation overhead (isolated - in process)        p50 %.1f µs = %.2fx the ping-pong   p99 %.1f µs = %.2fx",
+                 (t50 - i50) / 1000, (t50 - i50) / p50, (t99 - i99) / 1000, (t99 - i99) / p99))
+    print(String(format: "    runner resident memory %.1f MiB (pid %d); this host %.1f MiB", residentMiB(runner.pid), runner.pid, residentMiB(getpid())))
+    await isolated.shutdown(grace: .seconds(2))
+}

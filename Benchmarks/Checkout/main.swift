@@ -29,6 +29,9 @@ let payments = Int(option("--payments", "20000"))!
 let concurrency = Int(option("--concurrency", "64"))!
 /// `--durable-only`: no baselines (for profiling the durable path alone).
 let durableOnly = arguments.contains("--durable-only")
+/// `--compare-isolation`: durable payments with the mock in process against the
+/// same with the mock in its runner ("isolation": "process"), alternated, five rounds.
+let compareIsolation = arguments.contains("--compare-isolation")
 
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
@@ -72,7 +75,7 @@ func measure(_ count: Int, _ operation: @escaping @Sendable (Int) async throws -
     return Figures(perSecond: Double(latencies.count) / seconds, p50: p(0.5), p99: p(0.99))
 }
 
-func gateway(store: (any CheckoutStore)?, data: URL) throws -> PaymentGateway {
+func gateway(store: (any CheckoutStore)?, data: URL, manifests: String = manifests) throws -> PaymentGateway {
     var configuration = PaymentGateway.Configuration(manifests: manifests, data: data.path)
     configuration.store = store
     return try PaymentGateway(configuration: configuration)
@@ -90,6 +93,36 @@ func payments(_ gateway: PaymentGateway, run: String, count: Int) async throws -
 
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-benchmark-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: scratch) }
+
+if compareIsolation {
+    let isolatedManifests = scratch.appendingPathComponent("isolated-manifests")
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: URL(fileURLWithPath: manifests), to: isolatedManifests)
+    _ = try ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: isolatedManifests)
+    let inProcess = try gateway(store: nil, data: scratch.appendingPathComponent("in-process"))
+    let isolated = try gateway(store: nil, data: scratch.appendingPathComponent("isolated"), manifests: isolatedManifests.path)
+    guard let runner = isolated.providerRecords.first(where: { $0.id == "mock" })?.adapter?.runner else {
+        fatalError("the isolated mock did not load: \(isolated.providerRecords.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
+    }
+    print("checkout benchmark, isolation: \(payments) payments, \(concurrency) at a time, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    _ = try await payments(inProcess, run: "warm-i", count: 2000)
+    _ = try await payments(isolated, run: "warm-p", count: 2000)
+    var ratios: [Double] = []
+    for round in 0..<5 {
+        let a = try await payments(inProcess, run: "i\(round)", count: payments)
+        let b = try await payments(isolated, run: "p\(round)", count: payments)
+        ratios.append(b.perSecond / a.perSecond)
+        print(String(format: "round %d: in process %.0f/s (p50 %.0f µs) | isolated %.0f/s (p50 %.0f µs) | ratio %.3f",
+                     round + 1, a.perSecond, a.p50, b.perSecond, b.p50, b.perSecond / a.perSecond))
+    }
+    let status = (try? String(contentsOfFile: "/proc/\(runner.pid)/status", encoding: .utf8)) ?? ""
+    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map(String.init) ?? "VmRSS: ?"
+    print(String(format: "median ratio isolated/in-process %.3f (goal at least 0.7); the runner's %@", ratios.sorted()[2], rss))
+    await inProcess.shutdown()
+    await isolated.shutdown()
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
 
 let durable = try gateway(store: nil, data: scratch.appendingPathComponent("disk"))
 let memory = try gateway(store: try SQLiteCheckoutStore.inMemory(), data: scratch.appendingPathComponent("memory"))

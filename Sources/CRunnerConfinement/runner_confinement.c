@@ -1,6 +1,7 @@
 /* The first thing gateway-runner does, before the Swift runtime starts any
  * thread (an ELF constructor):
  *
+ * 0. close every descriptor it inherited but 0 to 3;
  * 1. without GATEWAY_RUNNER_COOKIE it was started by hand: say so, exit 2;
  * 2. unless GATEWAY_RUNNER_NETWORK=host, enter a new user namespace and a new
  *    network namespace (unprivileged; needs a single-threaded process), mapping
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static int confined = 0;
@@ -39,6 +41,9 @@ static int write_file(const char *path, const char *text) {
 
 __attribute__((constructor))
 static void gw_runner_confine(void) {
+    /* Nothing the host held but fds 0-3 (stdin, stdout, stderr, the socket). */
+    syscall(SYS_close_range, 4u, ~0u, 0u);
+
     const char *cookie = getenv("GATEWAY_RUNNER_COOKIE");
     if (cookie == NULL || cookie[0] == '\0') {
         fputs("gateway-runner: started by the gateway host for an adapter with \"isolation\": \"process\", never by hand\n", stderr);

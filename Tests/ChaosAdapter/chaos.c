@@ -15,7 +15,8 @@
  *   block_cancel  accepts; its cancel blocks for 5 s, then completes GW_E_CANCELLED
  *   after_destroy completes; a thread calls the host's log after destroy, then
  *                 creates the file named by "marker":"<path>"
- *   env           completes with providerStatus "<$CHAOS_PROBE or (unset)>|<secret probe or (none)>"
+ *   env           completes with providerStatus "<$name or (unset)>|<secret probe or (none)>",
+ *                 for the environment variable "name":"<NAME>"
  *   connect       completes with providerStatus "connected" or "failed:<errno>"
  *                 after a TCP connect to 127.0.0.1:"port":<n>
  */
@@ -153,9 +154,11 @@ static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, con
         pthread_detach(thread);
         complete_text(in, id, GW_OK, "{\"status\":\"succeeded\"}");
     } else if (strcmp(chaos, "env") == 0) {
-        char secret[128] = "(none)";
+        char secret[128] = "(none)", name[128] = "";
         size_t secret_len = 0;
-        const char *probe = getenv("CHAOS_PROBE");
+        const char *probe;
+        member(req, "name", name, sizeof name);
+        probe = getenv(name);
         if (in->host->secret_get("probe", 5, (uint8_t *)secret, sizeof secret - 1, &secret_len) == GW_OK)
             secret[secret_len] = '\0';
         else

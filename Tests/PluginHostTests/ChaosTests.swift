@@ -54,12 +54,18 @@ import Testing
         await suite.shutdown()
     }
 
-    /// The isolated adapter's environment holds nothing of the host's: it
-    /// gets its secret only through `secret_get`.
-    @Test func anIsolatedAdapterSeesNoHostEnvironmentButGetsItsSecret() async throws {
-        let suite = try ChaosFixture(isolation: .process)
-        let result = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "env"))
-        #expect(result.providerStatus == "(unset)|\(Self.probe)")
+    /// The isolated adapter's environment holds nothing of the host's (in
+    /// process it shares it): it gets its secret only through `secret_get`.
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func anIsolatedAdapterSeesNoHostEnvironmentButGetsItsSecret(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        let variable = try #require(ProcessInfo.processInfo.environment.first { key, value in
+            !value.isEmpty && value.count < 200 && value.allSatisfy { $0.isASCII && !$0.isNewline && $0 != "\"" && $0 != "\\" }
+                && !["PATH", "LANG", "TZ", "TMPDIR", "LD_LIBRARY_PATH", "GATEWAY_SANDBOX_STATE"].contains(key) && !key.hasPrefix("LC_")
+        })
+        let result = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "env", name: variable.key))
+        let seen = isolation == .process ? "(unset)" : variable.value
+        #expect(result.providerStatus == "\(seen)|\(Self.probe)")
         await suite.shutdown()
     }
 
@@ -68,6 +74,7 @@ import Testing
         let suite = try ChaosFixture(isolation: .process)
         let listener = try LoopbackListener()
         let result = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "connect", port: listener.port))
+        #expect(suite.runner?.network.confined == RunnerTests.kernelAllowsConfinement)
         if suite.runner?.network.confined == true {
             #expect(result.providerStatus?.hasPrefix("failed:") == true, "\(result.providerStatus ?? "")")
         } else {
@@ -117,6 +124,9 @@ import Testing
     func aCallNeverCompletedIsUnknown(_ isolation: Manifest.Isolation) async throws {
         let suite = try ChaosFixture(isolation: isolation)
         #expect(await suite.call("never") == .timedOut)
+        if isolation == .process {
+            #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 }, "killed after the cancel grace")
+        }
         try await suite.othersStillServed()
         await suite.shutdown()
     }
@@ -141,6 +151,8 @@ import Testing
         #expect(await suite.chaos.shutdown(grace: .seconds(5)))
         if isolation == .inProcess {
             #expect(try await waitUntil { FileManager.default.fileExists(atPath: marker.path) }, "the late call was made, and survived")
+        } else if let pid = suite.runner?.runnerPID {
+            #expect(try await waitUntil { !RunnerTests.isAlive(pid) }, "the runner exits after destroy")
         }
         let paid = try await suite.mock.call(.authorize, RunnerTests.authorize("success"))
         #expect(paid.status == .authorized)
@@ -152,16 +164,19 @@ import Testing
 struct ChaosRequest: JSONPayload {
     var chaos: String
     var port: Int? = nil
+    var name: String? = nil
 
-    init(chaos: String, port: Int? = nil) {
+    init(chaos: String, port: Int? = nil, name: String? = nil) {
         self.chaos = chaos
         self.port = port
+        self.name = name
     }
 
     func write(to writer: inout JSONWriter) {
         writer.beginObject()
         writer.member("chaos", chaos)
         writer.member("port", port)
+        writer.member("name", name)
         writer.endObject()
     }
 
@@ -200,15 +215,16 @@ struct ChaosFixture {
     let mock: AdapterInstance
 
     init(isolation: Manifest.Isolation) throws {
-        setenv("CHAOS_PROBE", Self.probe, 1)
         folder = try ManifestFolder(copyShipped: false)
+        let secret = folder.root.appendingPathComponent("probe-secret")
+        try Data(Self.probe.utf8).write(to: secret)
         try folder.writeMockVariant("mock.json", ["isolation": "in-process"])
         var manifest: [String: Any] = [
             "file_format_version": "1.1.0", "id": "chaos", "version": "1.0.0", "enabled": true, "mode": "test",
             "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
             "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
             "operations": ["authorize", "verify"], "timeout_ms": 300,
-            "secrets": ["probe": "env:CHAOS_PROBE"], "isolation": isolation.rawValue,
+            "secrets": ["probe": "file:\(secret.path)"], "isolation": isolation.rawValue,
         ]
         if isolation == .process {
             manifest["limits"] = ["cancel_grace_ms": 100, "max_crashes": 1000]

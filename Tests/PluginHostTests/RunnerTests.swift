@@ -61,20 +61,73 @@ import Testing
         #expect(mock.protocolViolations.count == 0)
     }
 
+    /// Whether this kernel lets an unprivileged process have a network
+    /// namespace of its own (then every runner must be confined).
+    static let kernelAllowsConfinement: Bool = {
+        (try? runProcess("/usr/bin/unshare", ["-Urn", "true"]).status) == 0
+    }()
+
     /// The runner has no network of its own where the kernel allows it, and the
     /// host checks that through /proc rather than believing the runner.
-    @Test func theRunnerIsNetworkConfinedAndTheHostCanSeeIt() throws {
+    @Test func theRunnerIsNetworkConfinedAndTheHostCanSeeIt() async throws {
         let mock = try loadIsolatedMock()
-        defer { Task { await mock.shutdown(grace: .seconds(2)) } }
         let runner = try runner(mock)
         let mine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
         let theirs = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(runner.runnerPID)/ns/net")
-        if runner.network.confined {
-            #expect(mine != theirs, "confined, yet in the host's network namespace")
-        } else {
-            #expect(mine == theirs)
-            #expect(runner.network.reason != nil)
+        #expect(runner.network.confined == Self.kernelAllowsConfinement, "\(runner.network)")
+        #expect(runner.network.confined == (mine != theirs))
+        if !runner.network.confined { #expect(runner.network.reason != nil) }
+        await mock.shutdown(grace: .seconds(2))
+    }
+
+    /// `"isolation_network": "host"`: not confined, and it says why.
+    @Test func aRunnerOnTheHostsNetworkSaysSo() async throws {
+        let mock = try loadIsolatedMock(["isolation_network": "host"])
+        let runner = try runner(mock)
+        #expect(!runner.network.confined)
+        #expect(runner.network.reason?.contains("isolation_network") == true, "\(runner.network)")
+        await mock.shutdown(grace: .seconds(2))
+    }
+
+    /// The runner dies with its host: the host killed with SIGKILL while a
+    /// payment waits in the runner, the runner is gone too.
+    @Test func aRunnerDiesWithItsHost() async throws {
+        try folder.writeMockVariant("mock.json", ["isolation": "process", "timeout_ms": 60000])
+        let data = folder.root.appendingPathComponent("data")
+        let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        defer { close(discard) }
+        let host = try ChildProcess(BuildProducts.gateway.path,
+                                    ["pay", "--method", "mada", "--amount", "1000", "--currency", "SAR", "--scenario", "timeout",
+                                     "--data", data.path, "--manifests", folder.manifests.path],
+                                    standardOutput: discard, standardError: discard)
+        var runnerPID: Int32?
+        #expect(try await waitUntil {
+            runnerPID = Self.children(of: host.pid).first
+            return runnerPID != nil
+        }, "the host never started a runner")
+        let pid = try #require(runnerPID)
+        host.send(SIGKILL)
+        #expect(host.waitForExit() == .signalled(SIGKILL))
+        #expect(try await waitUntil { !Self.isAlive(pid) }, "runner \(pid) outlived its host")
+    }
+
+    /// The gateway-runner processes whose parent is `pid`.
+    static func children(of pid: Int32) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { candidate in
+            guard let stat = try? String(contentsOfFile: "/proc/\(candidate)/stat", encoding: .utf8),
+                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return false }
+            let name = stat[stat.index(after: open)..<close]
+            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+            return name == "gateway-runner" && fields.count > 1 && Int32(fields[1]) == pid
         }
+    }
+
+    /// Running (not gone, not a zombie waiting to be reaped by whoever adopted it).
+    static func isAlive(_ pid: Int32) -> Bool {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        return stat[stat.index(close, offsetBy: 2)] != "Z"
     }
 
     /// A runner killed with a call in flight: the call is lost (outcome
@@ -86,7 +139,8 @@ import Testing
         let runner = try runner(mock)
         let first = runner.runnerPID
         async let hanging = mock.invoke(.authorize, payload: Self.authorize("timeout").jsonBytes(), timeout: .seconds(60))
-        #expect(try await waitUntil { mock.outstandingCalls == 1 })
+        // Sent whole: from now on the runner may have acted on it.
+        #expect(try await waitUntil { runner.invokesSent == 1 })
         kill(first, SIGKILL)
         let outcome = await hanging
         guard case .lost = outcome else {

@@ -38,7 +38,7 @@ public final class AdapterInstance: Sendable {
         self.context = context
         // Timed-out calls are cancelled in the adapter; the connection only
         // queues the cancel (this runs on the deadline sweeper's thread).
-        context.calls.onTimeout { callID in connection.cancel(callID) }
+        context.calls.onTimeout { [weak connection] callID in connection?.cancel(callID) }
     }
 
     /// Where the adapter runs.

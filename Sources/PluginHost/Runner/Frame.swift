@@ -61,15 +61,18 @@ package struct FramePrefix: Sendable {
 
 /// Why a frame could not be sent or read.
 package enum FrameError: Error, Sendable, Equatable, CustomStringConvertible {
-    /// The send timed out before any byte of the frame left: nothing was sent.
+    /// The peer's buffer was full before any byte of the frame left: nothing was sent.
     case wouldBlock
+    /// The frame is over ``FrameChannel/maxBody``: nothing was sent, the stream is fine.
+    case tooLarge(Int)
     /// The stream is unusable (closed, reset, a partial frame written or read,
     /// an oversized or unknown frame).
     case broken(String)
 
     package var description: String {
         switch self {
-        case .wouldBlock: "the peer is not reading (send timed out, nothing sent)"
+        case .wouldBlock: "the peer is not reading (its buffer is full; nothing sent)"
+        case .tooLarge(let size): "a frame of \(size) bytes exceeds the \(FrameChannel.maxBody)-byte limit (nothing sent)"
         case .broken(let detail): detail
         }
     }
@@ -105,14 +108,25 @@ package struct Frame {
 }
 
 /// Writes frames to a stream socket (any thread; one frame at a time) and
-/// reads them (one reader thread only).
+/// reads them (one reader thread only). It owns the descriptor: closed when
+/// the channel is freed, never earlier, so a late writer can never reach a
+/// reused descriptor number.
+///
+/// A frame is sent whole or, as far as the peer can tell, not at all: after
+/// any failure once part of a frame has left, the channel is dead (shut down
+/// for writing), so the peer sees its stream end inside that frame and acts on
+/// nothing, and every later send fails at once.
 package final class FrameChannel: @unchecked Sendable {
     package static let headerSize = 16
     /// The largest body either side accepts: a bigger one breaks the stream.
     package static let maxBody = 16 << 20
 
     package let fd: Int32
-    private let writing = Mutex(())
+    /// Host side: never wait for a peer that is not reading (see ``send``).
+    private let nonBlocking: Bool
+    /// How long a frame already begun may wait for the peer to read (non-blocking mode).
+    private static let finishTimeoutMilliseconds: Int32 = 2_000
+    private let writing = Mutex(false)
     // Reader state: touched only by the reader thread.
     private var buffer: UnsafeMutableRawPointer
     private var capacity: Int
@@ -120,22 +134,39 @@ package final class FrameChannel: @unchecked Sendable {
     private var end = 0
     private var consumed = 0
 
-    package init(fd: Int32) {
+    /// - Parameter nonBlocking: a send whose first byte cannot leave at once
+    ///   fails with `.wouldBlock` (nothing sent) instead of waiting.
+    package init(fd: Int32, nonBlocking: Bool = false) {
         self.fd = fd
+        self.nonBlocking = nonBlocking
         capacity = 64 << 10
         buffer = .allocate(byteCount: capacity, alignment: 16)
     }
 
-    deinit { buffer.deallocate() }
+    deinit {
+        buffer.deallocate()
+        close(fd)
+    }
+
+    /// Whether a send failed part-way (or ``kill()`` was called): no frame can be sent any more.
+    package var isDead: Bool { writing.withLock { $0 } }
+
+    /// Ends the sending side: the peer sees end of file after the last whole frame.
+    package func kill() {
+        writing.withLock { dead in
+            if !dead { shutdown(fd, Int32(SHUT_WR)) }
+            dead = true
+        }
+    }
 
     // MARK: Writing
 
-    /// Sends one frame. `.wouldBlock` means none of it was sent (only with a
-    /// send timeout on the socket); after `.broken` the stream must be closed.
+    /// Sends one frame. `.wouldBlock` and `.tooLarge` mean none of it was
+    /// sent and the channel is fine; after `.broken` the channel is dead.
     package func send(_ kind: FrameKind, id: UInt64, flags: UInt8 = 0, prefix: FramePrefix = FramePrefix(),
                       body: UnsafeRawBufferPointer = UnsafeRawBufferPointer(start: nil, count: 0)) throws(FrameError) {
         let bodyLength = prefix.count + body.count
-        guard bodyLength <= Self.maxBody else { throw .broken("a \(kind) frame of \(bodyLength) bytes exceeds the \(Self.maxBody)-byte limit") }
+        guard bodyLength <= Self.maxBody else { throw .tooLarge(bodyLength) }
         var head: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
         let headCount = Self.headerSize + prefix.count
         withUnsafeMutableBytes(of: &head) { raw in
@@ -147,9 +178,18 @@ package final class FrameChannel: @unchecked Sendable {
                 for i in 0..<prefix.count { raw[16 + i] = words[i] }
             }
         }
-        try writing.withLock { _ throws(FrameError) in
-            try withUnsafeMutableBytes(of: &head) { (headBytes) throws(FrameError) in
-                try writeAll(headBytes.baseAddress!, headCount, body)
+        try writing.withLock { (dead) throws(FrameError) in
+            guard !dead else { throw .broken("the channel is closed") }
+            do throws(FrameError) {
+                try withUnsafeMutableBytes(of: &head) { (headBytes) throws(FrameError) in
+                    try writeAll(headBytes.baseAddress!, headCount, body)
+                }
+            } catch {
+                if error != .wouldBlock {
+                    dead = true
+                    shutdown(fd, Int32(SHUT_WR))
+                }
+                throw error
             }
         }
     }
@@ -183,7 +223,7 @@ package final class FrameChannel: @unchecked Sendable {
                     var message = msghdr()
                     message.msg_iov = iov
                     message.msg_iovlen = Int(count)
-                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                    return sendmsg(fd, &message, Int32(MSG_NOSIGNAL) | (nonBlocking ? Int32(MSG_DONTWAIT) : 0))
                 }
             }
             if n < 0 {
@@ -191,6 +231,9 @@ package final class FrameChannel: @unchecked Sendable {
                 if code == EINTR { continue }
                 if code == EAGAIN || code == EWOULDBLOCK {
                     if sent == 0 { throw .wouldBlock }
+                    // Begun: finish it, or give the stream up.
+                    var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+                    if poll(&ready, 1, Self.finishTimeoutMilliseconds) > 0 { continue }
                     throw .broken("the peer stopped reading in the middle of a frame")
                 }
                 throw .broken("send failed: \(String(cString: strerror(code)))")

@@ -57,6 +57,7 @@ final class RunnerConnection: AdapterConnection {
     let abiMinor: UInt32
     private let state: Mutex<State>
     private let cancels = DispatchQueue(label: "runner-cancels")
+    private let invokesSentCount = Atomic<Int>(0)
     private var logger: Logger { context.logger }
 
     private init(launch: Launch, executable: String, context: HostContext, ready: RunnerReady) {
@@ -99,14 +100,26 @@ final class RunnerConnection: AdapterConnection {
         prefix.append(UInt32(min(timeout / 1_000_000, UInt64(UInt32.max))))
         do {
             try process.channel.send(.invoke, id: callID, prefix: prefix, body: payload)
-            return ABIStatus.ok.rawValue
         } catch {
             // The runner acts only on a whole frame, and this one did not
-            // leave whole: nothing was sent.
-            if case .broken(let detail) = error { process.kill(because: "its stream broke: \(detail)") }
-            return ABIStatus.busy.rawValue
+            // leave whole (a broken channel is shut down mid-frame): nothing was sent.
+            switch error {
+            case .tooLarge: return ABIStatus.invalidRequest.rawValue
+            case .wouldBlock: return ABIStatus.busy.rawValue
+            case .broken(let detail):
+                process.kill(because: "its stream broke: \(detail)")
+                return ABIStatus.busy.rawValue
+            }
         }
+        invokesSentCount.add(1, ordering: .relaxed)
+        // A cancel queued while this frame was on its way may have overtaken
+        // it (and been ignored as an unknown id): cancel again, after it.
+        if context.calls.isAbandoned(callID) { cancel(callID) }
+        return ABIStatus.ok.rawValue
     }
+
+    /// INVOKE frames sent whole to a runner.
+    var invokesSent: Int { invokesSentCount.load(ordering: .relaxed) }
 
     func cancel(_ callID: UInt64) {
         let process = state.withLock { state -> RunnerProcess? in
@@ -252,7 +265,7 @@ final class RunnerConnection: AdapterConnection {
             state.withLock { $0.health = .closed }
             return true
         }
-        try? process.channel.send(.destroy, id: 0)
+        process.sendDestroy()
         let clock = ContinuousClock()
         let end = clock.now + grace
         while !process.hasExited, clock.now < end {
@@ -261,6 +274,11 @@ final class RunnerConnection: AdapterConnection {
         if !process.hasExited { process.kill(because: "destroy did not return within \(grace)") }
         state.withLock { $0.health = .closed }
         return process.destroyed
+    }
+
+    /// Dropped without a shutdown: its runner goes too.
+    deinit {
+        abandon(reason: "its instance was released")
     }
 
     func abandon(reason: String) {

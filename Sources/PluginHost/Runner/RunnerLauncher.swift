@@ -51,7 +51,9 @@ package final class RunnerSpawner: @unchecked Sendable {
     }
 
     /// Starts `executable` with fd 3 = the runner's end of a new socket pair,
-    /// stdin = /dev/null, stdout and stderr = a pipe, and only `environment`.
+    /// stdin = /dev/null, stdout and stderr = another socket pair, and only
+    /// `environment` (the runner closes every other descriptor it inherited
+    /// before it loads anything).
     package func spawn(executable: String, environment: [String: String]) -> Result<SpawnedRunner, LoadFailure> {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<SpawnedRunner, LoadFailure>?>(nil)
@@ -70,26 +72,22 @@ package final class RunnerSpawner: @unchecked Sendable {
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return .failure(.runnerUnavailable("socketpair failed: \(String(cString: strerror(errno)))"))
         }
+        // Its stderr: a socket pair too (close-on-exec from the start, which
+        // pipe() is not; the Swift Glibc module has no pipe2).
         var errPipe: [Int32] = [-1, -1]
-        // (pipe2 is not in the Swift Glibc module; the spawner is the only
-        // thread here that starts processes.)
-        guard pipe(&errPipe) == 0 else {
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &errPipe) == 0 else {
             close(pair[0]); close(pair[1])
-            return .failure(.runnerUnavailable("pipe failed: \(String(cString: strerror(errno)))"))
+            return .failure(.runnerUnavailable("socketpair failed: \(String(cString: strerror(errno)))"))
         }
-        _ = fcntl(errPipe[0], F_SETFD, FD_CLOEXEC)
-        _ = fcntl(errPipe[1], F_SETFD, FD_CLOEXEC)
         defer {
             close(pair[1])
             close(errPipe[1])
         }
-        // Room for bursts, and a bound on how long a writer waits for a runner
-        // that stopped reading (then the invoke is refused: nothing was sent).
+        // Room for bursts (the host never waits for a runner that stopped
+        // reading: its sends fail instead, see FrameChannel).
         var size: Int32 = 1 << 20
         setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
-        var timeout = timeval(tv_sec: 2, tv_usec: 0)
-        setsockopt(pair[0], SOL_SOCKET, SO_SNDTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
 
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -108,7 +106,9 @@ package final class RunnerSpawner: @unchecked Sendable {
         sigfillset(&allSignals)
         posix_spawnattr_setsigmask(&attributes, &noSignals)
         posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // A process group of its own: the host kills the runner and anything it forked at once.
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
 
         let arguments = [executable]
         let variables = environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }

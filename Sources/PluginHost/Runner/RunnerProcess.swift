@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 import Logging
 import Synchronization
 
@@ -30,6 +31,11 @@ final class RunnerProcess: @unchecked Sendable {
     private let handshakeDone = DispatchSemaphore(value: 0)
     private let exited = Atomic<Bool>(false)
     private let destroyedAck = Atomic<Bool>(false)
+    private let destroySent = Atomic<Bool>(false)
+    /// Whether the waiter reaped the process (then its pid is not ours to signal).
+    private let reaping = Mutex(false)
+    private let reaped = DispatchSemaphore(value: 0)
+    private let waitStatus = Mutex<Int32>(0)
     private let killReason = Mutex<String?>(nil)
     private let tail = Mutex<[String]>([])
     private let exitDescription = Mutex<String?>(nil)
@@ -38,17 +44,13 @@ final class RunnerProcess: @unchecked Sendable {
 
     private init(spawned: SpawnedRunner, cookie: String, context: HostContext) {
         pid = spawned.pid
-        channel = FrameChannel(fd: spawned.channelFD)
+        channel = FrameChannel(fd: spawned.channelFD, nonBlocking: true)
         stderrFD = spawned.stderrFD
         self.cookie = cookie
         self.context = context
         var logger = context.logger
         logger[metadataKey: "runner_pid"] = "\(spawned.pid)"
         self.logger = logger
-    }
-
-    deinit {
-        close(channel.fd)
     }
 
     /// Whether the process has ended (and been reaped).
@@ -92,13 +94,27 @@ final class RunnerProcess: @unchecked Sendable {
                 process.kill(because: "wrong digest")
                 throw .runnerHandshake("the runner mapped a library with sha256 \(ready.sha256), the host checked \(load.sha256)")
             }
-            return (process, ready)
+            var checked = ready
+            checked.pid = process.pid
+            checked.network = process.verifiedNetwork(claimed: ready.network)
+            return (process, checked)
         case .failed(let failure):
             process.kill(because: "load failed")
             throw failure
         case .ended(let reason):
             throw .runnerHandshake("the runner \(reason) before it was ready\(process.tailSummary)")
         }
+    }
+
+    /// Whether the runner is in a network namespace other than the host's,
+    /// seen through /proc (the runner's own claim is not evidence).
+    func verifiedNetwork(claimed: NetworkConfinement) -> NetworkConfinement {
+        let fileManager = FileManager.default
+        guard let mine = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/self/ns/net"),
+              let theirs = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net")
+        else { return NetworkConfinement(confined: false, reason: "its network namespace cannot be read from /proc") }
+        if mine != theirs { return NetworkConfinement(confined: true, reason: nil) }
+        return NetworkConfinement(confined: false, reason: claimed.confined ? "it claims a network namespace of its own but shares the host's" : claimed.reason)
     }
 
     /// The runner's whole environment: nothing of the host's but what a
@@ -111,6 +127,8 @@ final class RunnerProcess: @unchecked Sendable {
         environment[RunnerProtocol.cookieVariable] = cookie
         environment[RunnerProtocol.hostPIDVariable] = "\(getpid())"
         environment[RunnerProtocol.networkVariable] = network.rawValue
+        // An adapter's crash is the host's to report: no Swift backtracer in the runner.
+        environment["SWIFT_BACKTRACE"] = "enable=no"
         return environment
     }
 
@@ -124,23 +142,60 @@ final class RunnerProcess: @unchecked Sendable {
         onEnd.withLock { $0 = action }
     }
 
-    /// Kills the process (SIGKILL); its reader then reaps it and reports the end.
+    /// Kills the runner and everything it started (its process group, SIGKILL);
+    /// the waiter then reaps it and the reader reports the end.
     func kill(because reason: String) {
-        guard !hasExited else { return }
         killReason.withLock { if $0 == nil { $0 = reason } }
-        // The pid cannot have been reused: only the reader reaps it, after this flag.
-        _ = Glibc.kill(pid, SIGKILL)
+        signalGroup()
+    }
+
+    /// SIGKILL to the runner's process group, unless it is reaped (then its
+    /// pid may belong to someone else).
+    private func signalGroup() {
+        reaping.withLock { reaped in
+            if !reaped { _ = Glibc.kill(-pid, SIGKILL) }
+        }
+    }
+
+    /// Asks the adapter to destroy itself (then the runner exits); from now on
+    /// a DESTROYED frame is expected.
+    func sendDestroy() {
+        destroySent.store(true, ordering: .releasing)
+        do { try channel.send(.destroy, id: 0) } catch { kill(because: "DESTROY could not be sent: \(error)") }
     }
 
     // MARK: Threads
 
     private func startThreads() {
+        let label = "runner-\(context.adapterID.prefix(20))"
+        let waiter = Thread { [self] in waitForExit() }
+        waiter.name = "\(label)-wait"
+        waiter.start()
         let reader = Thread { [self] in readFrames() }
-        reader.name = "runner-\(context.adapterID.prefix(20))-frames"
+        reader.name = "\(label)-frames"
         reader.start()
         let errors = Thread { [self] in readStderr() }
-        errors.name = "runner-\(context.adapterID.prefix(20))-stderr"
+        errors.name = "\(label)-stderr"
         errors.start()
+    }
+
+    /// Watches the process itself, not its socket (a child it forked may hold
+    /// the socket open): once it has exited, still a zombie so its pid and
+    /// group id cannot be reused, kill what is left of its group, then reap it.
+    private func waitForExit() {
+        var info = siginfo_t()
+        while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
+        _ = Glibc.kill(-pid, SIGKILL)
+        var status: Int32 = 0
+        reaping.withLock { reaped in
+            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            reaped = true
+        }
+        waitStatus.withLock { $0 = status }
+        // Wakes the reader if a survivor still held the socket.
+        channel.kill()
+        shutdown(channel.fd, Int32(SHUT_RDWR))
+        reaped.signal()
     }
 
     private func readFrames() {
@@ -151,36 +206,33 @@ final class RunnerProcess: @unchecked Sendable {
                 if let violation = handle(frame) {
                     ending = "broke the frame protocol (\(violation))"
                     logger.error("runner of \(context.adapterID) broke the frame protocol: \(violation); killing it")
-                    _ = Glibc.kill(pid, SIGKILL)
+                    kill(because: "it broke the frame protocol")
                     break
                 }
             } catch {
                 ending = "broke its stream (\(error))"
-                _ = Glibc.kill(pid, SIGKILL)
+                kill(because: "its stream broke")
                 break
             }
         }
-        reap(ending: ending)
-    }
-
-    private func reap(ending: String) {
-        if !destroyed { _ = Glibc.kill(pid, SIGKILL) }
-        var status: Int32 = 0
-        if destroyed {
-            // It exits by itself after DESTROYED; do not wait for ever.
-            var waited = 0
-            while waitpid(pid, &status, WNOHANG) == 0 {
-                if waited >= 2_000 { _ = Glibc.kill(pid, SIGKILL); _ = waitpid(pid, &status, 0); break }
-                usleep(1_000)
-                waited += 1
-            }
+        // A runner that closed its socket is of no use, exited or not; one
+        // that acknowledged destroy exits by itself (within 2 s, or is killed).
+        channel.kill()
+        if !destroyed {
+            // Its end of file usually means it died; if not, it goes now
+            // (no reason recorded: the wait status tells which it was).
+            signalGroup()
+        } else if reaped.wait(timeout: .now() + .seconds(2)) == .timedOut {
+            kill(because: "it did not exit after destroy")
         } else {
-            while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+            reaped.signal()
         }
+        reaped.wait()
+        reaped.signal()
+        let status = waitStatus.withLock { $0 }
         let how = killReason.withLock { $0 }.map { "was killed by the host (\($0))" } ?? describeExit(status)
         let reason = destroyed ? "exited after destroy" : "\(how) (its socket: \(ending))"
         exitDescription.withLock { $0 = reason }
-        shutdown(channel.fd, Int32(SHUT_RDWR))
         exited.store(true, ordering: .releasing)
         let first = handshake.withLock { state -> Bool in
             guard state == nil else { return false }
@@ -194,6 +246,13 @@ final class RunnerProcess: @unchecked Sendable {
     /// Serves one frame; returns a protocol violation, or nil.
     private func handle(_ frame: Frame) -> String? {
         switch frame.kind {
+        case .complete where frame.body.count < 4 && frame.flags & FrameFlag.tooLarge == 0,
+             .refused where frame.body.count < 4, .log where frame.body.count < 4:
+            return "a \(frame.kind) frame of \(frame.body.count) bytes, too short for its status"
+        case .secretGet where frame.body.count < 8 || frame.body.count > 8 + 256:
+            return "a SECRET_GET frame of \(frame.body.count) bytes (a capacity and a name of at most 256 bytes)"
+        case .destroyed where !destroySent.load(ordering: .acquiring):
+            return "DESTROYED before the host asked for destroy"
         case .complete:
             if frame.flags & FrameFlag.tooLarge != 0 {
                 context.calls.complete(callID: frame.id, status: ABIStatus.outcomeUnknown.rawValue, payload: HostContext.tooLarge(nil))
@@ -203,7 +262,8 @@ final class RunnerProcess: @unchecked Sendable {
         case .refused:
             context.calls.refused(frame.id, status: frame.int32(at: 0))
         case .log:
-            context.log(level: frame.int32(at: 0), message: frame.rest(from: 4))
+            let message = frame.rest(from: 4)
+            context.log(level: frame.int32(at: 0), message: UnsafeRawBufferPointer(rebasing: message.prefix(8192)))
         case .secretGet:
             serveSecret(frame)
         case .httpSend:
@@ -211,10 +271,20 @@ final class RunnerProcess: @unchecked Sendable {
             let id = frame.id
             let channel = self.channel
             let context = self.context
-            Task {
+            Task { [weak self] in
                 let (status, document) = await context.performEgress(request)
-                document.withUnsafeBytes { bytes in
-                    try? channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes)
+                let failure: FrameError? = document.withUnsafeBytes { bytes in
+                    do throws(FrameError) { try channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes) } catch { return error }
+                    return nil
+                }
+                switch failure {
+                case nil:
+                    break
+                case .tooLarge(let size)?:
+                    let refusal = Data(ErrorDocument(message: "the response of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
+                    refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(ABIStatus.internal.rawValue), body: $0) }
+                case let other?:
+                    self?.kill(because: "it did not read the answer to its http_send (\(other))")
                 }
             }
         case .ready, .loadFailed:
@@ -257,7 +327,8 @@ final class RunnerProcess: @unchecked Sendable {
         var prefix = FramePrefix.int32(status)
         prefix.append(UInt64(length))
         let value = status == 0 ? UnsafeRawBufferPointer(rebasing: buffer[..<length]) : UnsafeRawBufferPointer(start: nil, count: 0)
-        try? channel.send(.secretValue, id: frame.id, prefix: prefix, body: value)
+        do { try channel.send(.secretValue, id: frame.id, prefix: prefix, body: value) }
+        catch { kill(because: "it did not read the answer to its secret_get (\(error))") }
     }
 
     private func readStderr() {

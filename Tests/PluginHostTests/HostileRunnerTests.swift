@@ -1,0 +1,143 @@
+import Foundation
+import GatewayPayloads
+import Testing
+@testable import PluginHost
+
+/// The runner's side of the socket is adapter-controlled: the host believes
+/// nothing it says and survives anything it sends. A fake runner (a Python
+/// script speaking the frames, set as the loader's runner) misbehaves on cue.
+@Suite struct HostileRunnerTests {
+    let folder: ManifestFolder
+
+    init() throws {
+        folder = try ManifestFolder(copyShipped: false)
+        let manifest: [String: Any] = [
+            "file_format_version": "1.1.0", "id": "fake", "version": "1.0.0", "enabled": true, "mode": "test",
+            "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
+            "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
+            "operations": ["authorize"], "timeout_ms": 2000, "isolation": "process",
+            "limits": ["max_crashes": 1],
+        ]
+        try folder.write("fake.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
+    }
+
+    /// The script's common part: frame helpers, LOAD read, a valid READY.
+    static let prelude = #"""
+    #!/usr/bin/env python3
+    import json, os, struct, sys, time
+    FD = 3
+    def read_exact(n):
+        data = b''
+        while len(data) < n:
+            chunk = os.read(FD, n - len(data))
+            if not chunk:
+                sys.exit(0)
+            data += chunk
+        return data
+    def read_frame():
+        length, kind, flags, _, ident = struct.unpack('<IBBHQ', read_exact(16))
+        return kind, ident, read_exact(length)
+    def send(kind, ident=0, body=b'', length=None):
+        os.write(FD, struct.pack('<IBBHQ', len(body) if length is None else length, kind, 0, 0, ident) + body)
+    kind, _, body = read_frame()
+    load = json.loads(body)
+    ready = {"protocol": 1, "cookie": os.environ["GATEWAY_RUNNER_COOKIE"], "abiMajor": 1, "abiMinor": 0,
+             "sha256": load["sha256"], "pid": 1,
+             "description": {"id": "fake", "version": "1.0.0", "methods": ["visa"], "operations": ["authorize"]},
+             "network": {"confined": True}}
+    def send_ready(changes={}):
+        send(0x02, 0, json.dumps({**ready, **changes}).encode())
+
+    """#
+
+    func load(_ script: String) throws -> ProviderRecord {
+        let url = folder.root.appendingPathComponent("fake-runner-\(UUID().uuidString.prefix(6)).py")
+        try Data((Self.prelude + script).utf8).write(to: url)
+        chmod(url.path, 0o755)
+        var loader = folder.loader
+        loader.runnerExecutable = url.path
+        return try #require(try ProviderRegistry.load(directory: folder.manifests, loader: loader).first { $0.id == "fake" })
+    }
+
+    func refusal(_ script: String) throws -> LoadFailure? {
+        let record = try load(script)
+        #expect(record.adapter == nil)
+        return record.failure
+    }
+
+    @Test func aFrameLongerThanTheLimitIsRefused() throws {
+        let failure = try refusal("send(0x02, 0, b'', length=0xFFFFFFF0)\ntime.sleep(60)\n")
+        #expect(failure?.kind == "runner_handshake")
+        #expect(failure?.description.contains("exceeds the") == true, "\(String(describing: failure))")
+    }
+
+    @Test func anUnknownFrameKindIsRefused() throws {
+        let failure = try refusal("send(0x7E, 0, b'x')\ntime.sleep(60)\n")
+        #expect(failure?.description.contains("unknown frame kind 0x7e") == true, "\(String(describing: failure))")
+    }
+
+    @Test func aFrameCutShortIsRefused() throws {
+        let failure = try refusal("send(0x02, 0, b'{\"pro', length=500)\nsys.exit(0)\n")
+        #expect(failure?.description.contains("ended inside") == true, "\(String(describing: failure))")
+    }
+
+    @Test func aForgedCookieIsRefused() throws {
+        let failure = try refusal("send_ready({'cookie': 'forged'})\ntime.sleep(60)\n")
+        #expect(failure == .runnerHandshake("the process that answered does not hold this launch's cookie"))
+    }
+
+    @Test func aDigestOtherThanTheHostsIsRefused() throws {
+        let failure = try refusal("send_ready({'sha256': '0' * 64})\ntime.sleep(60)\n")
+        #expect(failure?.description.contains("mapped a library with sha256 000") == true, "\(String(describing: failure))")
+    }
+
+    @Test func aRunnerThatExitsEarlyIsReportedWithItsMaskedStderr() throws {
+        let failure = try refusal("sys.stderr.write('boom: the card was 4111 1111 1111 1111\\n')\nsys.stderr.flush()\nsys.exit(3)\n")
+        let text = failure?.description ?? ""
+        #expect(text.contains("exited with status 3"), "\(text)")
+        #expect(text.contains("boom: the card was"), "\(text)")
+        #expect(!text.contains("4111 1111 1111 1111") && !text.contains("4111111111111111"), "\(text)")
+    }
+
+    /// The pid and the network confinement come from /proc, not from READY.
+    @Test func theHostDoesNotBelieveTheRunnersClaims() async throws {
+        let record = try load("send_ready()\nwhile True:\n    read_frame()\n")
+        let adapter = try #require(record.adapter)
+        let runner = try #require(adapter.runner)
+        #expect(runner.pid != 1, "the pid READY claimed")
+        #expect(adapter.networkConfinement?.confined == false, "a Python fake cannot unshare; it claimed it did")
+        #expect(adapter.networkConfinement?.reason?.contains("claims") == true)
+        await adapter.shutdown(grace: .seconds(2))
+    }
+
+    /// After the start: a completion for a call never issued is a counted
+    /// violation; the call itself still resolves once; a second READY gets the
+    /// runner killed (and, past max_crashes, the provider quarantined).
+    @Test func aMisbehavingRunnerIsCountedThenKilled() async throws {
+        let record = try load("""
+            send_ready()
+            while True:
+                kind, ident, body = read_frame()
+                if kind == 0x10:
+                    send(0x12, ident + 1000, struct.pack('<i', 0) + b'{"status":"succeeded"}')
+                    send(0x12, ident, struct.pack('<i', 0) + b'{"status":"succeeded"}')
+                    send_ready()
+
+            """)
+        let adapter = try #require(record.adapter)
+        let result = try await adapter.call(.authorize, RunnerTests.authorize("success"))
+        #expect(result.status == .succeeded)
+        #expect(try await waitUntil { adapter.protocolViolations.count == 1 })
+        #expect(try await waitUntil(within: .seconds(20)) { adapter.health.name == "quarantined" }, "\(adapter.health)")
+        #expect(adapter.runner?.crashes == 1)
+        await adapter.shutdown(grace: .seconds(2))
+    }
+
+    /// DESTROYED before the host asked is a violation too.
+    @Test func anUnpromptedDestroyedIsAViolation() async throws {
+        let record = try load("send_ready()\nsend(0x31)\nwhile True:\n    read_frame()\n")
+        let adapter = try #require(record.adapter)
+        #expect(try await waitUntil(within: .seconds(20)) { adapter.health.name == "quarantined" }, "\(adapter.health)")
+        await adapter.shutdown(grace: .seconds(2))
+    }
+}
