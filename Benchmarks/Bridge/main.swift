@@ -218,46 +218,7 @@ guard let mock = records.first(where: { $0.id == "mock" })?.adapter else {
 print("bridge-benchmark: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(calls) round trips")
 if arguments.contains("--isolation-only") {
     await measureIsolation()
-    await measureIsolation()
-try? FileManager.default.removeItem(at: data)
-
-// MARK: (c) isolation
-
-func measureIsolation() async {
-    // The same manifests, with the mock in a process of its own.
-    let isolatedManifests = data.appendingPathComponent("isolated-manifests")
-    try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-    try! FileManager.default.copyItem(at: manifests, to: isolatedManifests)
-    _ = try! ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: isolatedManifests)
-    let isolatedRecords = try! ProviderRegistry.load(directory: isolatedManifests, loader: loader)
-    guard let isolated = isolatedRecords.first(where: { $0.id == "mock" })?.adapter, let runner = isolated.runner else {
-        print("the isolated mock did not load: \(isolatedRecords.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
-        exit(1)
-    }
-    let resultBytes = AdapterResult(status: .succeeded, providerReference: "mock_0123456789abcdef", amount: Money(value: 1000, currency: "SAR"),
-                                    providerStatus: "SUCCEEDED").jsonBytes().count
-    // Alternate the three, five passes each, so drift hits all alike.
-    var inProcess: [UInt64] = [], throughRunner: [UInt64] = [], raw: [UInt64] = []
-    _ = await bridgeRoundTrips(mock, 10_000)
-    _ = await bridgeRoundTrips(isolated, 10_000)
-    let pass = max(calls / 5, 1000)
-    for _ in 0..<5 {
-        inProcess += await bridgeRoundTrips(mock, pass)
-        throughRunner += await bridgeRoundTrips(isolated, pass)
-        raw += pingPongRoundTrips(pass, resultBytes: resultBytes)
-    }
-    inProcess.sort(); throughRunner.sort(); raw.sort()
-    let i50 = percentile(inProcess, 0.5), i99 = percentile(inProcess, 0.99)
-    let t50 = percentile(throughRunner, 0.5), t99 = percentile(throughRunner, 0.99)
-    let p50 = percentile(raw, 0.5), p99 = percentile(raw, 0.99)
-    print(String(format: "(c) authorize to mock in process                      p50 %.1f µs   p99 %.1f µs", i50 / 1000, i99 / 1000))
-    print(String(format: "    the same through its runner (isolation process)   p50 %.1f µs   p99 %.1f µs", t50 / 1000, t99 / 1000))
-    print(String(format: "    raw socket-pair ping-pong, same bytes (the floor) p50 %.1f µs   p99 %.1f µs", p50 / 1000, p99 / 1000))
-    print(String(format: "    isolation overhead (isolated - in process)        p50 %.1f µs = %.2fx the ping-pong   p99 %.1f µs = %.2fx",
-                 (t50 - i50) / 1000, (t50 - i50) / p50, (t99 - i99) / 1000, (t99 - i99) / p99))
-    print(String(format: "    runner resident memory %.1f MiB (pid %d); this host %.1f MiB", residentMiB(runner.pid), runner.pid, residentMiB(getpid())))
-    await isolated.shutdown(grace: .seconds(2))
-}
+    try? FileManager.default.removeItem(at: data)
     exit(0)
 }
 let (direct, ffi) = measureCalls()

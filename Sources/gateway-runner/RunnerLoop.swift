@@ -2,15 +2,38 @@ import Foundation
 import PluginHost
 import Synchronization
 
-/// The runner's frame reader: the only thread that reads the socket. Invokes
-/// and cancels run on dispatch threads, so an adapter that blocks in one
-/// never stops the reader from delivering cancels, secrets and HTTP results.
+/// The runner's frame reader: one thread at a time reads the socket.
+///
+/// `invoke` must return at once (the header says so), so the reader calls it
+/// inline: a thread handoff per call would cost more than the rest of the
+/// round trip. An adapter that breaks that rule must not stop the reader from
+/// delivering cancels, secrets and HTTP results, so the reader's role moves on:
+/// a watchdog hands it to a new thread when an inline invoke has run past
+/// ``handOverAfter``, and `secret_get` hands it over at once when it is called
+/// from inside one (its answer needs a reader). The old thread finishes its
+/// invoke and ends. Cancels run on dispatch threads.
 /// End of file (the host is gone) ends the process at once: there is no one
 /// left to report to.
 final class RunnerLoop: @unchecked Sendable {
+    /// How long an inline invoke may hold the reader's role.
+    static let handOverAfter: UInt64 = 10_000_000
+
+    private struct Reader {
+        /// Which reader thread holds the role (a hand-over increments it).
+        var generation: UInt64 = 0
+        /// The holder is inside an inline invoke, since when (monotonic ns).
+        var invokeSince: UInt64?
+        var thread: pthread_t?
+        /// Invokes started; the watchdog parks when it sees none for a tick.
+        var started: UInt64 = 0
+        var watchdogParked = false
+    }
+
     let channel: FrameChannel
     let services: RunnerServices
     let binding: AdapterBinding
+    private let reader = Mutex(Reader())
+    private let watchdogWake = DispatchSemaphore(value: 0)
     private let instance = Mutex<SendableInstance?>(nil)
     /// Invokes running in the adapter now (destroy waits for them).
     private let running = Atomic<Int>(0)
@@ -23,9 +46,63 @@ final class RunnerLoop: @unchecked Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "runner-frames"
+        startReader(generation: 0)
+        let watchdog = Thread { [self] in watch() }
+        watchdog.name = "runner-watchdog"
+        watchdog.start()
+    }
+
+    private func startReader(generation: UInt64) {
+        let thread = Thread { [self] in run(generation: generation) }
+        thread.name = "runner-frames-\(generation)"
         thread.start()
+    }
+
+    /// Moves the reader's role to a new thread, if the holder is inside an
+    /// inline invoke (only then is it away from the socket).
+    func handOver() {
+        let next: UInt64? = reader.withLock { reader in
+            guard reader.invokeSince != nil else { return nil }
+            reader.generation += 1
+            reader.invokeSince = nil
+            return reader.generation
+        }
+        if let next { startReader(generation: next) }
+    }
+
+    /// Whether the calling thread is the reader, inside an inline invoke
+    /// (`secret_get` must then hand the role over before it waits).
+    var callerHoldsTheReader: Bool {
+        reader.withLock { reader in
+            guard reader.invokeSince != nil, let thread = reader.thread else { return false }
+            return pthread_equal(thread, pthread_self()) != 0
+        }
+    }
+
+    private func watch() {
+        var seen: UInt64 = 0
+        while true {
+            let park: Bool = reader.withLock { reader in
+                defer { seen = reader.started }
+                guard reader.invokeSince == nil, reader.started == seen else { return false }
+                reader.watchdogParked = true
+                return true
+            }
+            if park { watchdogWake.wait() }
+            usleep(UInt32(Self.handOverAfter / 2_000))
+            let late = reader.withLock { reader in
+                guard let since = reader.invokeSince else { return false }
+                let now = Self.now()
+                return now > since && now - since > Self.handOverAfter
+            }
+            if late { handOver() }
+        }
+    }
+
+    static func now() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000_000_000 + UInt64(time.tv_nsec)
     }
 
     /// The created instance: invokes are served from now on.
@@ -33,8 +110,9 @@ final class RunnerLoop: @unchecked Sendable {
         instance.withLock { $0 = SendableInstance(pointer: pointer) }
     }
 
-    private func run() {
-        while true {
+    private func run(generation: UInt64) {
+        reader.withLock { $0.thread = pthread_self() }
+        while reader.withLock({ $0.generation == generation }) {
             let frame: Frame
             do {
                 guard let next = try channel.next() else { _exit(0) }
@@ -43,11 +121,11 @@ final class RunnerLoop: @unchecked Sendable {
                 FileHandle.standardError.write(Data("gateway-runner: \(error)\n".utf8))
                 _exit(4)
             }
-            handle(frame)
+            handle(frame, generation: generation)
         }
     }
 
-    private func handle(_ frame: Frame) {
+    private func handle(_ frame: Frame, generation: UInt64) {
         switch frame.kind {
         case .invoke:
             guard let pointer = instance.withLock({ $0 }) else {
@@ -58,11 +136,19 @@ final class RunnerLoop: @unchecked Sendable {
             let operation = frame.int32(at: 0)
             let request = Data(frame.rest(from: 8))
             running.add(1, ordering: .acquiringAndReleasing)
-            calls.async { [self] in
-                let status = request.withUnsafeBytes { binding.invoke(pointer.pointer, callID, operation, $0) }
-                running.subtract(1, ordering: .acquiringAndReleasing)
-                if status != 0 { refuse(callID, status: status) }
+            let wake = reader.withLock { reader -> Bool in
+                reader.invokeSince = Self.now()
+                reader.started &+= 1
+                defer { reader.watchdogParked = false }
+                return reader.watchdogParked
             }
+            if wake { watchdogWake.signal() }
+            let status = request.withUnsafeBytes { binding.invoke(pointer.pointer, callID, operation, $0) }
+            // Still the reader unless the role was handed over meanwhile (then
+            // this thread's loop ends: the new reader owns the socket).
+            reader.withLock { if $0.generation == generation { $0.invokeSince = nil } }
+            running.subtract(1, ordering: .acquiringAndReleasing)
+            if status != 0 { refuse(callID, status: status) }
         case .cancel:
             guard let pointer = instance.withLock({ $0 }) else { return }
             let callID = frame.id

@@ -20,6 +20,9 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     }
 
     let channel: FrameChannel
+    /// Set once the loop exists: `secret_get` from inside an inline invoke
+    /// hands the reader's role over before it waits for the answer.
+    weak var loop: RunnerLoop?
     private let nextRequest = Atomic<UInt64>(1)
     private let secrets = Mutex<[UInt64: SecretSlot]>([:])
     private let requests = Mutex<[UInt64: HTTPWait]>([:])
@@ -54,6 +57,7 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     }
 
     func secret(named name: String, into out: UnsafeMutableRawPointer?, capacity: Int, length: UnsafeMutablePointer<Int>?) -> Int32 {
+        if let loop, loop.callerHoldsTheReader { loop.handOver() }
         let id = nextRequest.add(1, ordering: .relaxed).oldValue
         let slot = SecretSlot()
         secrets.withLock { $0[id] = slot }

@@ -51,10 +51,13 @@ let libraryFD = open(load.library, O_RDONLY | O_CLOEXEC)
 guard libraryFD >= 0 else {
     refuse(.libraryUnreadable(path: load.library, detail: String(cString: strerror(errno))))
 }
-let handle = FileHandle(fileDescriptor: libraryFD, closeOnDealloc: false)
-let bytes: Data
-do { bytes = try handle.readToEnd() ?? Data() } catch { refuse(.libraryUnreadable(path: load.library, detail: "\(error)")) }
-let digest = LibraryStore.sha256Hex(bytes)
+/// The sha256 of the whole file (its bytes are not kept).
+func digestOfLibrary() -> String {
+    let handle = FileHandle(fileDescriptor: libraryFD, closeOnDealloc: false)
+    do { return LibraryStore.sha256Hex(try handle.readToEnd() ?? Data()) }
+    catch { refuse(.libraryUnreadable(path: load.library, detail: "\(error)")) }
+}
+let digest = digestOfLibrary()
 guard digest == load.sha256 else {
     refuse(.digestMismatch(path: load.library, expected: load.sha256, actual: digest))
 }
@@ -65,6 +68,7 @@ catch { refuse(error) }
 // Serve frames from now on (create may already ask for a secret).
 let services = RunnerServices(channel: channel)
 let loop = RunnerLoop(channel: channel, services: services, binding: binding)
+services.loop = loop
 loop.start()
 
 let table = HostServiceTable(backend: services, abiMajor: binding.abiMajor, abiMinor: binding.abiMinor)

@@ -37,6 +37,20 @@ import Testing
         await suite.shutdown()
     }
 
+    /// The runner calls invoke inline on its reader; one that does not return
+    /// hands the reader's role to a new thread, so the runner goes on serving.
+    @Test func anInvokeThatNeverReturnsDoesNotStopTheRunnersOtherCalls() async throws {
+        let suite = try ChaosFixture(isolation: .process)
+        let runner = try #require(suite.runner)
+        let chaos = suite.chaos
+        async let stuck = chaos.invoke(.authorize, payload: Data(#"{"chaos":"loop"}"#.utf8), timeout: .seconds(60))
+        #expect(try await waitUntil { runner.invokesSent == 1 })
+        #expect(await suite.call("ok", timeout: .seconds(30)) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        #expect(runner.crashes == 0, "served by the same runner")
+        await suite.shutdown()
+        guard case .cancelled = await stuck else { Issue.record("the stuck call ended otherwise"); return }
+    }
+
     @Test func aCancelThatBlocksGetsTheRunnerKilledAfterItsGrace() async throws {
         let suite = try ChaosFixture(isolation: .process)
         #expect(await suite.call("block_cancel") == .timedOut)
