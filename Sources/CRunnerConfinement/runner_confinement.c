@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "runner_confinement.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -39,10 +40,27 @@ static int write_file(const char *path, const char *text) {
     return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+/* close_range() before Linux 5.9: close what /proc/self/fd lists. */
+static void close_from_four(void) {
+    int fds[4096], count = 0, i;
+    DIR *dir = opendir("/proc/self/fd");
+    struct dirent *entry;
+    if (dir == NULL) {
+        fputs("gateway-runner: cannot list /proc/self/fd to close inherited descriptors\n", stderr);
+        _exit(3);
+    }
+    while ((entry = readdir(dir)) != NULL && count < 4096) {
+        int fd = atoi(entry->d_name);
+        if (fd > 3 && fd != dirfd(dir)) fds[count++] = fd;
+    }
+    closedir(dir);
+    for (i = 0; i < count; i++) close(fds[i]);
+}
+
 __attribute__((constructor))
 static void gw_runner_confine(void) {
     /* Nothing the host held but fds 0-3 (stdin, stdout, stderr, the socket). */
-    syscall(SYS_close_range, 4u, ~0u, 0u);
+    if (syscall(SYS_close_range, 4u, ~0u, 0u) != 0) close_from_four();
 
     const char *cookie = getenv("GATEWAY_RUNNER_COOKIE");
     if (cookie == NULL || cookie[0] == '\0') {

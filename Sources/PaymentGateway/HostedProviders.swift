@@ -12,6 +12,10 @@ public final class HostedProviders: ProviderDirectory, Sendable {
         var providers: [String: AdapterProvider] = [:]
         /// Adapters replaced or disabled since, kept for their live attempts.
         var retired: [String: AdapterProvider] = [:]
+        /// Instances no id reaches any more, being drained and destroyed.
+        var drains: [ObjectIdentifier: Task<Void, Never>] = [:]
+        /// Set by ``close(grace:)``: whatever a late reload loads is shut down at once.
+        var closing = false
     }
 
     private let state = Mutex(State())
@@ -33,6 +37,12 @@ public final class HostedProviders: ProviderDirectory, Sendable {
     /// operations and reconciliation.
     public func replace(with records: [ProviderRecord]) {
         let unreachable: [AdapterInstance] = state.withLock { state in
+            if state.closing {
+                // The host is shutting down (a reload raced it): serve nothing new.
+                let known = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
+                state.records = records
+                return records.compactMap(\.adapter).filter { adapter in !known.contains { $0 === adapter } }
+            }
             let before = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
             for (id, provider) in state.providers { state.retired[id] = provider }
             state.records = records
@@ -61,8 +71,29 @@ public final class HostedProviders: ProviderDirectory, Sendable {
         }
         for adapter in unreachable {
             let grace = Duration.milliseconds(adapter.manifest.timeoutMilliseconds) + .seconds(5)
-            Task.detached { await adapter.shutdown(grace: grace) }
+            let key = ObjectIdentifier(adapter)
+            state.withLock { state in
+                guard state.drains[key] == nil else { return }
+                state.drains[key] = Task.detached { [weak self] in
+                    await adapter.shutdown(grace: grace)
+                    _ = self?.state.withLock { $0.drains.removeValue(forKey: key) }
+                }
+            }
         }
+    }
+
+    /// Shuts every instance down (the current ones and those kept for their
+    /// attempts, each within `grace`) and waits for those being drained; a
+    /// reload that lands afterwards serves nothing.
+    public func close(grace: Duration) async {
+        let (adapters, drains) = state.withLock { state in
+            state.closing = true
+            return (state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter), Array(state.drains.values))
+        }
+        await withTaskGroup(of: Void.self) { group in
+            for adapter in adapters { group.addTask { await adapter.shutdown(grace: grace) } }
+        }
+        for drain in drains { await drain.value }
     }
 
     public var records: [ProviderRecord] { state.withLock { $0.records } }
@@ -70,11 +101,6 @@ public final class HostedProviders: ProviderDirectory, Sendable {
     /// The instance serving provider `id` now.
     private func current(_ id: String) -> AdapterInstance? {
         state.withLock { $0.providers[id]?.adapter }
-    }
-
-    /// Every adapter instance this host holds (current and retired).
-    var adapters: [AdapterInstance] {
-        state.withLock { Array($0.providers.values.map(\.adapter)) + Array($0.retired.values.map(\.adapter)) }
     }
 
     /// What routing sees: a provider whose adapter is quarantined (its runner

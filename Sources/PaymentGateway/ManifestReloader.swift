@@ -70,8 +70,14 @@ public final class ManifestReloader: Sendable {
     /// folder itself cannot be read (then nothing changes).
     @discardableResult
     public func reload() async throws -> Report {
+        try await Self.onLoadingQueue { try self.reloadNow() }
+    }
+
+    /// Runs `work` (which loads adapters) on the loading queue; the caller's
+    /// task waits without holding its thread.
+    public static func onLoadingQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            Self.loading.async { continuation.resume(with: Result { try self.reloadNow() }) }
+            loading.async { continuation.resume(with: Result { try work() }) }
         }
     }
 

@@ -54,9 +54,17 @@ public final class PaymentGateway: Service, Sendable {
     public let manifests: ManifestReloader
     let logger: Logger
 
+    /// ``init(configuration:logger:)`` for async code: the loading (adapter
+    /// code, an isolated adapter's runner starting) runs on the manifest
+    /// loading queue, never on a Swift concurrency thread.
+    public static func open(configuration: Configuration, logger: Logger = Logger(label: "gateway")) async throws -> PaymentGateway {
+        try await ManifestReloader.onLoadingQueue { try PaymentGateway(configuration: configuration, logger: logger) }
+    }
+
     /// Opens the store and loads every manifest. A manifest or adapter that
     /// fails is refused on its own (see ``providerRecords``); only an
-    /// unreadable manifests folder or store stops the gateway.
+    /// unreadable manifests folder or store stops the gateway. It loads on the
+    /// caller's thread: from async code use ``open(configuration:logger:)``.
     public init(configuration: Configuration, logger: Logger = Logger(label: "gateway")) throws {
         self.configuration = configuration
         self.logger = logger
@@ -85,9 +93,7 @@ public final class PaymentGateway: Service, Sendable {
 
     /// Stops every adapter (waiting for calls in flight, up to the grace period).
     public func shutdown() async {
-        for adapter in providers.adapters {
-            await adapter.shutdown(grace: configuration.shutdownGrace)
-        }
+        await providers.close(grace: configuration.shutdownGrace)
     }
 
     /// One reconciliation pass now (what `run()` does every interval).

@@ -27,6 +27,8 @@ final class RunnerLoop: @unchecked Sendable {
         /// Invokes started; the watchdog parks when it sees none for a tick.
         var started: UInt64 = 0
         var watchdogParked = false
+        /// Former readers still inside the invoke that cost them the role.
+        var formerReadersInInvoke = 0
     }
 
     let channel: FrameChannel
@@ -65,10 +67,20 @@ final class RunnerLoop: @unchecked Sendable {
             guard reader.invokeSince != nil else { return nil }
             reader.generation += 1
             reader.invokeSince = nil
+            reader.formerReadersInInvoke += 1
             return reader.generation
         }
-        if let next { startReader(generation: next) }
+        guard let next else { return }
+        if reader.withLock({ $0.formerReadersInInvoke }) > Self.maxStuckReaders {
+            FileHandle.standardError.write(Data("gateway-runner: \(Self.maxStuckReaders) invokes have not returned; an adapter whose invokes block cannot be served\n".utf8))
+            _exit(5)
+        }
+        startReader(generation: next)
     }
+
+    /// How many invokes may be stuck, each holding a former reader thread,
+    /// before the runner gives up (its host then restarts it, or quarantines it).
+    static let maxStuckReaders = 16
 
     /// Whether the calling thread is the reader, inside an inline invoke
     /// (`secret_get` must then hand the role over before it waits).
@@ -146,7 +158,9 @@ final class RunnerLoop: @unchecked Sendable {
             let status = request.withUnsafeBytes { binding.invoke(pointer.pointer, callID, operation, $0) }
             // Still the reader unless the role was handed over meanwhile (then
             // this thread's loop ends: the new reader owns the socket).
-            reader.withLock { if $0.generation == generation { $0.invokeSince = nil } }
+            reader.withLock { reader in
+                if reader.generation == generation { reader.invokeSince = nil } else { reader.formerReadersInInvoke -= 1 }
+            }
             running.subtract(1, ordering: .acquiringAndReleasing)
             if status != 0 { refuse(callID, status: status) }
         case .cancel:

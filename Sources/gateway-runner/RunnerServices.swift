@@ -32,7 +32,9 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     }
 
     func log(level: Int32, message: UnsafeRawBufferPointer) {
-        send { try channel.send(.log, id: 0, prefix: .int32(level), body: message) }
+        // The host logs at most 8 KiB of a line; send no more.
+        let kept = UnsafeRawBufferPointer(rebasing: message.prefix(8192))
+        send { try channel.send(.log, id: 0, prefix: .int32(level), body: kept) }
     }
 
     func httpSend(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
@@ -42,7 +44,14 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
         }
         let id = nextRequest.add(1, ordering: .relaxed).oldValue
         requests.withLock { $0[id] = HTTPWait(callback: callback, userData: userData) }
-        send { try channel.send(.httpSend, id: id, body: request) }
+        do {
+            try channel.send(.httpSend, id: id, body: request)
+        } catch .tooLarge(let size) {
+            let document = Data(#"{"message":"the request of \#(size) bytes is too large for the host"}"#.utf8)
+            deliverHTTPResult(id: id, status: 1 /* GW_E_INVALID_REQUEST */, document: document)
+        } catch {
+            _exit(0)
+        }
     }
 
     /// HTTP_RESULT: the adapter's callback runs on a dispatch thread, never
@@ -57,6 +66,8 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     }
 
     func secret(named name: String, into out: UnsafeMutableRawPointer?, capacity: Int, length: UnsafeMutablePointer<Int>?) -> Int32 {
+        // The host refuses longer names; so does the host table in process (not found).
+        guard name.utf8.count <= 256 else { return 8 /* GW_E_NOT_FOUND */ }
         if let loop, loop.callerHoldsTheReader { loop.handOver() }
         let id = nextRequest.add(1, ordering: .relaxed).oldValue
         let slot = SecretSlot()

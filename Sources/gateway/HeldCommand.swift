@@ -15,7 +15,7 @@ struct HeldCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let gateway = try HostSetup.gateway(host)
+        let gateway = try await HostSetup.gateway(host)
         let held = try await gateway.heldOperations()
         if json {
             var w = JSONWriter()

@@ -27,10 +27,10 @@ enum HostSetup {
     /// The embedded gateway on the options' manifests and data folder (SQLite
     /// at `<data>/checkout.sqlite`), with sandbox adapters keeping their
     /// simulated books under `<data>` so later commands find them.
-    static func gateway(_ options: HostOptions, verbose: Bool = false) throws -> PaymentGateway {
+    static func gateway(_ options: HostOptions, verbose: Bool = false) async throws -> PaymentGateway {
         keepSandboxBooks(in: options.data)
         bootstrapLogging(verbose: verbose)
-        return try PaymentGateway(configuration: PaymentGateway.Configuration(manifests: options.manifests, data: options.data))
+        return try await PaymentGateway.open(configuration: PaymentGateway.Configuration(manifests: options.manifests, data: options.data))
     }
 
     /// The store alone (`<data>/checkout.sqlite`, created and migrated if

@@ -55,7 +55,7 @@ struct PayCommand: AsyncParsableCommand {
     var verbose = false
 
     func run() async throws {
-        let gateway = try HostSetup.gateway(host, verbose: verbose)
+        let gateway = try await HostSetup.gateway(host, verbose: verbose)
         let orderID = orderID ?? idempotencyKey.map { "cli-\($0)" } ?? "cli-\(UUID().uuidString.prefix(8).lowercased())"
         let instrument = scenario.map { ["scenario": JSONValue.string($0)] }
         try await reportingProblems(json: json) {
@@ -101,7 +101,7 @@ struct VerifyCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let gateway = try HostSetup.gateway(host)
+        let gateway = try await HostSetup.gateway(host)
         try await reportingProblems(json: json) {
             let attempt = try await gateway.verify(attempt: self.attempt)
             let session = try await gateway.checkout.session(ofPayment: attempt.id).session
@@ -124,7 +124,7 @@ struct SessionCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let gateway = try HostSetup.gateway(host)
+        let gateway = try await HostSetup.gateway(host)
         try await reportingProblems(json: json) {
             let snapshot = id.hasPrefix("att_") ? try await gateway.checkout.session(ofPayment: id) : try await gateway.session(id)
             let events = try await gateway.store.events(ofSession: snapshot.session.id, after: 0)
@@ -142,7 +142,7 @@ struct ReconcileCommand: AsyncParsableCommand {
     @OptionGroup var host: HostOptions
 
     func run() async throws {
-        let gateway = try HostSetup.gateway(host)
+        let gateway = try await HostSetup.gateway(host)
         let pass = await gateway.reconcile()
         print("verified \(pass.verified), could not verify \(pass.failed), expired \(pass.expired) sessions")
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import PaymentGateway
 import PluginHost
 
 struct ProvidersCommand: AsyncParsableCommand {
@@ -19,7 +20,7 @@ struct ProvidersCommand: AsyncParsableCommand {
             let loader = HostSetup.loader(host, verbose: verbose)
             let directory = HostSetup.manifestsURL(host)
             let records: [ProviderRecord]
-            do { records = try ProviderRegistry.load(directory: directory, loader: loader) }
+            do { records = try await ManifestReloader.onLoadingQueue { try ProviderRegistry.load(directory: directory, loader: loader) } }
             catch { throw ValidationError("cannot read the manifests folder \(directory.path): \(error.localizedDescription)") }
             let rows = records.map(ProviderRow.init)
             if json {

@@ -82,7 +82,7 @@ struct ServeCommand: AsyncParsableCommand {
         let simulators = sandbox ? try await InProcessSandbox.start(data: configuration.data, latencyMilliseconds: sandboxLatencyMs, logger: logger) : nil
         configuration.sandbox = simulators?.overlay
         configuration.callObserver = { metrics.adapterCall($0) }
-        let gateway = try PaymentGateway(configuration: configuration, logger: logger)
+        let gateway = try await PaymentGateway.open(configuration: configuration, logger: logger)
         var server = CheckoutServer.Configuration()
         server.host = address
         server.port = port

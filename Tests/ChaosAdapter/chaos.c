@@ -17,6 +17,10 @@
  *                 creates the file named by "marker":"<path>"
  *   env           completes with providerStatus "<$name or (unset)>|<secret probe or (none)>",
  *                 for the environment variable "name":"<NAME>"
+ *   alloc         completes with providerStatus "allocated" or "refused" after
+ *                 allocating and touching "mb":<n> MiB
+ *   files         completes with providerStatus "opened:<k>": how many of
+ *                 "count":<n> descriptors of /dev/null it could open at once
  *   connect       completes with providerStatus "connected" or "failed:<errno>"
  *                 after a TCP connect to 127.0.0.1:"port":<n>
  */
@@ -25,6 +29,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
@@ -164,6 +169,25 @@ static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, con
         else
             strcpy(secret, "(none)");
         snprintf(text, sizeof text, "{\"status\":\"succeeded\",\"providerStatus\":\"%s|%s\"}", probe ? probe : "(unset)", secret);
+        complete_text(in, id, GW_OK, text);
+    } else if (strcmp(chaos, "alloc") == 0) {
+        size_t size = (size_t)number(req, "mb") << 20;
+        char *block = malloc(size);
+        if (block != NULL) memset(block, 1, size);
+        snprintf(text, sizeof text, "{\"status\":\"succeeded\",\"providerStatus\":\"%s\"}", block != NULL ? "allocated" : "refused");
+        free(block);
+        complete_text(in, id, GW_OK, text);
+    } else if (strcmp(chaos, "files") == 0) {
+        long count = number(req, "count"), opened = 0, i;
+        int *fds = calloc((size_t)count, sizeof *fds);
+        if (fds == NULL) { free(req); return GW_E_INTERNAL; }
+        for (i = 0; i < count; i++) {
+            fds[i] = open("/dev/null", O_RDONLY);
+            if (fds[i] >= 0) opened++;
+        }
+        for (i = 0; i < count; i++) if (fds[i] >= 0) close(fds[i]);
+        free(fds);
+        snprintf(text, sizeof text, "{\"status\":\"succeeded\",\"providerStatus\":\"opened:%ld\"}", opened);
         complete_text(in, id, GW_OK, text);
     } else if (strcmp(chaos, "connect") == 0) {
         struct sockaddr_in address;

@@ -12,16 +12,22 @@ import TestSupport
 /// one, which is then drained and destroyed. No payment fails or is lost.
 @Suite struct UpgradeUnderLoadTests {
     /// A gateway serving the shipped mock from a scratch folder (removed by the caller).
-    static func gatewayWithTheMock() throws -> (PaymentGateway, URL) {
+    static func gatewayWithTheMock(isolation: String? = nil) async throws -> (PaymentGateway, URL) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)")
         let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"),
                                          to: manifests.appendingPathComponent("mock.json"))
+        if let isolation {
+            let url = manifests.appendingPathComponent("mock.json")
+            let text = try String(contentsOf: url, encoding: .utf8)
+            try Data(text.replacingOccurrences(of: #""isolation": "(in-)?process""#, with: "\"isolation\": \"\(isolation)\"",
+                                               options: .regularExpression).utf8).write(to: url)
+        }
         var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
         configuration.libraries = BuildProducts.sharedLibraryStore
         configuration.reconcileInterval = .seconds(3600)
-        return (try PaymentGateway(configuration: configuration), folder)
+        return (try await PaymentGateway.open(configuration: configuration), folder)
     }
 
     /// Changes the mock's manifest (any change to its bytes loads a new instance).
@@ -33,8 +39,9 @@ import TestSupport
         try Data(changed.utf8).write(to: manifest)
     }
 
-    @Test func theMockReloadedUnder200ConcurrentPaymentsLosesNoneAndTheOldInstanceIsDestroyed() async throws {
-        let (gateway, folder) = try Self.gatewayWithTheMock()
+    @Test(arguments: ["in-process", "process"])
+    func theMockReloadedUnder200ConcurrentPaymentsLosesNoneAndTheOldInstanceIsDestroyed(isolation: String) async throws {
+        let (gateway, folder) = try await Self.gatewayWithTheMock(isolation: isolation)
         defer { try? FileManager.default.removeItem(at: folder) }
         let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
 
@@ -65,16 +72,43 @@ import TestSupport
         let new = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
         #expect(new !== old)
         // The old instance, reachable by no id now, is drained and destroyed.
+        #expect(old.isolation.rawValue == isolation)
         #expect(try await waitUntil { old.isDestroyed }, "the replaced instance was never destroyed")
+        if let pid = old.runner?.pid {
+            let runner = URL(fileURLWithPath: "/proc/\(pid)/stat")
+            #expect(try await waitUntil { (try? String(contentsOf: runner, encoding: .utf8))?.contains(") Z ") ?? true }, "the old runner exited")
+        }
         #expect(!new.isDestroyed && old.outstandingCalls == 0)
         await gateway.shutdown()
+    }
+
+    /// Shutdown waits for the instances an upgrade left draining, and a reload
+    /// that lands after it serves nothing: no runner outlives the gateway's shutdown.
+    @Test func shutdownWaitsForDrainingInstancesAndALateReloadServesNothing() async throws {
+        let (gateway, folder) = try await Self.gatewayWithTheMock(isolation: "process")
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
+        try Self.editTheMocksManifest(in: folder)
+        #expect(try await gateway.manifests.reload().applied == ["mock.json"])
+        let new = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
+        await gateway.shutdown()
+        #expect(old.isDestroyed && new.isDestroyed, "shutdown returned before every instance was destroyed")
+
+        // A reload racing the shutdown: its instance is shut down, never routed to.
+        let manifest = folder.appendingPathComponent("manifests/mock.json")
+        let text = try String(contentsOf: manifest, encoding: .utf8)
+        try Data(text.replacingOccurrences(of: "\"timeout_ms\": 5001", with: "\"timeout_ms\": 5002").utf8).write(to: manifest)
+        _ = try await gateway.manifests.reload()
+        let late = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
+        #expect(late !== new)
+        #expect(try await waitUntil { late.isDestroyed }, "the late instance was left running")
     }
 
     /// The engine may pick a provider just before an upgrade and call it just
     /// after (an attempt's first commit lies between): the old instance, closed
     /// by then, refuses before anything is sent, and the call goes to the new one.
     @Test func aCallReachingTheReplacedInstanceAfterItClosedIsServedByTheNewOne() async throws {
-        let (gateway, folder) = try Self.gatewayWithTheMock()
+        let (gateway, folder) = try await Self.gatewayWithTheMock()
         defer { try? FileManager.default.removeItem(at: folder) }
         let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
         let picked = try #require(gateway.providers.provider("mock"))
@@ -98,7 +132,7 @@ import TestSupport
     /// its place (which used to drain and destroy the kept instance while the
     /// first file's entry still pointed at it).
     @Test func aFileKeptAtItsLastGoodStateKeepsItsIdAgainstALaterFile() async throws {
-        let (gateway, folder) = try Self.gatewayWithTheMock()
+        let (gateway, folder) = try await Self.gatewayWithTheMock()
         defer { try? FileManager.default.removeItem(at: folder) }
         let kept = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
         let manifests = folder.appendingPathComponent("manifests")

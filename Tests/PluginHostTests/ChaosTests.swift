@@ -97,6 +97,18 @@ import Testing
         await suite.shutdown()
     }
 
+    /// The manifest's limits bind the runner: memory (RLIMIT_DATA) and open files.
+    @Test func theRunnersLimitsHold() async throws {
+        let suite = try ChaosFixture(isolation: .process, limits: ["memory_mb": 256, "open_files": 64])
+        #expect(try await suite.chaos.call(.authorize, ChaosRequest(chaos: "alloc", mb: 32)).providerStatus == "allocated")
+        #expect(try await suite.chaos.call(.authorize, ChaosRequest(chaos: "alloc", mb: 512)).providerStatus == "refused")
+        let files = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "files", count: 200)).providerStatus ?? ""
+        let opened = Int(files.dropFirst("opened:".count)) ?? -1
+        #expect(opened > 0 && opened < 64, "\(files)")
+        #expect(suite.runner?.crashes == 0)
+        await suite.shutdown()
+    }
+
     // MARK: Both isolations
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
@@ -179,11 +191,15 @@ struct ChaosRequest: JSONPayload {
     var chaos: String
     var port: Int? = nil
     var name: String? = nil
+    var mb: Int? = nil
+    var count: Int? = nil
 
-    init(chaos: String, port: Int? = nil, name: String? = nil) {
+    init(chaos: String, port: Int? = nil, name: String? = nil, mb: Int? = nil, count: Int? = nil) {
         self.chaos = chaos
         self.port = port
         self.name = name
+        self.mb = mb
+        self.count = count
     }
 
     func write(to writer: inout JSONWriter) {
@@ -191,6 +207,8 @@ struct ChaosRequest: JSONPayload {
         writer.member("chaos", chaos)
         writer.member("port", port)
         writer.member("name", name)
+        writer.member("mb", mb)
+        writer.member("count", count)
         writer.endObject()
     }
 
@@ -228,7 +246,7 @@ struct ChaosFixture {
     let chaos: AdapterInstance
     let mock: AdapterInstance
 
-    init(isolation: Manifest.Isolation) throws {
+    init(isolation: Manifest.Isolation, limits: [String: Any] = [:]) throws {
         folder = try ManifestFolder(copyShipped: false)
         let secret = folder.root.appendingPathComponent("probe-secret")
         try Data(Self.probe.utf8).write(to: secret)
@@ -241,7 +259,7 @@ struct ChaosFixture {
             "secrets": ["probe": "file:\(secret.path)"], "isolation": isolation.rawValue,
         ]
         if isolation == .process {
-            manifest["limits"] = ["cancel_grace_ms": 100, "max_crashes": 1000]
+            manifest["limits"] = ["cancel_grace_ms": 100, "max_crashes": 1000].merging(limits) { $1 }
         }
         try folder.write("chaos.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
         let records = try folder.loadAll()

@@ -52,8 +52,13 @@ import Testing
 
     func load(_ script: String) throws -> ProviderRecord {
         let url = folder.root.appendingPathComponent("fake-runner-\(UUID().uuidString.prefix(6)).py")
-        try Data((Self.prelude + script).utf8).write(to: url)
-        chmod(url.path, 0o755)
+        // Written through a close-on-exec descriptor: a child started meanwhile
+        // must not inherit it (exec of a file open for writing fails: ETXTBSY).
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o755)
+        #expect(fd >= 0)
+        let bytes = Array((Self.prelude + script).utf8)
+        #expect(bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } == bytes.count)
+        close(fd)
         var loader = folder.loader
         loader.runnerExecutable = url.path
         return try #require(try ProviderRegistry.load(directory: folder.manifests, loader: loader).first { $0.id == "fake" })

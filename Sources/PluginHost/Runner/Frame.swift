@@ -207,6 +207,8 @@ package final class FrameChannel: @unchecked Sendable {
     private func writeAll(_ head: UnsafeMutableRawPointer, _ headCount: Int, _ body: UnsafeRawBufferPointer) throws(FrameError) {
         let total = headCount + body.count
         var sent = 0
+        /// When a frame begun must be done (one bound for the whole frame, set at its first wait).
+        var deadline: UInt64?
         while sent < total {
             var vectors = (iovec(), iovec())
             var count: Int32 = 0
@@ -231,15 +233,25 @@ package final class FrameChannel: @unchecked Sendable {
                 if code == EINTR { continue }
                 if code == EAGAIN || code == EWOULDBLOCK {
                     if sent == 0 { throw .wouldBlock }
-                    // Begun: finish it, or give the stream up.
+                    // Begun: finish it within one bound for the whole frame, or give the stream up.
+                    let now = Self.monotonicMilliseconds()
+                    let end = deadline ?? (now + UInt64(Self.finishTimeoutMilliseconds))
+                    deadline = end
+                    guard now < end else { throw .broken("the peer stopped reading in the middle of a frame") }
                     var ready = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    if poll(&ready, 1, Self.finishTimeoutMilliseconds) > 0 { continue }
-                    throw .broken("the peer stopped reading in the middle of a frame")
+                    _ = poll(&ready, 1, Int32(end - now))
+                    continue
                 }
                 throw .broken("send failed: \(String(cString: strerror(code)))")
             }
             sent += n
         }
+    }
+
+    private static func monotonicMilliseconds() -> UInt64 {
+        var time = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &time)
+        return UInt64(time.tv_sec) * 1_000 + UInt64(time.tv_nsec) / 1_000_000
     }
 
     // MARK: Reading

@@ -119,7 +119,16 @@ package final class RunnerSpawner: @unchecked Sendable {
             envp.forEach { free($0) }
         }
         var pid: pid_t = 0
-        let status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
+        var status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
+        // "Text file busy": another process still has the executable open for
+        // writing (a child forked elsewhere in the host that inherited the
+        // descriptor of a file just written, until it execs). It passes.
+        var retries = 0
+        while status == ETXTBSY, retries < 10 {
+            usleep(20_000)
+            retries += 1
+            status = posix_spawn(&pid, executable, &actions, &attributes, &argv, &envp)
+        }
         guard status == 0 else {
             close(pair[0]); close(errPipe[0])
             return .failure(.runnerUnavailable("cannot start \(executable): \(String(cString: strerror(status)))"))

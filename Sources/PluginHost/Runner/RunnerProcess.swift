@@ -27,6 +27,10 @@ final class RunnerProcess: @unchecked Sendable {
     private let context: HostContext
     private let logger: Logger
 
+    /// Where the answers to the runner's requests (secrets, HTTP results) are
+    /// sent from: never the frame reader (which must go on reading) nor a
+    /// Swift concurrency thread.
+    private let replies = DispatchQueue(label: "runner-replies")
     private let handshake = Mutex<Handshake?>(nil)
     private let handshakeDone = DispatchSemaphore(value: 0)
     private let exited = Atomic<Bool>(false)
@@ -192,9 +196,10 @@ final class RunnerProcess: @unchecked Sendable {
             reaped = true
         }
         waitStatus.withLock { $0 = status }
-        // Wakes the reader if a survivor still held the socket.
-        channel.kill()
+        // Wakes the reader (and any send waiting on the runner) if a survivor
+        // still held the socket; then no frame can go out.
         shutdown(channel.fd, Int32(SHUT_RDWR))
+        channel.kill()
         reaped.signal()
     }
 
@@ -271,20 +276,23 @@ final class RunnerProcess: @unchecked Sendable {
             let id = frame.id
             let channel = self.channel
             let context = self.context
+            let replies = self.replies
             Task { [weak self] in
                 let (status, document) = await context.performEgress(request)
-                let failure: FrameError? = document.withUnsafeBytes { bytes in
-                    do throws(FrameError) { try channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes) } catch { return error }
-                    return nil
-                }
-                switch failure {
-                case nil:
-                    break
-                case .tooLarge(let size)?:
-                    let refusal = Data(ErrorDocument(message: "the response of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
-                    refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(ABIStatus.internal.rawValue), body: $0) }
-                case let other?:
-                    self?.kill(because: "it did not read the answer to its http_send (\(other))")
+                replies.async { [weak self] in
+                    let failure: FrameError? = document.withUnsafeBytes { bytes in
+                        do throws(FrameError) { try channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes) } catch { return error }
+                        return nil
+                    }
+                    switch failure {
+                    case nil:
+                        break
+                    case .tooLarge(let size)?:
+                        let refusal = Data(ErrorDocument(message: "the response of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
+                        refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(ABIStatus.internal.rawValue), body: $0) }
+                    case let other?:
+                        self?.kill(because: "it did not read the answer to its http_send (\(other))")
+                    }
                 }
             }
         case .ready, .loadFailed:
@@ -317,6 +325,11 @@ final class RunnerProcess: @unchecked Sendable {
     private func serveSecret(_ frame: Frame) {
         let capacity = Int(min(frame.uint64(at: 0), 1 << 20))
         let name = String(decoding: frame.rest(from: 8), as: UTF8.self)
+        let id = frame.id
+        replies.async { [self] in answerSecret(id: id, name: name, capacity: capacity) }
+    }
+
+    private func answerSecret(id: UInt64, name: String, capacity: Int) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: max(capacity, 1), alignment: 8)
         defer {
             buffer.initializeMemory(as: UInt8.self, repeating: 0)
@@ -327,7 +340,7 @@ final class RunnerProcess: @unchecked Sendable {
         var prefix = FramePrefix.int32(status)
         prefix.append(UInt64(length))
         let value = status == 0 ? UnsafeRawBufferPointer(rebasing: buffer[..<length]) : UnsafeRawBufferPointer(start: nil, count: 0)
-        do { try channel.send(.secretValue, id: frame.id, prefix: prefix, body: value) }
+        do { try channel.send(.secretValue, id: id, prefix: prefix, body: value) }
         catch { kill(because: "it did not read the answer to its secret_get (\(error))") }
     }
 
