@@ -109,6 +109,20 @@ import Testing
         await suite.shutdown()
     }
 
+    /// `cpu_seconds_per_call`: a call that spins well inside its deadline
+    /// and its cancel grace is stopped by its CPU budget.
+    @Test func aRunnerOverItsCPUBudgetIsKilled() async throws {
+        let suite = try ChaosFixture(isolation: .process, limits: ["cpu_seconds_per_call": 1, "cancel_grace_ms": 600_000], timeout: 600_000)
+        let outcome = await suite.call("loop", timeout: .seconds(600))
+        guard case .lost(let reason) = outcome else {
+            Issue.record("expected lost, got \(outcome)")
+            return
+        }
+        #expect(reason.contains("CPU per call"), "\(reason)")
+        #expect(suite.runner?.crashes == 1)
+        await suite.shutdown()
+    }
+
     // MARK: Both isolations
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
@@ -246,7 +260,7 @@ struct ChaosFixture {
     let chaos: AdapterInstance
     let mock: AdapterInstance
 
-    init(isolation: Manifest.Isolation, limits: [String: Any] = [:]) throws {
+    init(isolation: Manifest.Isolation, limits: [String: Any] = [:], timeout: Int = 300) throws {
         folder = try ManifestFolder(copyShipped: false)
         let secret = folder.root.appendingPathComponent("probe-secret")
         try Data(Self.probe.utf8).write(to: secret)
@@ -255,7 +269,7 @@ struct ChaosFixture {
             "file_format_version": "1.1.0", "id": "chaos", "version": "1.0.0", "enabled": true, "mode": "test",
             "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
             "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
-            "operations": ["authorize", "verify"], "timeout_ms": 300,
+            "operations": ["authorize", "verify"], "timeout_ms": timeout,
             "secrets": ["probe": "file:\(secret.path)"], "isolation": isolation.rawValue,
         ]
         if isolation == .process {

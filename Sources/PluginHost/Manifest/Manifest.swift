@@ -115,6 +115,9 @@ extension Manifest {
         public var memoryMegabytes: Int?
         /// `open_files`: `RLIMIT_NOFILE`; nil: inherited.
         public var openFiles: Int?
+        /// `cpu_seconds_per_call`: the CPU a runner may use per call it is
+        /// given (a budget the host watches); nil: no limit.
+        public var cpuSecondsPerCall: Int?
         /// `cancel_grace_ms`: how long a runner may take to complete a call
         /// after the host cancelled it (deadline passed) before it is killed and restarted.
         public var cancelGraceMilliseconds: Int
@@ -122,11 +125,12 @@ extension Manifest {
         public var maxCrashes: Int
         public var crashWindowSeconds: Int
 
-        public init(memoryMegabytes: Int? = nil, openFiles: Int? = nil,
+        public init(memoryMegabytes: Int? = nil, openFiles: Int? = nil, cpuSecondsPerCall: Int? = nil,
                     cancelGraceMilliseconds: Int = defaultCancelGraceMilliseconds,
                     maxCrashes: Int = defaultMaxCrashes, crashWindowSeconds: Int = defaultCrashWindowSeconds) {
             self.memoryMegabytes = memoryMegabytes
             self.openFiles = openFiles
+            self.cpuSecondsPerCall = cpuSecondsPerCall
             self.cancelGraceMilliseconds = cancelGraceMilliseconds
             self.maxCrashes = maxCrashes
             self.crashWindowSeconds = crashWindowSeconds

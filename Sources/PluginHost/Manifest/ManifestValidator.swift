@@ -147,12 +147,13 @@ private struct Checker {
             return limits
         }
         if isolation != .process { fail("$.limits", "applies only with \"isolation\": \"process\" (an in-process adapter shares the host's limits)") }
-        let known: Set<String> = ["memory_mb", "open_files", "cancel_grace_ms", "max_crashes", "crash_window_s"]
+        let known: Set<String> = ["memory_mb", "open_files", "cpu_seconds_per_call", "cancel_grace_ms", "max_crashes", "crash_window_s"]
         for key in members.keys.sorted() where !known.contains(key) {
             fail("$.limits.\(key)", "unknown member; known: \(known.sorted().joined(separator: ", "))")
         }
         limits.memoryMegabytes = integer(members, "memory_mb", range: 64...1_048_576, path: "$.limits")
         limits.openFiles = integer(members, "open_files", range: 32...1_048_576, path: "$.limits")
+        limits.cpuSecondsPerCall = integer(members, "cpu_seconds_per_call", range: 1...3_600, path: "$.limits")
         limits.cancelGraceMilliseconds = integer(members, "cancel_grace_ms", range: 10...600_000, path: "$.limits") ?? limits.cancelGraceMilliseconds
         limits.maxCrashes = integer(members, "max_crashes", range: 1...1_000, path: "$.limits") ?? limits.maxCrashes
         limits.crashWindowSeconds = integer(members, "crash_window_s", range: 1...86_400, path: "$.limits") ?? limits.crashWindowSeconds

@@ -17,7 +17,8 @@ import Synchronization
 ///   until ops re-enable it (a new instance).
 /// - A call cancelled by the host (deadline, caller gone) that the runner has
 ///   not completed within `limits.cancel_grace_ms` gets the runner killed (and
-///   restarted, counted as a crash).
+///   restarted, counted as a crash); so does a runner that uses more CPU than
+///   `limits.cpu_seconds_per_call` allows.
 final class RunnerConnection: AdapterConnection {
     /// What to start a runner with.
     struct Launch: Sendable {
@@ -46,6 +47,12 @@ final class RunnerConnection: AdapterConnection {
         var closing = false
         /// Calls the host cancelled, and since when (monotonic ns).
         var cancelled: [UInt64: UInt64] = [:]
+        /// The CPU budget (see ``checkCPU(now:)``), for the runner `cpuPid`.
+        var cpuPid: pid_t = 0
+        var cpuUsed = 0.0
+        var cpuCredit = 0.0
+        var cpuCallsSeen = 0
+        var cpuLookedAt: UInt64 = 0
     }
 
     let isolation = Manifest.Isolation.process
@@ -75,7 +82,10 @@ final class RunnerConnection: AdapterConnection {
         let executable = try RunnerLocator.locate(configured: runner).get()
         let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, network: launch.network, context: context)
         let connection = RunnerConnection(launch: launch, executable: executable, context: context, ready: ready)
-        context.calls.watch { [weak connection] now in connection?.checkCancelled(now: now) }
+        context.calls.watch { [weak connection] now in
+            connection?.checkCancelled(now: now)
+            connection?.checkCPU(now: now)
+        }
         connection.adopt(process, ready: ready)
         if !ready.network.confined, launch.network == .none {
             context.logger.warning("adapter \(launch.expected.id) runs in its own process but not network-confined: \(ready.network.reason ?? "unknown reason")")
@@ -152,6 +162,53 @@ final class RunnerConnection: AdapterConnection {
             logger.error("adapter \(launch.expected.id): its runner did not complete call \(callID) within \(launch.limits.cancelGraceMilliseconds) ms of the host cancelling it; killing the runner")
             process.kill(because: "call \(callID) not completed within the cancel grace")
         }
+    }
+
+    /// `limits.cpu_seconds_per_call`: a CPU budget in the runner's hands.
+    /// Every call sent adds one call's worth; the budget never holds more than
+    /// one call's worth beyond the calls in flight (so an idle runner saves up
+    /// nothing); the CPU the runner used since the last look is spent from it.
+    /// A runner that overdraws it is killed (a crash: its calls are lost,
+    /// it restarts). Looked at no more than ten times a second.
+    private func checkCPU(now: UInt64) {
+        guard let perCall = launch.limits.cpuSecondsPerCall else { return }
+        let budget = Double(perCall)
+        let look: (RunnerProcess, pid_t)? = state.withLock { state in
+            guard let process = state.process, now > state.cpuLookedAt, now - state.cpuLookedAt >= 100_000_000 else { return nil }
+            state.cpuLookedAt = now
+            return (process, process.pid)
+        }
+        guard let (process, pid) = look, let used = Self.cpuSeconds(of: pid) else { return }
+        let sent = invokesSent
+        let overdrawn: Double? = state.withLock { state in
+            if state.cpuPid != pid {
+                state.cpuPid = pid
+                state.cpuUsed = used
+                state.cpuCredit = budget
+                state.cpuCallsSeen = sent
+                return nil
+            }
+            state.cpuCredit += budget * Double(sent - state.cpuCallsSeen)
+            state.cpuCallsSeen = sent
+            state.cpuCredit = min(state.cpuCredit, budget * Double(context.calls.outstanding + 1))
+            state.cpuCredit -= used - state.cpuUsed
+            state.cpuUsed = used
+            return state.cpuCredit < 0 ? used : nil
+        }
+        if let used = overdrawn {
+            logger.error("adapter \(launch.expected.id): its runner used more CPU than its limit of \(perCall) s per call (\(String(format: "%.1f", used)) s since it started); killing the runner")
+            process.kill(because: "it used more than \(perCall) s of CPU per call")
+        }
+    }
+
+    /// CPU seconds (user and system) a process has used, from /proc.
+    static func cpuSeconds(of pid: pid_t) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the name: state is field 3, utime 14 and stime 15 (1-based, whole line).
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
+        return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 
     // MARK: Supervision
