@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import Logging
 import Testing
 @testable import PluginHost
 
@@ -50,7 +51,7 @@ import Testing
 
     """#
 
-    func load(_ script: String) throws -> ProviderRecord {
+    func load(_ script: String, logger: Logger? = nil) throws -> ProviderRecord {
         let url = folder.root.appendingPathComponent("fake-runner-\(UUID().uuidString.prefix(6)).py")
         // Written through a close-on-exec descriptor: a child started meanwhile
         // must not inherit it (exec of a file open for writing fails: ETXTBSY).
@@ -61,6 +62,7 @@ import Testing
         close(fd)
         var loader = folder.loader
         loader.runnerExecutable = url.path
+        if let logger { loader.logger = logger }
         return try #require(try ProviderRegistry.load(directory: folder.manifests, loader: loader).first { $0.id == "fake" })
     }
 
@@ -135,6 +137,28 @@ import Testing
         #expect(try await waitUntil { adapter.protocolViolations.count == 1 })
         #expect(try await waitUntil(within: .seconds(20)) { adapter.health.name == "quarantined" }, "\(adapter.health)")
         #expect(adapter.runner?.crashes == 1)
+        await adapter.shutdown(grace: .seconds(2))
+    }
+
+    /// What a runner writes to stderr reaches the host's log as a warning,
+    /// tagged with the adapter id and the runner's pid, card numbers masked.
+    @Test func aRunnersStderrReachesTheLogTagged() async throws {
+        let logs = EgressLogRecorder()
+        let record = try load("""
+            send_ready()
+            sys.stderr.write('hello from the runner, card 4111111111111111\\n')
+            sys.stderr.flush()
+            while True:
+                read_frame()
+
+            """, logger: logs.logger(level: .info))
+        let adapter = try #require(record.adapter)
+        let pid = try #require(adapter.runner?.pid)
+        #expect(try await waitUntil { logs.lines.contains { $0.text.contains("hello from the runner") } })
+        let line = try #require(logs.lines.first { $0.text.contains("hello from the runner") })
+        #expect(line.level == .warning)
+        #expect(line.text.contains("adapter=fake") && line.text.contains("runner_pid=\(pid)"), "\(line.text)")
+        #expect(!line.text.contains("4111111111111111"), "\(line.text)")
         await adapter.shutdown(grace: .seconds(2))
     }
 
