@@ -12,8 +12,10 @@
  *   twice         completes twice
  *   garbage       completes GW_OK with bytes that are not JSON
  *   huge          completes GW_OK with a 64 MiB document
- *   block_cancel  accepts; its cancel blocks for 5 s, then completes GW_E_CANCELLED
- *   after_destroy completes; a thread calls the host's log after destroy, then
+ *   block_cancel  accepts; its cancel blocks until the test releases it (a writer
+ *                 opens the FIFO named by "release":"<path>"), then completes
+ *                 GW_E_CANCELLED
+ *   after_destroy completes; a thread waits for destroy, calls the host's log, then
  *                 creates the file named by "marker":"<path>"
  *   env           completes with providerStatus "<$name or (unset)>|<secret probe or (none)>",
  *                 for the environment variable "name":"<NAME>"
@@ -41,9 +43,11 @@
 
 struct gw_instance {
     const gw_host_api *host;
-    volatile int destroyed;
+    int destroyed;              /* under lock; destroy broadcasts gone */
     pthread_mutex_t lock;
-    uint64_t blocking_call; /* block_cancel's call, 0 when none */
+    pthread_cond_t gone;
+    uint64_t blocking_call;     /* block_cancel's call, 0 when none */
+    char release[512];          /* and the FIFO its cancel waits on */
 };
 
 static void complete_text(gw_instance *in, uint64_t id, gw_status status, const char *text)
@@ -81,7 +85,9 @@ struct late_call { gw_instance *in; char marker[512]; };
 static void *after_destroy(void *arg)
 {
     struct late_call *late = arg;
-    while (!late->in->destroyed) usleep(1000);
+    pthread_mutex_lock(&late->in->lock);
+    while (!late->in->destroyed) pthread_cond_wait(&late->in->gone, &late->in->lock);
+    pthread_mutex_unlock(&late->in->lock);
     late->in->host->log(GW_LOG_WARNING, "chaos: a host service called after destroy", 42);
     if (late->marker[0] != '\0') {
         FILE *f = fopen(late->marker, "w");
@@ -100,6 +106,7 @@ static gw_status chaos_create(const gw_host_api *host, const uint8_t *config, si
     if (in == NULL) return GW_E_INTERNAL;
     in->host = host;
     pthread_mutex_init(&in->lock, NULL);
+    pthread_cond_init(&in->gone, NULL);
     *out = in;
     return GW_OK;
 }
@@ -148,6 +155,8 @@ static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, con
     } else if (strcmp(chaos, "block_cancel") == 0) {
         pthread_mutex_lock(&in->lock);
         in->blocking_call = id;
+        in->release[0] = '\0';
+        member(req, "release", in->release, sizeof in->release);
         pthread_mutex_unlock(&in->lock);
     } else if (strcmp(chaos, "after_destroy") == 0) {
         pthread_t thread;
@@ -209,20 +218,31 @@ static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, con
 
 static void chaos_cancel(gw_instance *in, uint64_t id)
 {
-    int blocking;
+    int blocking, fd;
+    char release[512], drain[64];
     pthread_mutex_lock(&in->lock);
     blocking = in->blocking_call == id;
     if (blocking) in->blocking_call = 0;
+    memcpy(release, in->release, sizeof release);
     pthread_mutex_unlock(&in->lock);
     if (blocking) {
-        sleep(5);
+        /* Blocks until a writer opens the FIFO, then until it closes it. */
+        fd = open(release, O_RDONLY);
+        if (fd >= 0) {
+            while (read(fd, drain, sizeof drain) > 0) {}
+            close(fd);
+        }
         complete_text(in, id, GW_E_CANCELLED, "{\"message\":\"cancelled, late\"}");
     }
 }
 
 static void chaos_destroy(gw_instance *in)
 {
-    in->destroyed = 1; /* the instance is leaked on purpose: after_destroy's thread still reads it */
+    /* The instance is leaked on purpose: after_destroy's thread still reads it. */
+    pthread_mutex_lock(&in->lock);
+    in->destroyed = 1;
+    pthread_cond_broadcast(&in->gone);
+    pthread_mutex_unlock(&in->lock);
 }
 
 static void chaos_free(void *p) { free(p); }

@@ -53,7 +53,9 @@ import Testing
 
     @Test func aCancelThatBlocksGetsTheRunnerKilledAfterItsGrace() async throws {
         let suite = try ChaosFixture(isolation: .process)
-        #expect(await suite.call("block_cancel") == .timedOut)
+        // Never released: the runner is killed instead.
+        let release = try suite.releaseFIFO()
+        #expect(await suite.call("block_cancel", extra: #","release":"\#(release.path)""#) == .timedOut)
         #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 })
         try await suite.othersStillServed()
         await suite.shutdown()
@@ -175,10 +177,14 @@ import Testing
     /// adapter's own later cancels); the mock keeps being served.
     @Test func aBlockingCancelInProcessIsReportedAndContained() async throws {
         let suite = try ChaosFixture(isolation: .inProcess)
-        #expect(await suite.call("block_cancel") == .timedOut)
+        let release = try suite.releaseFIFO()
+        #expect(await suite.call("block_cancel", extra: #","release":"\#(release.path)""#) == .timedOut)
         #expect(try await waitUntil(within: .seconds(20)) { suite.chaos.blockedCalls == 1 })
         try await suite.othersStillServed()
-        // Its cancel completes the call after 5 s; shutdown waits for that.
+        // Released, its cancel completes the call; shutdown waits for that.
+        let writer = open(release.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+        #expect(writer >= 0, "the cancel is not waiting on its FIFO")
+        close(writer)
         #expect(await suite.chaos.shutdown(grace: .seconds(10)))
         await suite.mock.shutdown(grace: .seconds(2))
     }
@@ -302,4 +308,11 @@ struct ChaosFixture {
     }
 
     var runner: RunnerConnection? { chaos.connection as? RunnerConnection }
+
+    /// A FIFO the `block_cancel` case's cancel waits on until a writer opens it.
+    func releaseFIFO() throws -> URL {
+        let url = folder.root.appendingPathComponent("release-\(UUID().uuidString.prefix(6))")
+        guard mkfifo(url.path, 0o600) == 0 else { throw POSIXError(.EEXIST) }
+        return url
+    }
 }
