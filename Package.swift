@@ -24,6 +24,8 @@ let package = Package(
         .library(name: "TamaraAdapter", type: .dynamic, targets: ["TamaraAdapter"]),
         // For the host's tests only (no manifest in manifests/): misbehaves on request.
         .library(name: "ChaosAdapter", type: .dynamic, targets: ["ChaosAdapter"]),
+        // For the host's tests only: the mock's sources built as version 1.1.0 (upgrade tests).
+        .library(name: "MockAdapterNext", type: .dynamic, targets: ["MockAdapterNext"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -157,6 +159,11 @@ let package = Package(
             // depends on no Swift library (readelf -d: libc, libm, libstdc++).
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
 
+        .target(
+            name: "MockAdapterNext", dependencies: [
+                "GatewayAdapterSDK",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ], path: "Tests/MockAdapterNext", swiftSettings: [.define("MOCK_NEXT_VERSION")]),
         .target(
             name: "ChaosAdapter", dependencies: ["CGatewayABI"], path: "Tests/ChaosAdapter", publicHeadersPath: ".",
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),

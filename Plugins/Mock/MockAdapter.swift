@@ -8,7 +8,13 @@ import Synchronization
 /// payment by `instrument.scenario` (see ``MockScenario``, and the README).
 final class MockAdapter: PaymentAdapter {
     static let id = "mock"
+    /// The same sources built as `MockAdapterNext` (tests only) are the next
+    /// version, for upgrade tests of the mock itself.
+    #if MOCK_NEXT_VERSION
+    static let version = "1.1.0"
+    #else
     static let version = "1.0.0"
+    #endif
 
     let host: AdapterHost
     let ledger = Mutex(MockLedger.sized())

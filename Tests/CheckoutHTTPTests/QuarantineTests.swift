@@ -9,14 +9,8 @@ import TestSupport
 /// re-enable it (disable, enable: a new instance).
 @Suite struct QuarantineTests {
     static func isolatedMockWithOneCrashAllowed(_ manifests: URL) throws {
-        let url = manifests.appendingPathComponent("mock.json")
-        let text = try String(contentsOf: url, encoding: .utf8)
-        // (Under GATEWAY_TEST_ISOLATION=process the copy is already isolated.)
-        let edited = text.replacingOccurrences(
-            of: #""isolation": "(in-)?process""#,
-            with: #""isolation": "process", "limits": {"max_crashes": 1, "crash_window_s": 600}"#, options: .regularExpression)
-        #expect(edited != text)
-        try Data(edited.utf8).write(to: url)
+        try ManifestText.setIsolation(manifests.appendingPathComponent("mock.json"), to: "process",
+                                      extraMembers: #", "limits": {"max_crashes": 1, "crash_window_s": 600}"#)
     }
 
     @Test func aQuarantinedProviderLeavesRoutingAndShowsUntilOpsReEnableIt() async throws {

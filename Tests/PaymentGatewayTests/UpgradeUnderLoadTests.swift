@@ -12,36 +12,39 @@ import TestSupport
 /// one, which is then drained and destroyed. No payment fails or is lost.
 @Suite struct UpgradeUnderLoadTests {
     /// A gateway serving the shipped mock from a scratch folder (removed by the caller).
-    static func gatewayWithTheMock(isolation: String? = nil) async throws -> (PaymentGateway, URL) {
+    static func gatewayWithTheMock(isolation: String? = nil, observer: (@Sendable (AdapterCall) -> Void)? = nil) async throws -> (PaymentGateway, URL) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)")
         let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"),
                                          to: manifests.appendingPathComponent("mock.json"))
-        if let isolation {
-            let url = manifests.appendingPathComponent("mock.json")
-            let text = try String(contentsOf: url, encoding: .utf8)
-            try Data(text.replacingOccurrences(of: #""isolation": "(in-)?process""#, with: "\"isolation\": \"\(isolation)\"",
-                                               options: .regularExpression).utf8).write(to: url)
-        }
+        if let isolation { try ManifestText.setIsolation(manifests.appendingPathComponent("mock.json"), to: isolation) }
         var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
         configuration.libraries = BuildProducts.sharedLibraryStore
         configuration.reconcileInterval = .seconds(3600)
+        configuration.callObserver = observer
         return (try await PaymentGateway.open(configuration: configuration), folder)
     }
 
     /// Changes the mock's manifest (any change to its bytes loads a new instance).
     static func editTheMocksManifest(in folder: URL) throws {
-        let manifest = folder.appendingPathComponent("manifests/mock.json")
-        let text = try String(contentsOf: manifest, encoding: .utf8)
-        let changed = text.replacingOccurrences(of: "\"timeout_ms\": 5000", with: "\"timeout_ms\": 5001")
-        #expect(changed != text)
-        try Data(changed.utf8).write(to: manifest)
+        try ManifestText.edit(folder.appendingPathComponent("manifests/mock.json"), [(#""timeout_ms": 5000"#, #""timeout_ms": 5001"#)])
+    }
+
+    /// Upgrades the mock: its manifest names the next build (`MockAdapterNext`, version 1.1.0).
+    static func upgradeTheMock(in folder: URL) throws {
+        try ManifestText.edit(folder.appendingPathComponent("manifests/mock.json"), [
+            (#""library": "libMockAdapter\.so""#, #""library": "libMockAdapterNext.so""#),
+            (#""version": "1\.0\.0""#, #""version": "1.1.0""#),
+        ])
     }
 
     @Test(arguments: ["in-process", "process"])
-    func theMockReloadedUnder200ConcurrentPaymentsLosesNoneAndTheOldInstanceIsDestroyed(isolation: String) async throws {
-        let (gateway, folder) = try await Self.gatewayWithTheMock(isolation: isolation)
+    func theMockUpgradedUnder200ConcurrentPaymentsLosesNoneShowsBothVersionsAndTheOldInstanceIsDestroyed(isolation: String) async throws {
+        let versions = Mutex<[String: Int]>([:])
+        let (gateway, folder) = try await Self.gatewayWithTheMock(isolation: isolation) { call in
+            versions.withLock { $0["\(call.version) \(call.outcome)", default: 0] += 1 }
+        }
         defer { try? FileManager.default.removeItem(at: folder) }
         let old = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
 
@@ -58,10 +61,9 @@ import TestSupport
                     return attempt.status
                 }
             }
-            // The upgrade lands while payments are under way: any change to the
-            // manifest's bytes loads a new instance.
+            // The upgrade (1.0.0 to 1.1.0) lands while payments are under way.
             #expect(try await waitUntil(within: .seconds(120)) { paid.value.load(ordering: .relaxed) >= 20 }, "\(paid.value.load(ordering: .relaxed)) paid; the mock: \(old.health), \(old.outstandingCalls) call(s) outstanding")
-            try Self.editTheMocksManifest(in: folder)
+            try Self.upgradeTheMock(in: folder)
             let report = try await gateway.manifests.reload()
             #expect(report.applied == ["mock.json"] && report.refused.isEmpty, "\(report)")
             var outcomes: [AttemptStatus] = []
@@ -70,13 +72,19 @@ import TestSupport
         }
         #expect(outcomes.count == 200 && outcomes.allSatisfy { $0 == .succeeded }, "\(outcomes.filter { $0 != .succeeded })")
         let new = try #require(gateway.providerRecords.first { $0.id == "mock" }?.adapter)
-        #expect(new !== old)
+        #expect(new !== old && new.manifest.version == "1.1.0")
+        // Both versions answered, every call succeeded (what adapter_calls_total{version} counts).
+        let before = versions.withLock { $0 }
+        #expect(before.keys.allSatisfy { $0.hasSuffix(" succeeded") } && (before["1.0.0 succeeded"] ?? 0) > 0
+                && before.values.reduce(0, +) == 200, "\(before)")
+        let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "after"))
+        #expect(try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", provider: "mock")).status == .succeeded)
+        #expect(versions.withLock { $0["1.1.0 succeeded"] ?? 0 } > 0, "\(versions.withLock { $0 })")
         // The old instance, reachable by no id now, is drained and destroyed.
         #expect(old.isolation.rawValue == isolation)
         #expect(try await waitUntil { old.isDestroyed }, "the replaced instance was never destroyed")
         if let pid = old.runner?.pid {
-            let runner = URL(fileURLWithPath: "/proc/\(pid)/stat")
-            #expect(try await waitUntil { (try? String(contentsOf: runner, encoding: .utf8))?.contains(") Z ") ?? true }, "the old runner exited")
+            #expect(try await waitUntil { !ProcessTable.isRunning(pid) }, "the old runner exited")
         }
         #expect(!new.isDestroyed && old.outstandingCalls == 0)
         await gateway.shutdown()

@@ -198,7 +198,7 @@ import Testing
         if isolation == .inProcess {
             #expect(try await waitUntil { FileManager.default.fileExists(atPath: marker.path) }, "the late call was made, and survived")
         } else if let pid = suite.runner?.runnerPID {
-            #expect(try await waitUntil { !RunnerTests.isAlive(pid) }, "the runner exits after destroy")
+            #expect(try await waitUntil { !ProcessTable.isRunning(pid) }, "the runner exits after destroy")
         }
         let paid = try await suite.mock.call(.authorize, RunnerTests.authorize("success"))
         #expect(paid.status == .authorized)

@@ -102,33 +102,15 @@ import Testing
                                     standardOutput: discard, standardError: discard)
         var runnerPID: Int32?
         #expect(try await waitUntil {
-            runnerPID = Self.children(of: host.pid).first
+            runnerPID = ProcessTable.children(of: host.pid, named: "gateway-runner").first
             return runnerPID != nil
         }, "the host never started a runner")
         let pid = try #require(runnerPID)
         host.send(SIGKILL)
         #expect(host.waitForExit() == .signalled(SIGKILL))
-        #expect(try await waitUntil { !Self.isAlive(pid) }, "runner \(pid) outlived its host")
+        #expect(try await waitUntil { !ProcessTable.isRunning(pid) }, "runner \(pid) outlived its host")
     }
 
-    /// The gateway-runner processes whose parent is `pid`.
-    static func children(of pid: Int32) -> [Int32] {
-        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap(Int32.init).filter { candidate in
-            guard let stat = try? String(contentsOfFile: "/proc/\(candidate)/stat", encoding: .utf8),
-                  let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")") else { return false }
-            let name = stat[stat.index(after: open)..<close]
-            let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
-            return name == "gateway-runner" && fields.count > 1 && Int32(fields[1]) == pid
-        }
-    }
-
-    /// Running (not gone, not a zombie waiting to be reaped by whoever adopted it).
-    static func isAlive(_ pid: Int32) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return false }
-        return stat[stat.index(close, offsetBy: 2)] != "Z"
-    }
 
     /// A runner killed with a call in flight: the call is lost (outcome
     /// unknown, never a refusal that would allow failover), the runner is

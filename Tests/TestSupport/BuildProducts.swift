@@ -34,11 +34,7 @@ public enum BuildProducts {
         do {
             try FileManager.default.copyItem(at: shipped, to: copy)
             // A textual edit: tests that edit the copy find the shipped layout.
-            let mock = copy.appendingPathComponent("mock.json")
-            let text = try String(contentsOf: mock, encoding: .utf8)
-            let edited = text.replacingOccurrences(of: #""isolation": "in-process""#, with: #""isolation": "process""#)
-            guard edited != text else { fatalError("manifests/mock.json has no \"isolation\": \"in-process\" line to edit") }
-            try Data(edited.utf8).write(to: mock)
+            try ManifestText.setIsolation(copy.appendingPathComponent("mock.json"), to: "process")
         } catch {
             fatalError("GATEWAY_TEST_ISOLATION=process: cannot prepare the manifests: \(error)")
         }
