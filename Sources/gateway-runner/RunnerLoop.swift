@@ -38,7 +38,7 @@ final class RunnerLoop: @unchecked Sendable {
     private let watchdogWake = DispatchSemaphore(value: 0)
     private let instance = Mutex<SendableInstance?>(nil)
     /// Invokes running in the adapter now (destroy waits for them).
-    private let running = Atomic<Int>(0)
+    private let running = DispatchGroup()
     private let calls = DispatchQueue(label: "adapter-calls", attributes: .concurrent)
 
     init(channel: FrameChannel, services: RunnerServices, binding: AdapterBinding) {
@@ -147,7 +147,7 @@ final class RunnerLoop: @unchecked Sendable {
             let callID = frame.id
             let operation = frame.int32(at: 0)
             let request = Data(frame.rest(from: 8))
-            running.add(1, ordering: .acquiringAndReleasing)
+            running.enter()
             let wake = reader.withLock { reader -> Bool in
                 reader.invokeSince = Self.now()
                 reader.started &+= 1
@@ -161,7 +161,7 @@ final class RunnerLoop: @unchecked Sendable {
             reader.withLock { reader in
                 if reader.generation == generation { reader.invokeSince = nil } else { reader.formerReadersInInvoke -= 1 }
             }
-            running.subtract(1, ordering: .acquiringAndReleasing)
+            running.leave()
             if status != 0 { refuse(callID, status: status) }
         case .cancel:
             guard let pointer = instance.withLock({ $0 }) else { return }
@@ -177,7 +177,7 @@ final class RunnerLoop: @unchecked Sendable {
                 return current
             }
             calls.async(flags: .barrier) { [self] in
-                while running.load(ordering: .acquiring) > 0 { usleep(1_000) }
+                running.wait()
                 if let pointer { binding.destroy(pointer.pointer) }
                 try? channel.send(.destroyed, id: 0)
                 _exit(0)

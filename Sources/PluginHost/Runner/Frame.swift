@@ -20,13 +20,11 @@ import Synchronization
 /// | HTTP_SEND, HTTP_RESULT | runner, host | request document; `i32 status`, response document |
 /// | SECRET_GET, SECRET_VALUE | runner, host | `u64 capacity`, name; `i32 status, u64 full length`, value when it fits |
 /// | DESTROY, DESTROYED | host, runner | none (then the runner exits 0) |
-/// | VIOLATION | runner | text: an adapter misuse the runner saw |
 package enum FrameKind: UInt8, Sendable {
     case load = 0x01, ready = 0x02, loadFailed = 0x03
     case invoke = 0x10, refused = 0x11, complete = 0x12, cancel = 0x13
     case log = 0x20, httpSend = 0x21, httpResult = 0x22, secretGet = 0x23, secretValue = 0x24
     case destroy = 0x30, destroyed = 0x31
-    case violation = 0x3F
 }
 
 package enum FrameFlag {
@@ -88,11 +86,6 @@ package struct Frame {
     package func int32(at offset: Int) -> Int32 {
         guard offset + 4 <= body.count else { return 0 }
         return Int32(bitPattern: body.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian)
-    }
-
-    package func uint32(at offset: Int) -> UInt32 {
-        guard offset + 4 <= body.count else { return 0 }
-        return body.loadUnaligned(fromByteOffset: offset, as: UInt32.self).littleEndian
     }
 
     package func uint64(at offset: Int) -> UInt64 {

@@ -42,7 +42,6 @@ final class RunnerProcess: @unchecked Sendable {
     private let waitStatus = Mutex<Int32>(0)
     private let killReason = Mutex<String?>(nil)
     private let tail = Mutex<[String]>([])
-    private let exitDescription = Mutex<String?>(nil)
     /// Told once the process has ended and been reaped, with why.
     private let onEnd = Mutex<(@Sendable (RunnerProcess, String) -> Void)?>(nil)
 
@@ -237,7 +236,6 @@ final class RunnerProcess: @unchecked Sendable {
         let status = waitStatus.withLock { $0 }
         let how = killReason.withLock { $0 }.map { "was killed by the host (\($0))" } ?? describeExit(status)
         let reason = destroyed ? "exited after destroy" : "\(how) (its socket: \(ending))"
-        exitDescription.withLock { $0 = reason }
         exited.store(true, ordering: .releasing)
         let first = handshake.withLock { state -> Bool in
             guard state == nil else { return false }
@@ -313,9 +311,6 @@ final class RunnerProcess: @unchecked Sendable {
             handshakeDone.signal()
         case .destroyed:
             destroyedAck.store(true, ordering: .releasing)
-        case .violation:
-            let detail = String(decoding: frame.body.prefix(500), as: UTF8.self)
-            logger.error("adapter protocol violation (seen in its runner): \(Redaction.maskingCardNumbers(in: detail))")
         case .load, .invoke, .cancel, .httpResult, .secretValue, .destroy:
             return "the host's own \(frame.kind) frame"
         }
