@@ -809,8 +809,11 @@ GW_EXPORT gw_status gw_adapter_entry(gw_negotiation *n)
      * reaches), so the host can name both versions if they differ. */
     if (NEGOTIATION_HAS(n, adapter_abi_major))
         n->adapter_abi_major = GW_ABI_VERSION_MAJOR;
+    /* The minor version this adapter implements, not the header's: it has
+     * only ABI 1.0's operations, and stays 1.0 on purpose (the witness that
+     * a 1.0 adapter keeps working in a 1.1 host). */
     if (NEGOTIATION_HAS(n, adapter_abi_minor))
-        n->adapter_abi_minor = GW_ABI_VERSION_MINOR;
+        n->adapter_abi_minor = 0;
     if (NEGOTIATION_HAS(n, adapter_api))
         n->adapter_api = &example_api;
 

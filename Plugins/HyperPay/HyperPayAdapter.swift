@@ -63,7 +63,7 @@ final class HyperPayAdapter: PaymentAdapter {
 
     var description: AdapterDescription {
         AdapterDescription(id: Self.id, version: Self.version, methods: ["visa", "mastercard", "mada", "applepay"],
-                           operations: PaymentOperation.allCases, currencies: Self.currencies)
+                           operations: PaymentOperation.paymentOperations, currencies: Self.currencies)
     }
 
     func handle(_ call: AdapterCall) async throws -> AdapterReply {

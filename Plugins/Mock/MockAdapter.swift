@@ -46,13 +46,14 @@ final class MockAdapter: PaymentAdapter {
     var description: AdapterDescription {
         AdapterDescription(
             id: Self.id, version: Self.version, methods: KnownMethod.allCases.map(\.rawValue),
-            operations: PaymentOperation.allCases)
+            operations: PaymentOperation.paymentOperations + [.instruments])
     }
 
     /// Everything but the scenarios that must not answer at once is answered
     /// inline: the mock's state is in memory.
     func handleImmediately(_ call: AdapterCall) throws -> AdapterReply? {
         if case .authorize(let request) = call {
+            try Self.checkSelection(request)
             let scenario = try MockScenario(request)
             let delayed = try Self.delay(request) != nil
             if scenario == .timeout || scenario == .networkDrop || delayed { return nil }

@@ -86,7 +86,7 @@ final class TabbyAdapter: PaymentAdapter {
 
     var description: AdapterDescription {
         let currencies = TabbyRegion.allCases.filter { client.baseURLs[$0] != nil }.flatMap(\.currencies)
-        return AdapterDescription(id: Self.id, version: Self.version, methods: ["tabby"], operations: PaymentOperation.allCases,
+        return AdapterDescription(id: Self.id, version: Self.version, methods: ["tabby"], operations: PaymentOperation.paymentOperations,
                                   currencies: currencies)
     }
 

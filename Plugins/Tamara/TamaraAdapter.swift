@@ -71,7 +71,7 @@ final class TamaraAdapter: PaymentAdapter {
     }
 
     var description: AdapterDescription {
-        AdapterDescription(id: Self.id, version: Self.version, methods: ["tamara"], operations: PaymentOperation.allCases,
+        AdapterDescription(id: Self.id, version: Self.version, methods: ["tamara"], operations: PaymentOperation.paymentOperations,
                            currencies: Self.currencies)
     }
 

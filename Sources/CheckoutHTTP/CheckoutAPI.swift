@@ -87,10 +87,13 @@ public struct CheckoutAPI: Sendable {
         json(value.jsonBytes(), status: status)
     }
 
-    /// A session as the API shows it: the session's own document with its
-    /// `availableMethods` added as a member.
+    /// A session as the API shows it: the session's own document (without
+    /// the instruments it keeps) with its `availableMethods` and, per method,
+    /// the `instruments` that may be used now added as members.
     static func sessionJSON(_ snapshot: SessionSnapshot) -> [UInt8] {
-        var bytes = snapshot.session.jsonBytes()
+        var session = snapshot.session
+        session.instruments = nil
+        var bytes = session.jsonBytes()
         // The document is an object: its last byte is the closing brace.
         guard bytes.last == UInt8(ascii: "}") else { return snapshot.jsonBytes() }
         bytes.removeLast()
@@ -100,8 +103,30 @@ public struct CheckoutAPI: Sendable {
         writer.endArray()
         bytes.append(contentsOf: Array(#","availableMethods":"#.utf8))
         bytes.append(contentsOf: writer.bytes)
+        writer = JSONWriter()
+        writer.beginObject()
+        for method in snapshot.instruments.keys.sorted() {
+            writer.key(method)
+            writer.beginArray()
+            for offered in snapshot.instruments[method] ?? [] { writeInstrument(offered, to: &writer) }
+            writer.endArray()
+        }
+        writer.endObject()
+        bytes.append(contentsOf: Array(#","instruments":"#.utf8))
+        bytes.append(contentsOf: writer.bytes)
         bytes.append(UInt8(ascii: "}"))
         return bytes
+    }
+
+    /// One instrument as the API shows it: its id (for the kinds a payer
+    /// picks), kind and provider, then its kind's display members.
+    static func writeInstrument(_ offered: OfferedInstrument, to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("id", offered.id)
+        w.member("kind", offered.instrument.kind)
+        w.member("provider", offered.provider)
+        offered.instrument.writeDisplayMembers(to: &w)
+        w.endObject()
     }
 
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!

@@ -179,7 +179,7 @@ extension KeyedDecodingContainer {
 /// `POST /v1/sessions`.
 struct CreateSessionBody: RequestBody {
     static let members: Set<String> = ["amount", "currency", "country", "orderId", "payer", "capture", "returnUrl"]
-    static let objectMembers: [String: Set<String>] = ["payer": ["name", "email", "phone"]]
+    static let objectMembers: [String: Set<String>] = ["payer": ["name", "email", "phone", "reference"]]
     var amount: Int64
     var currency: String
     var country: String
@@ -209,12 +209,13 @@ struct CreateSessionBody: RequestBody {
 
 /// `POST /v1/sessions/{id}/attempts`.
 struct AttemptBody: RequestBody {
-    static let members: Set<String> = ["method", "provider", "instrument"]
+    static let members: Set<String> = ["method", "provider", "instrument", "instrumentId"]
     var method: String
     var provider: String?
     var instrument: [String: JSONValue]?
+    var instrumentId: String?
 
-    var request: NewAttempt { NewAttempt(method: method, provider: provider, instrument: instrument) }
+    var request: NewAttempt { NewAttempt(method: method, provider: provider, instrument: instrument, instrumentId: instrumentId) }
 }
 
 /// `POST /v1/sessions/{id}/attempts/{attemptId}/continue`.

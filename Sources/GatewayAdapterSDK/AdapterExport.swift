@@ -121,8 +121,15 @@ private let invokeThunk: @convention(c) (OpaquePointer?, UInt64, Int32, UnsafePo
     instance, callID, operationCode, request, length in
     guard instance != nil else { return GW_E_INVALID_REQUEST }
     let box = InstanceBox.from(instance)
+    // A code this SDK does not know (a later minor's), or one the adapter does not describe.
     guard let operation = PaymentOperation(code: operationCode), box.operations.contains(operation) else { return GW_E_UNSUPPORTED }
-    guard let call = try? RequestDecoding.decode(operation, UnsafeRawBufferPointer(start: request, count: request == nil ? 0 : length)) else {
+    let payload = UnsafeRawBufferPointer(start: request, count: request == nil ? 0 : length)
+    if operation == .instruments {
+        guard let instrumentsRequest = try? InstrumentsRequest(jsonBytes: payload) else { return GW_E_INVALID_REQUEST }
+        spawn(box, callID) { try await box.adapter.instruments(instrumentsRequest).jsonBytes() }
+        return GW_OK
+    }
+    guard let call = RequestDecoding.decode(operation, payload) else {
         return GW_E_INVALID_REQUEST
     }
 
@@ -141,14 +148,20 @@ private let invokeThunk: @convention(c) (OpaquePointer?, UInt64, Int32, UnsafePo
     }
 
     // Asynchronous path: one task per call, cancellable by the host.
+    spawn(box, callID) { ReplyEncoding.encode(try await box.adapter.handle(call)) }
+    return GW_OK
+}
+
+/// Runs one call in its own task, which the host's `cancel` cancels, and
+/// completes it exactly once with what `body` answers or throws.
+private func spawn(_ box: InstanceBox, _ callID: UInt64, _ body: @escaping @Sendable () async throws -> [UInt8]) {
     box.tasks.withLock { tasks in
         tasks[callID] = Task {
             let scope = CallScope()
             let status: Int32
             let document: [UInt8]
             do {
-                let reply = try await CallScope.$current.withValue(scope) { try await box.adapter.handle(call) }
-                (status, document) = (GW_OK, ReplyEncoding.encode(reply))
+                (status, document) = (GW_OK, try await CallScope.$current.withValue(scope) { try await body() })
             } catch {
                 (status, document) = ReplyEncoding.failure(error, requests: scope.requestCount)
             }
@@ -156,7 +169,6 @@ private let invokeThunk: @convention(c) (OpaquePointer?, UInt64, Int32, UnsafePo
             box.host.complete(callID, status: status, document: document)
         }
     }
-    return GW_OK
 }
 
 private let cancelThunk: @convention(c) (OpaquePointer?, UInt64) -> Void = { instance, callID in

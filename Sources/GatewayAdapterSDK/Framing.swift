@@ -3,7 +3,13 @@ import Foundation
 
 /// Request documents to typed calls.
 enum RequestDecoding {
-    static func decode(_ operation: PaymentOperation, _ payload: UnsafeRawBufferPointer) throws(JSONParseError) -> AdapterCall {
+    /// The call, or nil when the payload is not its operation's request (or
+    /// the operation is not a payment call).
+    static func decode(_ operation: PaymentOperation, _ payload: UnsafeRawBufferPointer) -> AdapterCall? {
+        try? decodeThrowing(operation, payload)
+    }
+
+    private static func decodeThrowing(_ operation: PaymentOperation, _ payload: UnsafeRawBufferPointer) throws(JSONParseError) -> AdapterCall? {
         switch operation {
         case .authorize: .authorize(try AuthorizeRequest(jsonBytes: payload))
         case .continue: .continue(try ContinueRequest(jsonBytes: payload))
@@ -12,6 +18,7 @@ enum RequestDecoding {
         case .refund: .refund(try AmountRequest(jsonBytes: payload))
         case .void: .void(try VoidRequest(jsonBytes: payload))
         case .webhook: .webhook(try WebhookRequest(jsonBytes: payload))
+        case .instruments: nil
         }
     }
 }

@@ -36,10 +36,17 @@ public protocol PaymentAdapter: AnyObject, Sendable {
     /// (validation failures, in-memory state). Return nil to go through
     /// ``handle(_:)``. The default returns nil.
     func handleImmediately(_ call: AdapterCall) throws -> AdapterReply?
+
+    /// ABI 1.1: what the session's payer can use (docs/payloads.md §5.8).
+    /// Called only when ``description`` lists ``PaymentOperation/instruments``;
+    /// runs in its own task, cancelled when the host stops waiting. The
+    /// default offers nothing.
+    func instruments(_ request: InstrumentsRequest) async throws -> InstrumentsResult
 }
 
 extension PaymentAdapter {
     public func handleImmediately(_ call: AdapterCall) throws -> AdapterReply? { nil }
+    public func instruments(_ request: InstrumentsRequest) async throws -> InstrumentsResult { InstrumentsResult() }
 }
 
 /// One operation with its decoded request.

@@ -15,10 +15,20 @@ public struct Payer: Codable, Sendable, Hashable {
     public var name: String?
     public var email: String?
     public var phone: String?
-    public init(name: String? = nil, email: String? = nil, phone: String? = nil) {
+    /// The merchant's own id for the payer (Swedbank Pay's `payerReference`):
+    /// 1 to 64 visible ASCII characters. A provider keys saved cards by it.
+    public var reference: String?
+    public init(name: String? = nil, email: String? = nil, phone: String? = nil, reference: String? = nil) {
         self.name = name
         self.email = email
         self.phone = phone
+        self.reference = reference
+    }
+
+    /// Whether `reference` is 1 to 64 visible ASCII characters (no spaces).
+    public static func isValidReference(_ reference: String) -> Bool {
+        let bytes = reference.utf8
+        return (1...64).contains(bytes.count) && bytes.allSatisfy { $0 > 0x20 && $0 < 0x7F }
     }
 }
 

@@ -71,6 +71,36 @@ struct AdapterProvider: PaymentProvider {
         return result
     }
 
+    /// ABI 1.1: the payer's instruments, when the adapter describes the
+    /// operation (its negotiated minor allows it). Any failure, a timeout or
+    /// an answer that breaks ``InstrumentsValidation``'s rules offers
+    /// nothing; an answer holding a card number is refused whole.
+    func instruments(_ request: InstrumentsRequest, timeout: Duration) async -> InstrumentsResult? {
+        guard adapter.adapterDescription.operations.contains(.instruments) else { return nil }
+        let started = ContinuousClock.now
+        let outcome = await adapter.invoke(.instruments, payload: request.jsonBytes(), timeout: timeout)
+        var result: InstrumentsResult?
+        let label: String
+        switch outcome {
+        case .completed(let status, let document) where status == 0:
+            if let parsed = try? InstrumentsResult(jsonData: document) {
+                let checked = InstrumentsValidation.validate(parsed, methods: request.methods, documentBytes: document.count)
+                result = checked.rejected ? nil : checked.result
+                label = checked.rejected ? "rejected" : "answered"
+            } else {
+                label = "malformed"
+            }
+        case .completed(let status, _): label = "failed_\(status)"
+        case .refused: label = "refused"
+        case .timedOut: label = "timed_out"
+        case .cancelled: label = "cancelled"
+        case .lost: label = "lost"
+        }
+        observer?(AdapterCall(provider: id, version: adapter.manifest.version, operation: PaymentOperation.instruments.rawValue,
+                              duration: ContinuousClock.now - started, outcome: label))
+        return result
+    }
+
     /// Adapter text is stored in attempts and events: a card number an
     /// adapter echoes (in a message or a provider status) is masked first.
     static func masked(_ result: AdapterResult) -> AdapterResult {
@@ -114,6 +144,6 @@ extension ProviderProfile {
             id: manifest.id, mode: manifest.mode, enabled: manifest.enabled, priority: manifest.priority, methods: Set(manifest.methods),
             currencies: Set(manifest.currencies), countries: Set(manifest.countries), limits: limits,
             supportsManualCapture: manifest.operations.contains(.capture),
-            callTimeout: .milliseconds(manifest.timeoutMilliseconds))
+            callTimeout: .milliseconds(manifest.timeoutMilliseconds), supportsInstruments: manifest.operations.contains(.instruments))
     }
 }

@@ -29,7 +29,7 @@ struct PluginCommand: AsyncParsableCommand {
                 print(String(decoding: try encoder.encode(Report(manifest: manifest, passed: passed, steps: steps)), as: UTF8.self))
             } else {
                 for step in steps {
-                    print("\(step.passed ? "PASS" : "FAIL")  \(step.name.padding(toLength: 20, withPad: " ", startingAt: 0)) \(step.detail)")
+                    print("\(step.passed ? "PASS" : "FAIL")  \(step.name.padding(toLength: 21, withPad: " ", startingAt: 0)) \(step.detail)")
                 }
                 let failed = steps.filter { !$0.passed }.count
                 print(passed ? "\n\(manifest): all \(steps.count) checks passed" : "\n\(manifest): \(failed) of \(steps.count) checks failed")

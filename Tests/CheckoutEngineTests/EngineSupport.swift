@@ -10,13 +10,25 @@ final class ScriptedProvider: PaymentProvider, Sendable {
     private let script: @Sendable (ProviderCall) async -> ProviderReply
     private let log = Mutex<[ProviderCall]>([])
     private let webhookScript: @Sendable (WebhookRequest) -> WebhookResult?
+    private let instrumentsScript: @Sendable (InstrumentsRequest) async -> InstrumentsResult?
+    private let instrumentsLog = Mutex<[InstrumentsRequest]>([])
 
     init(_ id: String, webhook: @escaping @Sendable (WebhookRequest) -> WebhookResult? = { _ in nil },
+         instruments: @escaping @Sendable (InstrumentsRequest) async -> InstrumentsResult? = { _ in nil },
          _ script: @escaping @Sendable (ProviderCall) async -> ProviderReply) {
         self.id = id
         self.script = script
         self.webhookScript = webhook
+        self.instrumentsScript = instruments
     }
+
+    func instruments(_ request: InstrumentsRequest, timeout: Duration) async -> InstrumentsResult? {
+        instrumentsLog.withLock { $0.append(request) }
+        return await instrumentsScript(request)
+    }
+
+    /// The `instruments` requests the provider was sent.
+    var instrumentsRequests: [InstrumentsRequest] { instrumentsLog.withLock { $0 } }
 
     /// A provider that approves every authorize and confirms every other operation.
     static func approving(_ id: String) -> ScriptedProvider {
@@ -73,12 +85,18 @@ struct EngineFixture {
     let clock = TestClock()
     let checkout: Checkout
 
-    init(_ providers: [(ProviderProfile, ScriptedProvider)], store: SQLiteCheckoutStore? = nil) throws {
+    init(_ providers: [(ProviderProfile, ScriptedProvider)], store: SQLiteCheckoutStore? = nil,
+         configure: (inout CheckoutConfiguration) -> Void = { _ in }) throws {
+        try self.init(directory: StaticProviderDirectory(providers.map { ($0.0, $0.1 as any PaymentProvider) }), store: store, configure: configure)
+    }
+
+    init(directory: any ProviderDirectory, store: SQLiteCheckoutStore? = nil, configure: (inout CheckoutConfiguration) -> Void = { _ in }) throws {
         self.store = try store ?? SQLiteCheckoutStore.inMemory()
         var configuration = CheckoutConfiguration()
         configuration.reconcileBackoff = [1, 2, 4]
+        configure(&configuration)
         let clock = self.clock
-        checkout = Checkout(store: self.store, providers: StaticProviderDirectory(providers.map { ($0.0, $0.1 as any PaymentProvider) }), fingerprintKey: testKey,
+        checkout = Checkout(store: self.store, providers: directory, fingerprintKey: testKey,
                             configuration: configuration, now: { clock.now })
     }
 

@@ -45,6 +45,8 @@ final class APIFixture: Sendable {
         var configuration = PaymentGateway.Configuration(manifests: folder.appendingPathComponent("manifests").path,
                                                           data: folder.appendingPathComponent("data").path)
         configuration.libraries = BuildProducts.sharedLibraryStore
+        // A machine under load must not make the mock's instruments late.
+        configuration.checkout.instrumentsTimeout = .seconds(60)
         let metrics = self.metrics
         configuration.callObserver = { metrics.adapterCall($0) }
         store = try SQLiteCheckoutStore(path: folder.appendingPathComponent("data/checkout.sqlite").path)

@@ -92,7 +92,10 @@ struct EgressTests {
         let client = AsyncHTTPEgressClient()
         let fixture = try EgressFixture()
         let context = fixture.context(try fixture.manifest(egress: ["127.0.0.1:\(server.port)"]), client: client)
-        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request("POST", "http://127.0.0.1:\(server.port)/pay", body: "{}")))
+        // The longest deadline egress allows: the close, not a deadline, must end this call, even
+        // when a loaded machine stalls the test for seconds.
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request(
+            "POST", "http://127.0.0.1:\(server.port)/pay", body: "{}", timeoutMilliseconds: 120_000)))
         #expect(outcome.status == .outcomeUnknown, "\(outcome.message)")
         #expect(!ABIStatus.outcomeUnknown.provesNothingSent)
         await context.closeEgress()

@@ -33,6 +33,15 @@ struct FabricatedAdapter {
     var invokeReturnsAfter: String?
     /// create writes `<path>.entered`, then blocks until a file exists at this path.
     var createWaitsFor: String?
+    /// The ABI minor the adapter claims in negotiation.
+    var abiMinor = 0
+    /// When set, `describe` lists `instruments` and `GW_OP_INSTRUMENTS` completes with this document.
+    var instrumentsDocument: String?
+
+    /// `document` as the body of a C string literal.
+    static func cLiteral(_ document: String) -> String {
+        "\"" + document.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
 
     var source: String {
         """
@@ -86,12 +95,17 @@ struct FabricatedAdapter {
         }
         static gw_status describe(gw_instance *inst, uint8_t **out, size_t *len) {
             (void)inst;
-            const char *d = "{\\"id\\":\\"\(id)\\",\\"version\\":\\"\(version)\\",\\"methods\\":[\\"visa\\"],\\"operations\\":[\\"authorize\\",\\"verify\\"]}";
+            const char *d = "{\\"id\\":\\"\(id)\\",\\"version\\":\\"\(version)\\",\\"methods\\":[\\"visa\\"],\\"operations\\":[\\"authorize\\",\\"verify\\"\(instrumentsDocument == nil ? "" : ",\\\"instruments\\\"")]}";
             *out = (uint8_t *)strdup(d); *len = strlen(d);
             return GW_OK;
         }
         static gw_status invoke(gw_instance *inst, uint64_t id, gw_operation op, const uint8_t *req, size_t len) {
             (void)req; (void)len;
+            const char *instruments = \(instrumentsDocument.map(Self.cLiteral) ?? "NULL");
+            if (op == GW_OP_INSTRUMENTS && instruments) {
+                inst->host->complete(id, GW_OK, (const uint8_t *)instruments, strlen(instruments));
+                return GW_OK;
+            }
             if (op != GW_OP_AUTHORIZE && op != GW_OP_VERIFY) return GW_E_UNSUPPORTED;
             if (\(invokeStatus) != 0) return (gw_status)\(invokeStatus);
             const char *invoke_waits_for = \(invokeWaitsFor.map { "\"\($0)\"" } ?? "NULL");
@@ -131,7 +145,7 @@ struct FabricatedAdapter {
 
         GW_EXPORT gw_status gw_adapter_entry(gw_negotiation *n) {
             n->adapter_abi_major = \(abiMajor);
-            n->adapter_abi_minor = 0;
+            n->adapter_abi_minor = \(abiMinor);
             n->adapter_api = &api;
             return n->host_abi_major == (uint32_t)\(abiMajor) ? GW_OK : GW_E_VERSION;
         }

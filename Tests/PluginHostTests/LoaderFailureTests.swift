@@ -128,7 +128,7 @@ final class LoaderFailureTests: XCTestCase {
         try await FabricatedAdapter(id: "future", abiMajor: 2).install(in: folder, manifestName: "future.json")
         try assertRefused(folder, manifest: "future.json") {
             guard case .abiMismatch(let host, let adapter, _) = $0 else { return false }
-            return host == "1.0" && adapter == "2.0" && $0.description.contains("1.0") && $0.description.contains("2.0")
+            return host == "1.1" && adapter == "2.0" && $0.description.contains("1.1") && $0.description.contains("2.0")
         }
     }
 

@@ -1,5 +1,5 @@
 /*
- * gateway_abi.h -- the payment gateway plugin ABI, version 1.0.
+ * gateway_abi.h -- the payment gateway plugin ABI, version 1.1.
  *
  * This header is the whole contract between the gateway host and a provider
  * adapter. It is self-contained C99 (only <stddef.h> and <stdint.h>), so an
@@ -41,6 +41,12 @@
  *  - A NULL function pointer means "not supported".
  *  - A new minor version only appends members and operations. A new major
  *    version may change anything; host and adapter must agree on the major.
+ *  - The minor version in use is the lower of the host's and the adapter's
+ *    (gw_abi_negotiation). The host invokes an operation of a later minor
+ *    only when both sides reached it AND describe() lists it; an adapter
+ *    that is asked for an operation code it does not know (a later minor's)
+ *    refuses it with GW_E_UNSUPPORTED and sends no completion.
+ *  - 1.1 added GW_OP_INSTRUMENTS. A 1.0 adapter keeps working unchanged.
  *
  * ---------------------------------------------------------------------------
  * Memory rules (who frees what)
@@ -77,7 +83,7 @@ extern "C" {
 
 /* The ABI version this header describes. */
 #define GW_ABI_VERSION_MAJOR 1
-#define GW_ABI_VERSION_MINOR 0
+#define GW_ABI_VERSION_MINOR 1
 
 /* The default name of the single exported entry point. */
 #define GW_ADAPTER_ENTRY_SYMBOL "gw_adapter_entry"
@@ -187,6 +193,16 @@ typedef int32_t gw_operation;
 #define GW_OP_VOID 6
 /* Verify and interpret a provider notification. */
 #define GW_OP_WEBHOOK 7
+/* ABI 1.1. List what the session's payer can use with this adapter: saved
+ * cards (brand, last four, expiry; NEVER a card number), a known phone number
+ * (masked), wallet availability, web-based instruments beyond the native
+ * methods, client sessions for a device SDK (docs/payloads.md section 5.8).
+ * Moves no money and changes no payment: any non-GW_OK completion, refusal
+ * or timeout means only "nothing to offer", and the session goes on without.
+ * Called only when describe() lists "instruments" and the negotiated minor
+ * is at least 1. What the payer picks comes back in the authorize request's
+ * instrument as {"selected": {"kind": ..., "reference": ...}}. */
+#define GW_OP_INSTRUMENTS 8
 
 /* ===========================================================================
  * Log levels (for gw_host_api.log)

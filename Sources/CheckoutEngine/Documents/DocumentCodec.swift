@@ -264,13 +264,19 @@ extension Session: JSONPayload {
         w.member("updatedAt", date: updatedAt)
         w.member("expiresAt", date: expiresAt)
         w.member("version", Int64(version))
+        if let instruments {
+            w.key("instruments")
+            w.beginArray()
+            for instrument in instruments { instrument.write(to: &w) }
+            w.endArray()
+        }
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
         var id: String?, amount: Money?, country: String?, orderID: String?, capture: CaptureMode?, payer: Payer?
         var returnURL: String?, status: SessionStatus?, attempts: [Attempt]?, createdAt: Date?, updatedAt: Date?
-        var expiresAt: Date?, version: Int64?
+        var expiresAt: Date?, version: Int64?, instruments: [OfferedInstrument]?
         // A session stored before modes existed is live: never assume test.
         var mode = PaymentMode.live
         try p.object { key, p throws(JSONParseError) in
@@ -292,6 +298,11 @@ extension Session: JSONPayload {
             case "updatedAt": updatedAt = try p.date()
             case "expiresAt": expiresAt = try p.date()
             case "version": version = try p.integer()
+            case "instruments":
+                if p.takeNull() { break }
+                var list: [OfferedInstrument] = []
+                try p.array { p throws(JSONParseError) in list.append(try OfferedInstrument(parsing: &p)) }
+                instruments = list
             default: try p.skipValue()
             }
         }
@@ -309,6 +320,7 @@ extension Session: JSONPayload {
         restore(status: try required(status, "status", p), attempts: try required(attempts, "attempts", p))
         self.updatedAt = try required(updatedAt, "updatedAt", p)
         self.version = Int(try required(version, "version", p))
+        self.instruments = instruments
     }
 }
 
@@ -320,11 +332,21 @@ extension SessionSnapshot: JSONPayload {
         w.beginArray()
         for method in availableMethods { w.string(method) }
         w.endArray()
+        w.key("instruments")
+        w.beginObject()
+        for method in instruments.keys.sorted() {
+            w.key(method)
+            w.beginArray()
+            for instrument in instruments[method] ?? [] { instrument.write(to: &w) }
+            w.endArray()
+        }
+        w.endObject()
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
         var session: Session?, methods: [String]?
+        var instruments: [String: [OfferedInstrument]] = [:]
         try p.object { key, p throws(JSONParseError) in
             switch key {
             case "session": session = try Session(parsing: &p)
@@ -332,10 +354,17 @@ extension SessionSnapshot: JSONPayload {
                 var list: [String] = []
                 try p.array { p throws(JSONParseError) in list.append(try p.string()) }
                 methods = list
+            case "instruments":
+                try p.object { method, p throws(JSONParseError) in
+                    var list: [OfferedInstrument] = []
+                    try p.array { p throws(JSONParseError) in list.append(try OfferedInstrument(parsing: &p)) }
+                    instruments[method] = list
+                }
             default: try p.skipValue()
             }
         }
-        self.init(session: try required(session, "session", p), availableMethods: try required(methods, "availableMethods", p))
+        self.init(session: try required(session, "session", p), availableMethods: try required(methods, "availableMethods", p),
+                  instruments: instruments)
     }
 }
 

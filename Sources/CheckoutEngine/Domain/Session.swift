@@ -41,11 +41,15 @@ public struct Session: Sendable, Equatable, Codable {
     public var expiresAt: Date
     /// Bumped by the store on every committed change (optimistic concurrency).
     public var version: Int
+    /// What the payer can use, as providers listed it when the session was
+    /// created (ABI 1.1 `instruments`); nil when no provider was asked.
+    /// References are sealed in the ids, never kept in the clear.
+    public var instruments: [OfferedInstrument]?
 
     /// JSON member names: `orderId`, `returnUrl`, as the API's requests spell them.
     enum CodingKeys: String, CodingKey {
         case id, mode, amount, country, orderID = "orderId", capture, payer, returnURL = "returnUrl", status, attempts
-        case createdAt, updatedAt, expiresAt, version
+        case createdAt, updatedAt, expiresAt, version, instruments
     }
 
     public init(id: String, mode: PaymentMode = .test, amount: Money, country: String?, orderID: String, capture: CaptureMode,

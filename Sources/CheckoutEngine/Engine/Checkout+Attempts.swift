@@ -118,11 +118,18 @@ extension Checkout {
             try await expireNow(&session, at: at)
         }
         try session.checkCanStartAttempt()
+        // A chosen instrument pins its provider: its reference means nothing elsewhere.
+        let selection = try selection(request, in: session)
+        var instrument = request.instrument
+        if let selection { instrument = (instrument ?? [:]).merging([SelectedInstrument.member: selection.selected.jsonValue]) { $1 } }
         let clock = ContinuousClock.now
-        let decision = Router.route(
+        var decision = Router.route(
             mode: session.mode, method: request.method, amount: session.amount, country: session.country, capture: session.capture,
-            pinnedProvider: request.provider, profiles: directory.profiles(), breakerState: { self.breakerState($0, at: clock) })
+            pinnedProvider: selection?.provider ?? request.provider, profiles: directory.profiles(), breakerState: { self.breakerState($0, at: clock) })
         var skipped: [String] = decision.excluded.map { "\($0.providerID): \($0.reason)" }
+        if selection != nil {
+            for index in decision.candidates.indices { decision.candidates[index].reason = "the provider that offered the chosen instrument" }
+        }
         var failedBefore: String?
         for (index, candidate) in decision.candidates.enumerated() {
             guard let provider = directory.provider(candidate.providerID), allowCall(candidate.providerID) else {
@@ -152,7 +159,7 @@ extension Checkout {
             let reply = await provider.perform(.authorize(AuthorizeRequest(
                 paymentId: attemptID, idempotencyKey: attemptID, amount: session.amount, method: request.method,
                 country: session.country, orderId: session.orderID, capture: session.capture,
-                instrument: request.instrument, payer: session.payer, returnUrl: session.returnURL)))
+                instrument: instrument, payer: session.payer, returnUrl: session.returnURL)))
             record(reply, for: candidate.providerID)
             at = now()
             let isLast = index == decision.candidates.count - 1

@@ -37,6 +37,7 @@ public final class Checkout: Sendable {
     let gate = IdempotencyGate<any Sendable>()
     let breakers = Mutex<[String: CircuitBreaker]>([:])
     let fingerprinter: Fingerprinter
+    let sealer: InstrumentSealer
 
     /// - Parameter fingerprintKey: the secret that keys idempotency
     ///   fingerprints (at least 32 bytes). Keep it stable across restarts (a
@@ -46,6 +47,7 @@ public final class Checkout: Sendable {
                 logger: Logger = Logger(label: "gateway.checkout"), now: @escaping @Sendable () -> Date = { Date() }) {
         precondition(fingerprintKey.count >= 32, "the fingerprint key must have at least 32 bytes")
         self.fingerprinter = Fingerprinter(key: SymmetricKey(data: fingerprintKey))
+        self.sealer = InstrumentSealer(fingerprintKey: fingerprintKey)
         self.store = store
         self.directory = providers
         self.configuration = configuration
@@ -69,6 +71,9 @@ public final class Checkout: Sendable {
                     throw ProblemCatalog.problem(code: "invalid_request", detail: "country must be an ISO 3166-1 alpha-2 code such as SA (got \(country))")
                 }
                 guard !request.orderId.isEmpty else { throw ProblemCatalog.problem(code: "invalid_request", detail: "orderId must not be empty") }
+                if let reference = request.payer?.reference, !Payer.isValidReference(reference) {
+                    throw ProblemCatalog.problem(code: "invalid_request", detail: "payer.reference must be 1 to 64 visible ASCII characters with no spaces")
+                }
                 var session: Session
                 do {
                     session = try Session(
@@ -76,12 +81,17 @@ public final class Checkout: Sendable {
                         capture: request.capture ?? .automatic, payer: request.payer, returnURL: request.returnUrl,
                         createdAt: at, expiresAt: at.addingTimeInterval(self.configuration.sessionLifetime))
                 }
+                // Asked before the one commit, so replays and every host see the same list.
+                let offered = await self.fetchInstruments(for: session)
+                session.instruments = offered.instruments
                 // The answer is the session as committed (its version bumped), so a replay reads the same.
                 var committed = session
                 committed.version += 1
-                let snapshot = SessionSnapshot(session: committed, availableMethods: self.availableMethods(for: session))
+                let methods = self.availableMethods(for: session)
+                let snapshot = SessionSnapshot(session: committed, availableMethods: methods,
+                                               instruments: self.instrumentsView(for: session, availableMethods: methods))
                 let event = SessionEvent(sessionID: session.id, at: at, type: "session.created", status: SessionStatus.open.rawValue,
-                                         amount: session.amount, detail: "order \(session.orderID)")
+                                         amount: session.amount, detail: "order \(session.orderID)" + (offered.summary.map { "; \($0)" } ?? ""))
                 try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
                 return snapshot
             }
@@ -96,7 +106,8 @@ public final class Checkout: Sendable {
     public func session(_ id: String, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
             let session = try await load(id, mode: mode)
-            return SessionSnapshot(session: session, availableMethods: availableMethods(for: session))
+            let methods = availableMethods(for: session)
+            return SessionSnapshot(session: session, availableMethods: methods, instruments: instrumentsView(for: session, availableMethods: methods))
         }
     }
 

@@ -15,6 +15,9 @@ public struct CheckoutConfiguration: Sendable {
     /// Consecutive provider failures that open its circuit, and for how long.
     public var breakerThreshold = 5
     public var breakerCooldown: Duration = .seconds(30)
+    /// The longest session creation waits for providers to list the payer's
+    /// instruments; a provider slower than this contributes nothing.
+    public var instrumentsTimeout: Duration = .seconds(2)
 
     public init() {}
 

@@ -50,6 +50,7 @@ extension NewAttempt: Fingerprintable {
         w.beginObject()
         w.member("method", method)
         w.member("provider", provider)
+        w.member("instrumentId", instrumentId)
         if let instrument {
             w.key("instrument")
             w.value(.object(instrument))

@@ -29,11 +29,16 @@ public struct NewAttempt: Codable, Sendable, Hashable {
     /// Method-specific data handed to the adapter and never stored: a token, an
     /// encrypted card, a phone number; for the mock, `scenario`.
     public var instrument: [String: JSONValue]?
+    /// One of the session's `instruments` (a saved card, a known phone, a web
+    /// instrument), by its id: the attempt goes to the provider that offered
+    /// it, and to no other.
+    public var instrumentId: String?
 
-    public init(method: String, provider: String? = nil, instrument: [String: JSONValue]? = nil) {
+    public init(method: String, provider: String? = nil, instrument: [String: JSONValue]? = nil, instrumentId: String? = nil) {
         self.method = method
         self.provider = provider
         self.instrument = instrument
+        self.instrumentId = instrumentId
     }
 }
 
@@ -54,6 +59,16 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
     /// Methods of enabled providers whose manifests match this session's
     /// currency, country, amount and capture mode (empty once it is not open).
     public var availableMethods: [String]
+    /// Per method, what the payer can use (saved cards, a known phone,
+    /// wallets, web instruments, client sessions) from providers that can
+    /// still take the session; empty once it is not open.
+    public var instruments: [String: [OfferedInstrument]] = [:]
+
+    public init(session: Session, availableMethods: [String], instruments: [String: [OfferedInstrument]] = [:]) {
+        self.session = session
+        self.availableMethods = availableMethods
+        self.instruments = instruments
+    }
 }
 
 /// The outcome of a capture, refund or void.

@@ -48,6 +48,14 @@ public protocol PaymentProvider: Sendable {
     /// Hands a notification to the provider's `webhook` operation; nil when
     /// the call itself failed (treated as unverified).
     func webhook(_ request: WebhookRequest) async -> WebhookResult?
+    /// What the session's payer can use (ABI 1.1 `instruments`), answered
+    /// within `timeout` (and abandoned when the task is cancelled); nil when
+    /// it has nothing to offer, failed or took too long. Moves no money.
+    func instruments(_ request: InstrumentsRequest, timeout: Duration) async -> InstrumentsResult?
+}
+
+extension PaymentProvider {
+    public func instruments(_ request: InstrumentsRequest, timeout: Duration) async -> InstrumentsResult? { nil }
 }
 
 /// The providers the engine may route to right now: their routing profiles

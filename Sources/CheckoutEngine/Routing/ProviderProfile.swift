@@ -20,11 +20,14 @@ public struct ProviderProfile: Sendable, Equatable {
     /// The longest a call to it can take (its manifest's `timeout_ms`): an
     /// attempt in flight is owned by its engine for this long (plus a margin).
     public var callTimeout: Duration
+    /// Whether it can list a session's payer instruments (ABI 1.1 `instruments`).
+    public var supportsInstruments: Bool
 
     public init(id: String, mode: PaymentMode = .test, enabled: Bool = true, priority: Int, methods: Set<String>, currencies: Set<String>,
                 countries: Set<String>, limits: [String: ClosedRange<Int64>] = [:], supportsManualCapture: Bool = true,
-                callTimeout: Duration = .seconds(30)) {
+                callTimeout: Duration = .seconds(30), supportsInstruments: Bool = false) {
         self.callTimeout = callTimeout
+        self.supportsInstruments = supportsInstruments
         self.id = id
         self.mode = mode
         self.enabled = enabled

@@ -28,6 +28,7 @@ extension Payer: JSONPayload {
         w.member("name", name)
         w.member("email", email)
         w.member("phone", phone)
+        w.member("reference", reference)
         w.endObject()
     }
 
@@ -39,6 +40,7 @@ extension Payer: JSONPayload {
             case "name": this.name = try p.optionalString()
             case "email": this.email = try p.optionalString()
             case "phone": this.phone = try p.optionalString()
+            case "reference": this.reference = try p.optionalString()
             default: try p.skipValue()
             }
         }

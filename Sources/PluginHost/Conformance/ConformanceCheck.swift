@@ -46,8 +46,12 @@ public struct ConformanceCheck: Sendable {
         }
 
         var context = RequestContext(manifest: manifest)
-        for operation in PaymentOperation.allCases where manifest.operations.contains(operation) {
+        for operation in PaymentOperation.paymentOperations where manifest.operations.contains(operation) {
             steps.append(await check(operation, on: adapter, context: &context))
+        }
+        if manifest.operations.contains(.instruments) {
+            steps.append(await checkInstruments(on: adapter, manifest: manifest, payer: Self.checkPayer))
+            steps.append(await checkInstruments(on: adapter, manifest: manifest, payer: nil))
         }
         if manifest.operations.contains(.verify) {
             steps.append(await checkConcurrentCalls(on: adapter, context: context))
@@ -113,6 +117,8 @@ public struct ConformanceCheck: Sendable {
             request = Self.encoded(WebhookRequest(
                 headers: ["content-type": "application/json"],
                 body: Data(#"{"eventId":"evt_check","providerReference":"check-reference"}"#.utf8).base64EncodedString()))
+        case .instruments:
+            return await checkInstruments(on: adapter, manifest: m, payer: Self.checkPayer)
         }
 
         let outcome = await adapter.invoke(operation, payload: request, timeout: callTimeout)
@@ -148,6 +154,60 @@ public struct ConformanceCheck: Sendable {
             return Step(name: operation.rawValue, passed: false, detail: "cancelled")
         case .lost(let reason):
             return Step(name: operation.rawValue, passed: false, detail: "the adapter's process was lost: \(reason)")
+        }
+    }
+
+    /// The known payer the `instruments` step asks about.
+    static let checkPayer = Payer(name: "Conformance Check", email: "check@example.com", phone: "+46701234567", reference: "chk-payer")
+
+    /// ABI 1.1 `instruments`, for a known payer (`instruments`) and for an
+    /// anonymous one (`instruments-anonymous`): the answer must complete
+    /// `GW_OK` and keep every rule of ``InstrumentsValidation`` strictly (an
+    /// instrument the host would drop, a method it did not ask about or a
+    /// card number fails the step). A known payer may get a non-OK
+    /// completion, except the ones that mean the adapter is broken; an
+    /// anonymous one must get `GW_OK` (with nothing, when the provider needs
+    /// a payer). An answer slower than the engine's default 2-second bound
+    /// passes with a warning: a host with that bound would offer nothing.
+    private func checkInstruments(on adapter: AdapterInstance, manifest: Manifest, payer: Payer?) async -> Step {
+        let name = payer == nil ? "instruments-anonymous" : "instruments"
+        let currency = manifest.currencies[0]
+        let limit = manifest.amountLimits[currency]
+        let request = InstrumentsRequest(
+            sessionId: "ses_check", mode: manifest.mode, amount: Money(value: max(limit?.min ?? 1, min(limit?.max ?? 1000, 1000)), currency: currency),
+            country: manifest.countries.first, capture: .automatic, methods: manifest.methods, payer: payer)
+        let bound = Duration.seconds(2)
+        let started = ContinuousClock.now
+        let outcome = await adapter.invoke(.instruments, payload: Self.encoded(request), timeout: callTimeout)
+        let took = ContinuousClock.now - started
+        let warning = took > bound ? "; WARNING: slower than the host's \(bound) bound for instruments, which would offer nothing" : ""
+        switch outcome {
+        case .completed(let status, let document) where status == 0:
+            let result: InstrumentsResult
+            do { result = try InstrumentsResult(jsonData: document) } catch {
+                return Step(name: name, passed: false, detail: "the result document is invalid: \(error)")
+            }
+            let checked = InstrumentsValidation.validate(result, methods: request.methods, documentBytes: document.count)
+            guard checked.problems.isEmpty else {
+                return Step(name: name, passed: false, detail: checked.problems.joined(separator: "; "))
+            }
+            let count = checked.result.methods.values.reduce(0) { $0 + $1.count }
+            let kinds = Set(checked.result.methods.values.joined().map(\.kind)).sorted()
+            return Step(name: name, passed: true, detail: "completed once: \(count) instrument(s)" + (kinds.isEmpty ? "" : " (\(kinds.joined(separator: ", ")))") + warning)
+        case .completed(let status, let document):
+            let abi = ABIStatus(rawValue: status)
+            let acceptable = payer != nil && abi != .unsupported && abi != .invalidRequest && abi != .internal
+            return Step(name: name, passed: acceptable, detail: "completed once with \(abi): \(AdapterInstance.message(in: document))"
+                        + (payer == nil ? "; an anonymous session must complete GW_OK (with nothing to offer, if need be)" : ""))
+        case .refused(let status):
+            return Step(name: name, passed: false,
+                        detail: "invoke refused a well-formed request with \(ABIStatus(rawValue: status)), though the manifest declares instruments")
+        case .timedOut:
+            return Step(name: name, passed: false, detail: "no completion within \(callTimeout); the host waits at most \(bound) for instruments")
+        case .cancelled:
+            return Step(name: name, passed: false, detail: "cancelled")
+        case .lost(let reason):
+            return Step(name: name, passed: false, detail: "the adapter's process was lost: \(reason)")
         }
     }
 
@@ -190,10 +250,12 @@ public struct ConformanceCheck: Sendable {
         }
     }
 
-    /// An operation the adapter does not declare must be refused, not attempted.
+    /// An operation the adapter does not declare must be refused, not
+    /// attempted. The latest such operation is probed: for a 1.0 adapter,
+    /// `instruments`, which is what a 1.1 host could send it.
     private func checkUndeclaredOperation(on adapter: AdapterInstance, manifest: Manifest) async -> Step {
-        guard let undeclared = PaymentOperation.allCases.first(where: { !adapter.adapterDescription.operations.contains($0) }) else {
-            return Step(name: "undeclared-operation", passed: true, detail: "the adapter implements every ABI v1 operation")
+        guard let undeclared = PaymentOperation.allCases.last(where: { !adapter.adapterDescription.operations.contains($0) }) else {
+            return Step(name: "undeclared-operation", passed: true, detail: "the adapter implements every ABI 1.\(SignatureTable.hostMinor) operation")
         }
         let body = Data(#"{"paymentId":"chk","providerReference":"check-reference","idempotencyKey":"k"}"#.utf8)
         switch await adapter.invoke(undeclared, payload: body, timeout: callTimeout) {

@@ -48,6 +48,12 @@ public enum Redaction {
         return String(out)
     }
 
+    /// Whether `text` holds a card number anywhere (what
+    /// ``maskingCardNumbers(in:)`` would mask).
+    public static func containsCardNumber(in text: String) -> Bool {
+        maskingCardNumbers(in: text) != text
+    }
+
     /// Whether `digits` pass the Luhn (mod 10) check.
     public static func luhn(_ digits: [UInt8]) -> Bool {
         var sum = 0

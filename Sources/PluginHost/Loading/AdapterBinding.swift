@@ -155,12 +155,14 @@ package struct AdapterBinding: Sendable {
         }
         let document = Data(bytes: buffer, count: length)
         functions.free.callVoid(buffer)
-        return try Self.description(from: document)
+        return try Self.description(from: document, negotiatedMinor: min(abiMinor, SignatureTable.hostMinor))
     }
 
     /// Decodes a description document. Operation names this host does not
-    /// know (a newer minor version's) are ignored.
-    package static func description(from document: Data) throws(LoadFailure) -> AdapterDescription {
+    /// know (a newer minor version's) are ignored, and so are operations of a
+    /// minor version later than `negotiatedMinor` (the lower of the host's and
+    /// the adapter's): the host never invokes those.
+    package static func description(from document: Data, negotiatedMinor: UInt32 = SignatureTable.hostMinor) throws(LoadFailure) -> AdapterDescription {
         struct Lenient: Decodable {
             var id: String
             var version: String
@@ -171,7 +173,8 @@ package struct AdapterBinding: Sendable {
         do {
             let d = try JSONDecoder().decode(Lenient.self, from: document)
             return AdapterDescription(id: d.id, version: d.version, methods: d.methods,
-                                      operations: d.operations.compactMap(PaymentOperation.init(rawValue:)), currencies: d.currencies)
+                                      operations: d.operations.compactMap(PaymentOperation.init(rawValue:)).filter { $0.introducedInMinor <= negotiatedMinor },
+                                      currencies: d.currencies)
         } catch {
             throw .describeFailed(detail: "the document is not a valid description: \(AdapterInstance.decodingSummary(error))")
         }

@@ -85,8 +85,18 @@ private struct Checker {
         let operationNames = stringList(root, "operations", pattern: nil)
         var operations: [PaymentOperation] = []
         for (index, name) in (operationNames ?? []).enumerated() {
-            if let op = PaymentOperation(rawValue: name) { operations.append(op) }
-            else { fail("$.operations[\(index)]", "unknown operation \"\(name)\"; known: \(PaymentOperation.allCases.map(\.rawValue).joined(separator: ", "))") }
+            if let op = PaymentOperation(rawValue: name) {
+                if let abi, abi.major == SignatureTable.hostMajor, op.introducedInMinor > abi.minor {
+                    fail("$.operations[\(index)]", "\"\(name)\" needs ABI \(abi.major).\(op.introducedInMinor); this manifest declares \(abi.major).\(abi.minor)")
+                }
+                operations.append(op)
+            } else if let abi, abi.minor > SignatureTable.hostMinor {
+                // An operation of a later minor than this host's: the host
+                // never invokes it, and the adapter keeps working without it.
+                continue
+            } else {
+                fail("$.operations[\(index)]", "unknown operation \"\(name)\"; known: \(PaymentOperation.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
         }
         let limits = amountLimits(root["amount"], currencies: currencies ?? [])
         let priority = integer(root, "priority", range: 0...10_000) ?? Manifest.defaultPriority

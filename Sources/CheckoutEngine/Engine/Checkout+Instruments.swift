@@ -1,0 +1,191 @@
+import Crypto
+import Foundation
+import GatewayPayloads
+
+/// Payer instruments (ABI 1.1): asked of providers once, when a session is
+/// created, kept in the session, shown per method, and chosen by id.
+///
+/// - Who is asked: providers that list `instruments`, enabled, of the
+///   session's mode, able to take its amount, currency, country and capture
+///   mode, whose circuit is not open. Concurrently, each within
+///   ``CheckoutConfiguration/instrumentsTimeout`` (or its own call timeout,
+///   when shorter); one that is slower is cancelled. A slow, failing or
+///   silent provider contributes nothing, and creation never fails for it.
+/// - What is kept: display members only. A provider's `reference` is sealed
+///   (AES-GCM under a key derived from the fingerprint key) into the
+///   instrument's id, bound to the session, the provider, the method and the
+///   kind; the store, events and API only ever see the ciphertext.
+/// - Choosing: an attempt's `instrumentId` goes to the provider that offered
+///   it, never elsewhere (a reference means nothing to another provider),
+///   with `instrument.selected` = {kind, reference}.
+extension Checkout {
+    /// Asks the eligible providers for `session`'s instruments. Returns nil
+    /// (and no summary) when no provider is eligible.
+    func fetchInstruments(for session: Session) async -> (instruments: [OfferedInstrument]?, summary: String?) {
+        let clock = ContinuousClock.now
+        let eligible = directory.profiles()
+            .filter { profile in
+                profile.supportsInstruments && profile.enabled && profile.mode == session.mode && breakerState(profile.id, at: clock) != .open
+                    && profile.refusal(amount: session.amount, country: session.country, capture: session.capture, mode: session.mode) == nil
+            }
+            .sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
+            .compactMap { profile in directory.provider(profile.id).map { (profile, $0) } }
+        guard !eligible.isEmpty else { return (nil, nil) }
+
+        enum Outcome: Sendable {
+            case answered(provider: String, methods: [String], result: InstrumentsResult?)
+            case deadline
+        }
+        let bound = configuration.instrumentsTimeout
+        let answers: [String: (methods: [String], result: InstrumentsResult?)] = await withTaskGroup(of: Outcome.self) { group in
+            for (profile, provider) in eligible {
+                let methods = profile.methods.sorted()
+                let request = InstrumentsRequest(
+                    sessionId: session.id, mode: session.mode, amount: session.amount, country: session.country,
+                    capture: session.capture, methods: methods, payer: session.payer)
+                let timeout = min(bound, profile.callTimeout)
+                group.addTask { .answered(provider: profile.id, methods: methods, result: await provider.instruments(request, timeout: timeout)) }
+            }
+            // The bound holds even for a provider that ignores its timeout:
+            // what has not answered shortly after it is cancelled.
+            group.addTask {
+                try? await Task.sleep(for: bound + .milliseconds(250))
+                return .deadline
+            }
+            var answers: [String: (methods: [String], result: InstrumentsResult?)] = [:]
+            var late = false
+            for await outcome in group {
+                switch outcome {
+                case .answered(let provider, let methods, let result):
+                    // After the bound, an answer (from a provider that ignored its cancel) counts for nothing.
+                    answers[provider] = (methods, late ? nil : result)
+                case .deadline:
+                    late = true
+                    group.cancelAll()
+                }
+                if answers.count == eligible.count { group.cancelAll() }
+            }
+            return answers
+        }
+
+        var offered: [OfferedInstrument] = []
+        var notes: [String] = []
+        for (profile, _) in eligible {
+            guard let answer = answers[profile.id], let result = answer.result else {
+                notes.append("\(profile.id) none")
+                continue
+            }
+            var count = 0
+            for method in answer.methods {
+                for instrument in result.methods[method] ?? [] {
+                    guard let kind = Instrument.Kind(rawValue: instrument.kind) else { continue }
+                    let id = kind.isSelectable
+                        ? sealer.seal(SealedInstrument(session: session.id, provider: profile.id, method: method, kind: instrument.kind,
+                                                       reference: instrument.reference ?? ""))
+                        : nil
+                    offered.append(OfferedInstrument(id: id, provider: profile.id, method: method, instrument: instrument))
+                    count += 1
+                }
+            }
+            notes.append("\(profile.id) \(count)")
+        }
+        return (offered, "instruments: " + notes.joined(separator: ", "))
+    }
+
+    /// `session`'s instruments that may be used now, per method: of methods
+    /// still available, from providers that can still take the session, not
+    /// expired. Empty once the session is not open.
+    func instrumentsView(for session: Session, availableMethods: [String]) -> [String: [OfferedInstrument]] {
+        guard session.status == .open, let instruments = session.instruments, !instruments.isEmpty else { return [:] }
+        let at = now()
+        let available = Set(availableMethods)
+        var view: [String: [OfferedInstrument]] = [:]
+        for offered in instruments where available.contains(offered.method) && isOfferable(offered, in: session, at: at) {
+            view[offered.method, default: []].append(offered)
+        }
+        return view
+    }
+
+    private func isOfferable(_ offered: OfferedInstrument, in session: Session, at: Date) -> Bool {
+        if let date = offered.instrument.expiryDate, date <= at { return false }
+        guard let profile = directory.profiles().first(where: { $0.id == offered.provider }) else { return false }
+        return profile.refusal(method: offered.method, amount: session.amount, country: session.country, capture: session.capture,
+                               mode: session.mode) == nil
+    }
+
+    /// The provider and the `selected` member an attempt with `request.instrumentId` sends; throws `invalid_request` when
+    /// the id is not an instrument of this session that may be used now, or the request contradicts it.
+    func selection(_ request: NewAttempt, in session: Session) throws -> (provider: String, selected: SelectedInstrument)? {
+        if request.instrument?[SelectedInstrument.member] != nil {
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrument.selected is reserved for the host; choose an instrument with instrumentId")
+        }
+        guard let id = request.instrumentId else { return nil }
+        let refused = ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId is not an instrument of this session")
+        guard let sealed = sealer.open(id), sealed.session == session.id,
+              let offered = session.instruments?.first(where: { $0.id == id }),
+              offered.provider == sealed.provider, offered.method == sealed.method
+        else { throw refused }
+        if let date = offered.instrument.expiryDate, date <= now() {
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId names an instrument that expired at \(offered.instrument.expiresAt ?? "")")
+        }
+        guard request.method == sealed.method else {
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId is a \(sealed.method) instrument, not \(request.method)")
+        }
+        if let provider = request.provider, provider != sealed.provider {
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId was offered by \(sealed.provider), not \(provider)")
+        }
+        return (sealed.provider, SelectedInstrument(kind: sealed.kind, reference: sealed.reference))
+    }
+}
+
+/// What an instrument id seals: whose it is and the provider's reference.
+struct SealedInstrument: Sendable, Equatable, Codable {
+    var session: String
+    var provider: String
+    var method: String
+    var kind: String
+    var reference: String
+
+    enum CodingKeys: String, CodingKey {
+        case session = "s", provider = "p", method = "m", kind = "k", reference = "r"
+    }
+}
+
+/// Seals and opens instrument ids: `ins_` + base64url(AES-GCM(nonce ‖
+/// ciphertext ‖ tag)) under a key derived (HKDF-SHA256, info
+/// `gateway.instrument-id.v1`) from the fingerprint key, which is kept apart
+/// from the store. An id that does not open is not an instrument.
+struct InstrumentSealer: Sendable {
+    private let key: SymmetricKey
+
+    init(fingerprintKey: Data) {
+        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: fingerprintKey),
+                                     info: Data("gateway.instrument-id.v1".utf8), outputByteCount: 32)
+    }
+
+    func seal(_ value: SealedInstrument) -> String {
+        // Encoding five strings, and sealing with a fresh random nonce under a
+        // 256-bit key, cannot fail.
+        let plain = try! JSONEncoder().encode(value)
+        let box = try! AES.GCM.seal(plain, using: key)
+        return "ins_" + Self.base64url(box.combined!)
+    }
+
+    func open(_ id: String) -> SealedInstrument? {
+        guard id.hasPrefix("ins_"), id.utf8.count <= 4096, let data = Self.data(base64url: String(id.dropFirst(4))),
+              let box = try? AES.GCM.SealedBox(combined: data), let plain = try? AES.GCM.open(box, using: key)
+        else { return nil }
+        return try? JSONDecoder().decode(SealedInstrument.self, from: plain)
+    }
+
+    static func base64url(_ data: Data) -> String {
+        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+    }
+
+    static func data(base64url text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.utf8.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64)
+    }
+}
