@@ -45,7 +45,9 @@ extension MockAdapter {
         guard let selected = SelectedInstrument(in: request.instrument) else {
             throw AdapterError.invalidRequest("instrument.selected must be {\"kind\": ..., \"reference\": ...}")
         }
-        guard selected.reference.hasPrefix("mock_") else {
+        // The whole menu has no reference (the host sends the empty string).
+        let menu = selected.kind == Instrument.Kind.web.rawValue && selected.reference.isEmpty
+        guard menu || selected.reference.hasPrefix("mock_") else {
             throw AdapterError.invalidRequest("instrument.selected.reference is not an instrument the mock offered")
         }
     }

@@ -26,6 +26,7 @@ enum CheckoutOutput {
     private struct SessionDocument: Encodable {
         var session: Session
         var availableMethods: [String]
+        var instruments: [String: [OfferedInstrument]]
         var events: [SessionEvent]
     }
 
@@ -52,7 +53,10 @@ enum CheckoutOutput {
 
     static func print(session snapshot: SessionSnapshot, events: [SessionEvent], json: Bool) throws {
         if json {
-            let document = SessionDocument(session: snapshot.session, availableMethods: snapshot.availableMethods, events: events)
+            var session = snapshot.session
+            session.instruments = nil   // the stored list; what may be used now is `instruments`
+            let document = SessionDocument(session: session, availableMethods: snapshot.availableMethods,
+                                           instruments: snapshot.instruments, events: events)
             Swift.print(String(decoding: try encoder.encode(document), as: UTF8.self))
             return
         }

@@ -97,6 +97,33 @@ import TestSupport
         #expect(events.first?.detail?.contains("silent none") == true)
     }
 
+    @Test func aProviderThatIgnoresItsCancelIsNotWaitedFor() async throws {
+        // Returns only when the test releases it, after creation has returned.
+        let (release, releaser) = AsyncStream<Void>.makeStream()
+        let stubborn = ScriptedProvider("stubborn", instruments: { _ in
+            await withTaskCancellationHandler {
+                for await _ in release {}
+            } onCancel: {}
+            return InstrumentsResult(methods: ["visa": [.savedCard(brand: "visa", last4: "9999", expiryMonth: 1, expiryYear: 2031, reference: "late")]])
+        }) { call in .answered(ScriptedProvider.success(call)) }
+        let f = try EngineFixture([(Self.instrumentProfile("stubborn", priority: 1), stubborn)]) { $0.instrumentsTimeout = .milliseconds(20) }
+        let created = try await newSession(f)
+        #expect(created.instruments.isEmpty)
+        releaser.finish()
+        #expect(try await f.checkout.session(created.session.id).instruments.isEmpty, "a late answer reached the session")
+    }
+
+    @Test func onlyThePayersReferenceIsSentToProvidersAskedForInstruments() async throws {
+        let provider = Self.offering("psp")
+        let f = try EngineFixture([(Self.instrumentProfile("psp", priority: 1), provider)])
+        let created = try await newSession(f, payer: Payer(name: "Sara", email: "sara@example.com", phone: "+46701234567", reference: "cust-42"))
+        #expect(provider.instrumentsRequests.map(\.payer) == [Payer(reference: "cust-42")])
+        // The attempt's provider gets the whole payer.
+        _ = try await f.checkout.attempt(session: created.session.id, NewAttempt(method: "visa"))
+        guard case .authorize(let request)? = provider.calls.first else { Issue.record("no authorize"); return }
+        #expect(request.payer?.email == "sara@example.com" && request.payer?.phone == "+46701234567")
+    }
+
     @Test func aFailingProviderContributesNothingAndItsCircuitIsUntouched() async throws {
         let failing = ScriptedProvider("failing", instruments: { _ in nil }) { call in .answered(ScriptedProvider.success(call)) }
         let f = try EngineFixture([(Self.instrumentProfile("failing", priority: 1), failing)])

@@ -56,7 +56,13 @@ import TestSupport
         let paid = try await gateway.attempt(session: snapshot.session.id, NewAttempt(method: "visa", instrumentId: try #require(visa.id)))
         #expect(paid.status == .succeeded && paid.providerID == "mock")
 
-        // A reference the mock never offered is refused by the mock itself: sealed ids cannot be forged to reach it.
+        // The web menu has no reference: the mock gets the empty one, and pays.
+        let again = try await Self.session(gateway, payer: "mock-cards")
+        let menu = try #require(again.instruments["mada"]?.first?.id)
+        let byMenu = try await gateway.attempt(session: again.session.id, NewAttempt(method: "mada", instrumentId: menu))
+        #expect(byMenu.status == .succeeded && byMenu.providerID == "mock")
+
+        // An anonymous session gets nothing from the mock.
         let other = try await Self.session(gateway, payer: nil)
         #expect(other.instruments.isEmpty)
         await gateway.shutdown()

@@ -123,7 +123,7 @@ import TestSupport
 
     // MARK: plugin check
 
-    @Test func pluginCheckPassesTheMocksInstrumentsAndProbesCodeEightOnTheExampleAdapter() async throws {
+    @Test func pluginCheckPassesTheMocksInstrumentsAndProbesAnUnknownCodeOnBoth() async throws {
         let folder = try ManifestFolder()
         let check = ConformanceCheck(loader: folder.loader)
         let mock = await check.run(manifestAt: folder.manifests.appendingPathComponent("mock.json"))
@@ -133,7 +133,9 @@ import TestSupport
         #expect(example.filter { !$0.passed }.isEmpty, "\(example.filter { !$0.passed })")
         #expect(!example.contains { $0.name.hasPrefix("instruments") })
         let undeclared = try #require(example.first { $0.name == "undeclared-operation" })
-        #expect(undeclared.detail.hasPrefix("instruments refused with GW_E_UNSUPPORTED"), "\(undeclared.detail)")
+        #expect(undeclared.detail.hasPrefix("continue refused with GW_E_UNSUPPORTED"), "\(undeclared.detail)")
+        #expect(example.first { $0.name == "unknown-operation" }?.detail == "operation code 9999 refused with GW_E_UNSUPPORTED")
+        #expect(mock.first { $0.name == "unknown-operation" }?.passed == true)
     }
 
     @Test func pluginCheckFailsAnAdapterWhoseInstrumentsHoldACardNumber() async throws {

@@ -19,6 +19,15 @@ public struct OfferedInstrument: Sendable, Hashable, Codable {
         self.instrument = instrument
         self.instrument.reference = nil
     }
+
+    enum CodingKeys: String, CodingKey { case id, provider, method, instrument }
+
+    /// As the hand-written codec: a `reference` in the input is dropped.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(id: try c.decodeIfPresent(String.self, forKey: .id), provider: try c.decode(String.self, forKey: .provider),
+                  method: try c.decode(String.self, forKey: .method), instrument: try c.decode(Instrument.self, forKey: .instrument))
+    }
 }
 
 extension OfferedInstrument: JSONPayload {

@@ -7,10 +7,12 @@ import GatewayPayloads
 ///
 /// - Who is asked: providers that list `instruments`, enabled, of the
 ///   session's mode, able to take its amount, currency, country and capture
-///   mode, whose circuit is not open. Concurrently, each within
-///   ``CheckoutConfiguration/instrumentsTimeout`` (or its own call timeout,
-///   when shorter); one that is slower is cancelled. A slow, failing or
-///   silent provider contributes nothing, and creation never fails for it.
+///   mode, whose circuit is not open (``serves(_:_:at:)``). Concurrently, each
+///   within ``CheckoutConfiguration/instrumentsTimeout`` (or its own call
+///   timeout, when shorter); one that is slower is cancelled, and one that
+///   ignores its cancel is not waited for. A slow, failing or silent provider
+///   contributes nothing, and creation never fails for it. Of the payer, only
+///   `reference` is sent.
 /// - What is kept: display members only. A provider's `reference` is sealed
 ///   (AES-GCM under a key derived from the fingerprint key) into the
 ///   instrument's id, bound to the session, the provider, the method and the
@@ -24,10 +26,7 @@ extension Checkout {
     func fetchInstruments(for session: Session) async -> (instruments: [OfferedInstrument]?, summary: String?) {
         let clock = ContinuousClock.now
         let eligible = directory.profiles()
-            .filter { profile in
-                profile.supportsInstruments && profile.enabled && profile.mode == session.mode && breakerState(profile.id, at: clock) != .open
-                    && profile.refusal(amount: session.amount, country: session.country, capture: session.capture, mode: session.mode) == nil
-            }
+            .filter { $0.supportsInstruments && serves($0, session, at: clock) }
             .sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
             .compactMap { profile in directory.provider(profile.id).map { (profile, $0) } }
         guard !eligible.isEmpty else { return (nil, nil) }
@@ -36,37 +35,36 @@ extension Checkout {
             case answered(provider: String, methods: [String], result: InstrumentsResult?)
             case deadline
         }
+        // Only the merchant's id for the payer leaves for every eligible
+        // provider: name, e-mail and phone go only to the provider of an attempt.
+        let payer = session.payer?.reference.map { Payer(reference: $0) }
         let bound = configuration.instrumentsTimeout
-        let answers: [String: (methods: [String], result: InstrumentsResult?)] = await withTaskGroup(of: Outcome.self) { group in
-            for (profile, provider) in eligible {
-                let methods = profile.methods.sorted()
-                let request = InstrumentsRequest(
-                    sessionId: session.id, mode: session.mode, amount: session.amount, country: session.country,
-                    capture: session.capture, methods: methods, payer: session.payer)
-                let timeout = min(bound, profile.callTimeout)
-                group.addTask { .answered(provider: profile.id, methods: methods, result: await provider.instruments(request, timeout: timeout)) }
-            }
-            // The bound holds even for a provider that ignores its timeout:
-            // what has not answered shortly after it is cancelled.
-            group.addTask {
-                try? await Task.sleep(for: bound + .milliseconds(250))
-                return .deadline
-            }
-            var answers: [String: (methods: [String], result: InstrumentsResult?)] = [:]
-            var late = false
-            for await outcome in group {
-                switch outcome {
-                case .answered(let provider, let methods, let result):
-                    // After the bound, an answer (from a provider that ignored its cancel) counts for nothing.
-                    answers[provider] = (methods, late ? nil : result)
-                case .deadline:
-                    late = true
-                    group.cancelAll()
-                }
-                if answers.count == eligible.count { group.cancelAll() }
-            }
-            return answers
+        let (outcomes, feed) = AsyncStream<Outcome>.makeStream()
+        // Unstructured, so that the bound holds even for a provider that
+        // ignores its cancel: nothing here waits for it to return.
+        var calls: [Task<Void, Never>] = []
+        for (profile, provider) in eligible {
+            let methods = profile.methods.sorted()
+            let request = InstrumentsRequest(
+                sessionId: session.id, mode: session.mode, amount: session.amount, country: session.country,
+                capture: session.capture, methods: methods, payer: payer)
+            let timeout = min(bound, profile.callTimeout)
+            calls.append(Task { feed.yield(.answered(provider: profile.id, methods: methods, result: await provider.instruments(request, timeout: timeout))) })
         }
+        // A provider's own deadline ends its call first; this backstop ends the wait.
+        let backstop = Task {
+            try? await Task.sleep(for: bound + .milliseconds(250))
+            feed.yield(.deadline)
+        }
+        var answers: [String: (methods: [String], result: InstrumentsResult?)] = [:]
+        for await outcome in outcomes {
+            guard case .answered(let provider, let methods, let result) = outcome else { break }
+            answers[provider] = (methods, result)
+            if answers.count == eligible.count { break }
+        }
+        backstop.cancel()
+        for call in calls { call.cancel() }
+        feed.finish()
 
         var offered: [OfferedInstrument] = []
         var notes: [String] = []
@@ -109,8 +107,7 @@ extension Checkout {
     private func isOfferable(_ offered: OfferedInstrument, in session: Session, at: Date) -> Bool {
         if let date = offered.instrument.expiryDate, date <= at { return false }
         guard let profile = directory.profiles().first(where: { $0.id == offered.provider }) else { return false }
-        return profile.refusal(method: offered.method, amount: session.amount, country: session.country, capture: session.capture,
-                               mode: session.mode) == nil
+        return profile.methods.contains(offered.method) && serves(profile, session, at: .now)
     }
 
     /// The provider and the `selected` member an attempt with `request.instrumentId` sends; throws `invalid_request` when

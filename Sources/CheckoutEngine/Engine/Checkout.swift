@@ -166,12 +166,19 @@ public final class Checkout: Sendable {
         guard session.status == .open else { return [] }
         var methods = Set<String>()
         let at = ContinuousClock.now
-        for profile in directory.profiles() where profile.enabled && profile.mode == session.mode && breakerState(profile.id, at: at) != .open {
-            if profile.refusal(amount: session.amount, country: session.country, capture: session.capture, mode: session.mode) == nil {
-                methods.formUnion(profile.methods)
-            }
+        for profile in directory.profiles() where serves(profile, session, at: at) {
+            methods.formUnion(profile.methods)
         }
         return methods.sorted()
+    }
+
+    /// Whether `profile` may serve `session` now: enabled, of its mode, able
+    /// to take its amount, currency, country and capture mode, and its
+    /// circuit not open. What available methods, instruments and their view
+    /// all ask (the router asks the same per method).
+    func serves(_ profile: ProviderProfile, _ session: Session, at: ContinuousClock.Instant) -> Bool {
+        profile.refusal(amount: session.amount, country: session.country, capture: session.capture, mode: session.mode) == nil
+            && breakerState(profile.id, at: at) != .open
     }
 
     // MARK: Shared machinery

@@ -69,6 +69,15 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
         self.availableMethods = availableMethods
         self.instruments = instruments
     }
+
+    enum CodingKeys: String, CodingKey { case session, availableMethods, instruments }
+
+    /// As the hand-written codec: an answer stored before instruments existed has none.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(session: try c.decode(Session.self, forKey: .session), availableMethods: try c.decode([String].self, forKey: .availableMethods),
+                  instruments: try c.decodeIfPresent([String: [OfferedInstrument]].self, forKey: .instruments) ?? [:])
+    }
 }
 
 /// The outcome of a capture, refund or void.

@@ -67,6 +67,12 @@ public final class AdapterInstance: Sendable {
     ///
     /// - Parameter timeout: the deadline; the manifest's `timeout_ms` when nil.
     public func invoke(_ operation: PaymentOperation, payload: some ContiguousBytes & Sendable, timeout: Duration? = nil) async -> CallOutcome {
+        await invoke(code: operation.code, payload: payload, timeout: timeout)
+    }
+
+    /// Invokes the `GW_OP_*` value `code`, which may be one no ABI version
+    /// defines (what `gateway plugin check` probes an adapter with).
+    func invoke(code: Int32, payload: some ContiguousBytes & Sendable, timeout: Duration? = nil) async -> CallOutcome {
         let calls = context.calls
         let callID = calls.makeCallID()
         let limit = timeout ?? .milliseconds(manifest.timeoutMilliseconds)
@@ -82,7 +88,7 @@ public final class AdapterInstance: Sendable {
                     return
                 }
                 let status = payload.withUnsafeBytes { bytes in
-                    connection.invoke(callID, operation.code, bytes, timeout: UInt64(max(limit.nanoseconds, 0)))
+                    connection.invoke(callID, code, bytes, timeout: UInt64(max(limit.nanoseconds, 0)))
                 }
                 if status != 0 { calls.refused(callID, status: status) }
             }

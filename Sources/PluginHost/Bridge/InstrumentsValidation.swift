@@ -119,7 +119,10 @@ public enum InstrumentsValidation {
                               ("expiresAt", instrument.expiresAt), ("kind", instrument.kind)] {
             if let value { all.append((name, value)) }
         }
-        for (key, value) in (instrument.data ?? [:]).sorted(by: { $0.key < $1.key }) { all.append(("data.\(key)", value)) }
+        for (key, value) in (instrument.data ?? [:]).sorted(by: { $0.key < $1.key }) {
+            all.append(("data (a key)", key))
+            all.append(("data.\(Redaction.maskingCardNumbers(in: key))", value))
+        }
         return all
     }
 

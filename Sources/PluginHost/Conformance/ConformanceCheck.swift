@@ -58,6 +58,7 @@ public struct ConformanceCheck: Sendable {
         }
         steps.append(await checkMalformedRequest(on: adapter))
         steps.append(await checkUndeclaredOperation(on: adapter, manifest: manifest))
+        steps.append(await checkUnknownOperation(on: adapter))
 
         // Late or duplicate completions show up after the calls returned.
         try? await Task.sleep(for: .milliseconds(200))
@@ -250,21 +251,39 @@ public struct ConformanceCheck: Sendable {
         }
     }
 
-    /// An operation the adapter does not declare must be refused, not
-    /// attempted. The latest such operation is probed: for a 1.0 adapter,
-    /// `instruments`, which is what a 1.1 host could send it.
+    /// An operation the adapter does not declare, of a minor version both
+    /// sides negotiated (what the host could send it), must be refused, not
+    /// attempted.
     private func checkUndeclaredOperation(on adapter: AdapterInstance, manifest: Manifest) async -> Step {
-        guard let undeclared = PaymentOperation.allCases.last(where: { !adapter.adapterDescription.operations.contains($0) }) else {
-            return Step(name: "undeclared-operation", passed: true, detail: "the adapter implements every ABI 1.\(SignatureTable.hostMinor) operation")
+        let negotiated = min(adapter.abiMinor, SignatureTable.hostMinor)
+        guard let undeclared = PaymentOperation.allCases.first(where: {
+            $0.introducedInMinor <= negotiated && !adapter.adapterDescription.operations.contains($0)
+        }) else {
+            return Step(name: "undeclared-operation", passed: true, detail: "the adapter implements every ABI 1.\(negotiated) operation")
         }
-        let body = Data(#"{"paymentId":"chk","providerReference":"check-reference","idempotencyKey":"k"}"#.utf8)
-        switch await adapter.invoke(undeclared, payload: body, timeout: callTimeout) {
+        return Self.refusal(step: "undeclared-operation", of: undeclared.rawValue,
+                            await adapter.invoke(undeclared, payload: Self.probeBody, timeout: callTimeout))
+    }
+
+    /// An operation code no ABI version defines (what a later minor's host
+    /// could send) must be refused with `GW_E_UNSUPPORTED`, with no completion.
+    private func checkUnknownOperation(on adapter: AdapterInstance) async -> Step {
+        Self.refusal(step: "unknown-operation", of: "operation code \(Self.unknownCode)",
+                     await adapter.invoke(code: Self.unknownCode, payload: Self.probeBody, timeout: callTimeout))
+    }
+
+    /// A `GW_OP_*` value no ABI minor will define.
+    static let unknownCode: Int32 = 9_999
+    static let probeBody = Data(#"{"paymentId":"chk","providerReference":"check-reference","idempotencyKey":"k"}"#.utf8)
+
+    static func refusal(step: String, of what: String, _ outcome: CallOutcome) -> Step {
+        switch outcome {
         case .refused(let status) where status == ABIStatus.unsupported.rawValue:
-            return Step(name: "undeclared-operation", passed: true, detail: "\(undeclared.rawValue) refused with GW_E_UNSUPPORTED")
+            return Step(name: step, passed: true, detail: "\(what) refused with GW_E_UNSUPPORTED")
         case .completed(let status, _) where status == ABIStatus.unsupported.rawValue:
-            return Step(name: "undeclared-operation", passed: true, detail: "\(undeclared.rawValue) completed with GW_E_UNSUPPORTED")
+            return Step(name: step, passed: true, detail: "\(what) completed with GW_E_UNSUPPORTED")
         case let other:
-            return Step(name: "undeclared-operation", passed: false, detail: "\(undeclared.rawValue) is not described, yet the adapter answered \(other)")
+            return Step(name: step, passed: false, detail: "\(what) is not described, yet the adapter answered \(other)")
         }
     }
 

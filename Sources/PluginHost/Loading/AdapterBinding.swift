@@ -173,10 +173,21 @@ package struct AdapterBinding: Sendable {
         do {
             let d = try JSONDecoder().decode(Lenient.self, from: document)
             return AdapterDescription(id: d.id, version: d.version, methods: d.methods,
-                                      operations: d.operations.compactMap(PaymentOperation.init(rawValue:)).filter { $0.introducedInMinor <= negotiatedMinor },
-                                      currencies: d.currencies)
+                                      operations: d.operations.compactMap(PaymentOperation.init(rawValue:)),
+                                      currencies: d.currencies).limited(toMinor: negotiatedMinor)
         } catch {
             throw .describeFailed(detail: "the document is not a valid description: \(AdapterInstance.decodingSummary(error))")
         }
+    }
+}
+
+extension AdapterDescription {
+    /// The description without operations of a minor version later than
+    /// `minor` (the negotiated one): the host never invokes those. Applied in
+    /// process, and again by the host to what a runner reports.
+    package func limited(toMinor minor: UInt32) -> AdapterDescription {
+        var limited = self
+        limited.operations = operations.filter { $0.introducedInMinor <= minor }
+        return limited
     }
 }

@@ -90,7 +90,7 @@ private struct Checker {
                     fail("$.operations[\(index)]", "\"\(name)\" needs ABI \(abi.major).\(op.introducedInMinor); this manifest declares \(abi.major).\(abi.minor)")
                 }
                 operations.append(op)
-            } else if let abi, abi.minor > SignatureTable.hostMinor {
+            } else if let abi, abi.major == SignatureTable.hostMajor, abi.minor > SignatureTable.hostMinor {
                 // An operation of a later minor than this host's: the host
                 // never invokes it, and the adapter keeps working without it.
                 continue

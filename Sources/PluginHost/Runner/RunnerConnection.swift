@@ -71,7 +71,8 @@ final class RunnerConnection: AdapterConnection {
         self.launch = launch
         self.executable = executable
         self.context = context
-        description = ready.description
+        // Limited here too: the runner's own filtering runs in the adapter's process.
+        description = ready.description.limited(toMinor: min(ready.abiMinor, SignatureTable.hostMinor))
         abiMajor = ready.abiMajor
         abiMinor = ready.abiMinor
         state = Mutex(State(network: ready.network, pid: ready.pid))
@@ -298,7 +299,7 @@ final class RunnerConnection: AdapterConnection {
         }) else { return }
         do {
             let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, network: launch.network, context: context)
-            guard ready.description == description, ready.abiMajor == abiMajor else {
+            guard ready.description.limited(toMinor: min(ready.abiMinor, SignatureTable.hostMinor)) == description, ready.abiMajor == abiMajor else {
                 process.kill(because: "it changed on restart")
                 throw LoadFailure.runnerHandshake("the restarted runner describes a different adapter")
             }
