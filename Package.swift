@@ -21,6 +21,7 @@ let package = Package(
         .library(name: "HyperPayAdapter", type: .dynamic, targets: ["HyperPayAdapter"]),
         .library(name: "STCPayAdapter", type: .dynamic, targets: ["STCPayAdapter"]),
         .library(name: "TabbyAdapter", type: .dynamic, targets: ["TabbyAdapter"]),
+        .library(name: "SwedbankPayAdapter", type: .dynamic, targets: ["SwedbankPayAdapter"]),
         .library(name: "TamaraAdapter", type: .dynamic, targets: ["TamaraAdapter"]),
         // For the host's tests only (no manifest in manifests/): misbehaves on request.
         .library(name: "ChaosAdapter", type: .dynamic, targets: ["ChaosAdapter"]),
@@ -147,6 +148,9 @@ let package = Package(
             path: "Plugins/STCPay"),
         .target(
             name: "TabbyAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/Tabby"),
+        .target(
+            name: "SwedbankPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Plugins/SwedbankPay"),
         .target(
             name: "TamaraAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/Tamara"),

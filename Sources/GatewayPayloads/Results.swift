@@ -64,11 +64,15 @@ public struct AdapterProblem: Codable, Sendable, Hashable {
     public var safeToRetryElsewhere: Bool
     /// The provider's own code, for support.
     public var providerCode: String?
+    /// ABI 1.1: the member of the attempt's request that was wrong
+    /// (`instrument.msisdn`), when one was.
+    public var field: String?
 
     public init(
         code: String, message: String, retryable: Bool, safeToRetryElsewhere: Bool = false,
-        providerCode: String? = nil
+        providerCode: String? = nil, field: String? = nil
     ) {
+        self.field = field
         self.code = code
         self.message = message
         self.retryable = retryable

@@ -70,6 +70,18 @@ enum HostedPage {
         }
     }
 
+    /// A form body (`application/x-www-form-urlencoded`, at most 16 KiB) as
+    /// its fields; a field given twice keeps its last value.
+    static func form(_ request: Request) async throws -> [String: String] {
+        let text = String(buffer: try await request.body.collect(upTo: 16 * 1024))
+        var fields: [String: String] = [:]
+        for pair in text.split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? "" }
+            if let name = parts.first, !name.isEmpty { fields[name] = parts.count == 2 ? parts[1] : "" }
+        }
+        return fields
+    }
+
     /// `value` percent-encoded for a query component.
     static func queryComponent(_ value: String) -> String {
         var allowed = CharacterSet.alphanumerics
@@ -79,6 +91,7 @@ enum HostedPage {
 
     /// HTTP 302 to the shop's `back` URL with `query` added, each value percent-encoded.
     static func redirect(to back: String, adding query: KeyValuePairs<String, String>) -> Response {
+        guard !query.isEmpty else { return Response(status: .found, headers: [.location: back]) }
         let added = query.map { $0.key + "=" + queryComponent($0.value) }.joined(separator: "&")
         return Response(status: .found, headers: [.location: back + (back.contains("?") ? "&" : "?") + added])
     }

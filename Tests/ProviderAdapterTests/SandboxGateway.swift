@@ -58,6 +58,8 @@ final class SandboxGateway: Sendable {
         let data = folder.appendingPathComponent("data")
         var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: data.path)
         configuration.libraries = BuildProducts.sharedLibraryStore
+        // A machine running many gateways at once must not make instruments late.
+        configuration.checkout.instrumentsTimeout = .seconds(60)
         configuration.sandbox = SandboxOverlay(baseURL: server.root, secrets: secrets,
                                                secretsDirectory: data.appendingPathComponent("sandbox/secrets"))
         configure(&configuration)
@@ -93,6 +95,20 @@ final class SandboxGateway: Sendable {
         let reply = try await server.send(HTTPClientRequest(url: url), timeout: .seconds(30))
         return (reply.status, reply.location, reply.text)
     }
+
+    /// POSTs `form` (`application/x-www-form-urlencoded`) to `url`, as a
+    /// browser submits a page's form (redirects not followed).
+    func post(_ url: String, form: [String: String]) async throws -> (status: Int, location: String?, body: String) {
+        var allowed = CharacterSet.alphanumerics
+        allowed.insert(charactersIn: "-._~")
+        let text = form.sorted { $0.key < $1.key }
+            .map { "\($0.key)=\($0.value.addingPercentEncoding(withAllowedCharacters: allowed) ?? "")" }.joined(separator: "&")
+        let reply = try await server.send("POST", url, body: (contentType: "application/x-www-form-urlencoded", text: text))
+        return (reply.status, reply.location, reply.text)
+    }
+
+    /// The sandbox's base URL, `http://127.0.0.1:PORT`.
+    var root: String { server.root }
 
     /// Stops the gateway (its adapters drain), then the simulators, and removes the scratch folder.
     func stop() async {

@@ -12,13 +12,13 @@ import TestSupport
 @Suite("Sandbox mode runs the shipped providers as test")
 struct SandboxModeTests {
     @Test func theShippedProvidersServeTestSessionsOnlyInSandboxMode() async throws {
-        // Only the four providers: no mock or example-c to offer the methods instead.
+        // Only the providers: no mock or example-c to offer the methods instead.
         let fx = try await SandboxGateway.start(configure: { $0.reconcileInterval = .seconds(3600) }) { manifests in
             for name in ["mock.json", "example-c.json"] { try FileManager.default.removeItem(at: manifests.appendingPathComponent(name)) }
         }
         do {
             let records = fx.gateway.providerRecords
-            #expect(records.map(\.id) == ["hyperpay", "stcpay", "tabby", "tamara"])
+            #expect(records.map(\.id) == ["hyperpay", "stcpay", "swedbankpay", "tabby", "tamara"])
             for record in records {
                 #expect(record.state == .loaded, "\(record.id ?? "?"): \(record.failure.map { "\($0)" } ?? "")")
                 let manifest = try #require(record.manifest)

@@ -67,12 +67,13 @@ extension Problem: JSONPayload {
         w.member("code", code)
         w.member("payerMessage", payerMessage)
         w.member("providerCode", providerCode)
+        w.member("field", field)
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
         var type: String?, title: String?, status: Int64?, detail: String?, retryable: Bool?, code: String?
-        var payerMessage: PayerMessage?, providerCode: String?
+        var payerMessage: PayerMessage?, providerCode: String?, field: String?
         try p.object { key, p throws(JSONParseError) in
             switch key {
             case "type": type = try p.string()
@@ -83,13 +84,14 @@ extension Problem: JSONPayload {
             case "code": code = try p.string()
             case "payerMessage": payerMessage = try PayerMessage(parsing: &p)
             case "providerCode": providerCode = try p.optionalString()
+            case "field": field = try p.optionalString()
             default: try p.skipValue()
             }
         }
         self.init(
             type: try required(type, "type", p), title: try required(title, "title", p), status: Int(try required(status, "status", p)),
             detail: try required(detail, "detail", p), retryable: try required(retryable, "retryable", p), code: try required(code, "code", p),
-            payerMessage: try required(payerMessage, "payerMessage", p), providerCode: providerCode)
+            payerMessage: try required(payerMessage, "payerMessage", p), providerCode: providerCode, field: field)
     }
 }
 

@@ -19,6 +19,9 @@ public struct Problem: Error, Sendable, Equatable, Codable {
     public var payerMessage: PayerMessage
     /// The provider's own code, for support.
     public var providerCode: String?
+    /// The member of the request that was wrong, when one was
+    /// (`instrument.msisdn`): a client shows the message beside that field.
+    public var field: String?
 
     public struct PayerMessage: Sendable, Equatable, Codable {
         public var en: String
@@ -52,6 +55,22 @@ public enum ProblemCatalog {
             title: "Authentication failed", status: 402, retryable: false,
             en: "Your bank could not verify this payment. Please try again or use another card.",
             ar: "تعذّر على البنك التحقق من عملية الدفع. يرجى المحاولة مرة أخرى أو استخدام بطاقة أخرى."),
+        "fraud_detected": Entry(
+            title: "Declined as a precaution", status: 402, retryable: false,
+            en: "Your bank declined this payment as a security precaution. Please contact your bank or use another payment method.",
+            ar: "رفض البنك عملية الدفع هذه كإجراء أمني. يرجى التواصل مع البنك أو استخدام وسيلة دفع أخرى."),
+        "app_launch_failed": Entry(
+            title: "Payment app did not open", status: 402, retryable: true,
+            en: "The payment app could not be opened on this device. Please try again, or pay with the app on another phone.",
+            ar: "تعذّر فتح تطبيق الدفع على هذا الجهاز. يرجى المحاولة مرة أخرى، أو الدفع باستخدام التطبيق على هاتف آخر."),
+        "wallet_declined": Entry(
+            title: "Declined by the payment app", status: 402, retryable: false,
+            en: "Your payment app declined this payment, possibly because of a limit or your balance. Please check the app or use another payment method.",
+            ar: "رفض تطبيق الدفع هذه العملية، ربما بسبب حدّ أو رصيد غير كافٍ. يرجى التحقق من التطبيق أو استخدام وسيلة دفع أخرى."),
+        "invalid_phone_number": Entry(
+            title: "Phone number not usable", status: 422, retryable: true,
+            en: "This mobile number cannot be used for this payment. Please enter it with the country code, for example +46 70 123 45 67.",
+            ar: "لا يمكن استخدام رقم الجوال هذا لعملية الدفع. يرجى إدخاله مع رمز الدولة، مثل ‎+46 70 123 45 67."),
         "otp_invalid": Entry(
             title: "Wrong one-time password", status: 402, retryable: true,
             en: "The code you entered is incorrect. Please check it and try again.",
@@ -176,12 +195,12 @@ public enum ProblemCatalog {
     public static var knownCodes: [String] { entries.keys.sorted() }
 
     /// The problem for `code`, with `detail` for the engineer.
-    public static func problem(code: String, detail: String, retryable: Bool? = nil, providerCode: String? = nil) -> Problem {
+    public static func problem(code: String, detail: String, retryable: Bool? = nil, providerCode: String? = nil, field: String? = nil) -> Problem {
         let entry = entries[code] ?? entries["payment_failed"]!
         return Problem(
             type: typeBase + code.replacingOccurrences(of: "_", with: "-"), title: entries[code]?.title ?? "Payment failed",
             status: entry.status, detail: detail, retryable: retryable ?? entry.retryable, code: code,
-            payerMessage: Problem.PayerMessage(en: entry.en, ar: entry.ar), providerCode: providerCode)
+            payerMessage: Problem.PayerMessage(en: entry.en, ar: entry.ar), providerCode: providerCode, field: field)
     }
 
     /// A transition the domain refused, as a problem for the caller.
@@ -198,7 +217,8 @@ public enum ProblemCatalog {
     /// An adapter's problem, as the engine reports it: the adapter's code,
     /// retryable flag and provider code are kept; `providerID` is named in the detail.
     public static func problem(from adapter: AdapterProblem, providerID: String) -> Problem {
-        problem(code: adapter.code, detail: "\(providerID): \(adapter.message)", retryable: adapter.retryable, providerCode: adapter.providerCode)
+        problem(code: adapter.code, detail: "\(providerID): \(adapter.message)", retryable: adapter.retryable, providerCode: adapter.providerCode,
+                field: adapter.field)
     }
 }
 

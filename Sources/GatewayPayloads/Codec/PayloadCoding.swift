@@ -309,11 +309,12 @@ extension AdapterProblem: JSONPayload {
         w.member("retryable", retryable)
         w.member("safeToRetryElsewhere", safeToRetryElsewhere)
         w.member("providerCode", providerCode)
+        w.member("field", field)
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
-        var code: String?, message: String?, retryable: Bool?, elsewhere: Bool?, providerCode: String?
+        var code: String?, message: String?, retryable: Bool?, elsewhere: Bool?, providerCode: String?, field: String?
         try p.object { name, p throws(JSONParseError) in
             switch name {
             case "code": code = try p.string()
@@ -321,13 +322,14 @@ extension AdapterProblem: JSONPayload {
             case "retryable": retryable = try p.bool()
             case "safeToRetryElsewhere": elsewhere = try p.bool()
             case "providerCode": providerCode = try p.optionalString()
+            case "field": field = try p.optionalString()
             default: try p.skipValue()
             }
         }
         self.init(
             code: try required(code, "code", p), message: try required(message, "message", p),
             retryable: try required(retryable, "retryable", p), safeToRetryElsewhere: try required(elsewhere, "safeToRetryElsewhere", p),
-            providerCode: providerCode)
+            providerCode: providerCode, field: field)
     }
 }
 
