@@ -67,18 +67,27 @@ extension SwedbankPayAdapter {
             return Self.notCreated("no answer to creating the payment order (\(error.message))")
         }
         if created.status >= 500 || created.status == 429 { return Self.notCreated("creating the payment order answered \(created.summary)") }
-        guard created.ok, let answer = created.decode(SwedbankPayWire.OrderAnswer.self), let id = answer.paymentOrder?.id,
-              SwedbankPayReference.isOrderID(id) else {
+        guard created.ok else {
             return AdapterResult(status: .failed, problem: AdapterProblem(
                 code: "provider_error", message: "Swedbank Pay refused the payment order: \(created.summary)", retryable: false,
                 safeToRetryElsewhere: true, providerCode: created.problem?.name ?? "HTTP \(created.status)"))
         }
+        guard let answer = created.decode(SwedbankPayWire.OrderAnswer.self), let id = answer.paymentOrder?.id, SwedbankPayReference.isOrderID(id) else {
+            // The order exists, but which one is not known: only its callback (metadata) can tell.
+            throw AdapterError.outcomeUnknown("Swedbank Pay created a payment order but its answer cannot be read (\(created.summary))")
+        }
         let reference = SwedbankPayReference(capture: request.capture, menu: choice.isMenuFlow, orderID: id)
-        // From here on the order exists: an answer that does not come is not "nothing sent".
+        // From here on the order exists: whatever goes wrong, the answer carries its reference (pending, for verify).
         do {
             return try await pay(choice, order: answer, reference: reference, request: request, back: back)
         } catch let error as HTTPEgressError {
             return Self.lost(reference, "the payment attempt got no answer (\(error.message))")
+        } catch AdapterError.invalidRequest(let message) {
+            return Self.lost(reference, "an answer could not be followed (\(message))")
+        } catch AdapterError.outcomeUnknown(let message), AdapterError.internal(let message) {
+            return Self.lost(reference, message)
+        } catch {
+            return Self.lost(reference, "the payment attempt was interrupted (\(type(of: error)))")
         }
     }
 
@@ -154,7 +163,7 @@ extension SwedbankPayAdapter {
         let instrument = request.instrument ?? [:]
         if let selected = SelectedInstrument(in: request.instrument) {
             switch (selected.kind, request.method) {
-            case ("saved_card", "visa"), ("saved_card", "mastercard"): return .choice(.savedCard(selected.reference))
+            case ("saved_card", "visa"), ("saved_card", "mastercard"): return .choice(.savedCard(Self.decodeToken(selected.reference)))
             case ("phone", "swish"): return .choice(.swishPhone(selected.reference))
             case ("web", "swedbankpay"):
                 let only = selected.reference.isEmpty ? nil : selected.reference.split(separator: ",").map(String.init)
@@ -231,7 +240,8 @@ extension SwedbankPayAdapter {
                                                  orderReference: order),
             payer: request.payer?.reference.map { SwedbankPayWire.Payer(payerReference: $0) },
             orderItems: [SwedbankPayWire.OrderItem(reference: order, name: "Order \(order)", unitPrice: request.amount.value, amount: request.amount.value)],
-            metadata: ["gatewayPaymentId": request.paymentId, "gatewayCapture": request.capture.rawValue]))
+            metadata: ["gatewayPaymentId": request.paymentId, "gatewayCapture": request.capture.rawValue,
+                       "gatewayFlow": choice.isMenuFlow ? "menu" : "native"]))
     }
 
     /// The payment id as a `payeeReference`: letters and digits, at most 30.

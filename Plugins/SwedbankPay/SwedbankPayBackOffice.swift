@@ -48,17 +48,19 @@ extension SwedbankPayAdapter {
             if sent.ok, let after = sent.decode(SwedbankPayWire.OrderAnswer.self)?.paymentOrder {
                 return Self.moved(after, reference: reference, amount: request.amount)
             }
-            if sent.status >= 500 || sent.problem == nil {
-                throw AdapterError.outcomeUnknown("Swedbank Pay's \(rel) answered \(sent.summary)")
-            }
-            // Refused before anything moved: read again, in case an earlier try under this key landed.
-            let again = try await client.order(reference.orderID).decode(SwedbankPayWire.OrderAnswer.self)?.paymentOrder
-            if let again, (again.financialTransactions?.financialTransactionsList ?? []).contains(where: { $0.payeeReference == payee && $0.type == type }) {
+            // Refused: read again, in case an earlier try under this key landed (or is landing).
+            let reread = try await client.order(reference.orderID)
+            if reread.ok, let again = reread.decode(SwedbankPayWire.OrderAnswer.self)?.paymentOrder,
+               (again.financialTransactions?.financialTransactionsList ?? []).contains(where: { $0.payeeReference == payee && $0.type == type }) {
                 return Self.moved(again, reference: reference, amount: request.amount)
             }
-            return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                code: "provider_error", message: "Swedbank Pay refused the \(rel): \(sent.summary)", retryable: false,
-                providerCode: sent.problem?.name), providerStatus: order.status)
+            // Only a refusal of the caller's credentials proves nothing moved; any other may hide an earlier try in flight.
+            if sent.status == 401 || sent.status == 403 {
+                return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
+                    code: "provider_error", message: "Swedbank Pay refused the \(rel): \(sent.summary)", retryable: false,
+                    providerCode: sent.problem?.name), providerStatus: order.status)
+            }
+            throw AdapterError.outcomeUnknown("Swedbank Pay's \(rel) answered \(sent.summary); an earlier try under this key may still land")
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("Swedbank Pay's \(rel) got no answer: \(error.message)")
         }

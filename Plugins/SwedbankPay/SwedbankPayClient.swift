@@ -18,9 +18,8 @@ struct SwedbankPayAnswer: Sendable {
 
     /// `HTTP 400 inputerror: <detail> (<name>: <description>)`, for messages.
     var summary: String {
-        guard let problem = decode(SwedbankPayWire.Problem.self), problem.type != nil else {
-            return "HTTP \(status)" + (body.isEmpty ? "" : ": " + String(decoding: body.prefix(160), as: UTF8.self))
-        }
+        // Only a problem's own fields are quoted: another body may carry tokens (a session's prefills).
+        guard let problem = decode(SwedbankPayWire.Problem.self), problem.type != nil else { return "HTTP \(status)" }
         let items = (problem.problems ?? []).compactMap { item in item.name.map { "\($0): \(item.description ?? "")" } }
         return "HTTP \(status) \(problem.name): \(problem.detail ?? problem.title ?? "")" + (items.isEmpty ? "" : " (" + items.joined(separator: "; ") + ")")
     }

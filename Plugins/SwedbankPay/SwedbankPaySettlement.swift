@@ -5,13 +5,17 @@ import GatewayAdapterSDK
 /// verify and callbacks. Only `GET`s of the order (and its session) decide.
 extension SwedbankPayAdapter {
     /// The result of a native session after an attempt's step.
+    /// - Parameter readOrder: whether a session that sends the payer on
+    ///   (`redirect-payer`) has the order read; false when the order was just
+    ///   read (`Initialized`), so the two never chase each other.
     func interpret(_ session: SwedbankPayWire.SessionAnswer, reference: SwedbankPayReference, request paymentId: String, amount: Money?,
-                   back: String?, instrument: String?) async throws -> AdapterResult {
+                   back: String?, instrument: String?, readOrder: Bool = true) async throws -> AdapterResult {
         if let problem = session.problem {
             return try await abandon(reference, problem: problem, instrument: instrument)
         }
         let operations = session.operations ?? []
         if operations.named("redirect-payer") != nil {
+            guard readOrder else { return AdapterResult(status: .pending, providerReference: reference.text, providerStatus: "Initialized") }
             return try await settle(reference, paymentId: paymentId)
         }
         if let complete = operations.named("complete-authentication"), let task = complete.tasks?.first(where: { $0.rel == "sca-redirect" }),
@@ -59,6 +63,12 @@ extension SwedbankPayAdapter {
             guard aborted.ok, aborted.decode(SwedbankPayWire.OrderAnswer.self)?.paymentOrder?.status == "Aborted" else {
                 return Self.lost(reference, "aborting the order after a failed attempt answered \(aborted.summary)")
             }
+            // Not charged only when the order itself says so: aborted (final), and nothing ever moved on it.
+            let final = try await client.order(reference.orderID)
+            guard final.ok, let now = final.decode(SwedbankPayWire.OrderAnswer.self)?.paymentOrder, now.status == "Aborted",
+                  let moves = now.financialTransactions?.financialTransactionsList, moves.isEmpty else {
+                return Self.lost(reference, "the aborted order could not be confirmed empty (\(final.summary))")
+            }
         } else if order.paymentOrder?.status != "Aborted" {
             // Paid after all (a late approval): the order decides.
             return try await settle(reference, paymentId: nil, read: order)
@@ -96,9 +106,10 @@ extension SwedbankPayAdapter {
     /// verify: the order as it now is.
     func verify(_ request: VerifyRequest) async throws -> AdapterResult {
         guard let text = request.providerReference else {
-            return AdapterResult(status: .failed, problem: AdapterProblem(
-                code: "provider_error", message: "Swedbank Pay: no payment order was created for this attempt, so nothing was charged",
-                retryable: true, safeToRetryElsewhere: true))
+            // The create's answer was lost: an order may exist (and have been paid). Swedbank has no
+            // search by payeeReference, so only its callback (which names the payment) can settle it.
+            throw AdapterError.outcomeUnknown("Swedbank Pay: this attempt has no payment order reference (the create's answer was lost); "
+                + "its callback, or a person looking up payeeReference \(Self.payeeReference(request.paymentId)), settles it")
         }
         guard let reference = SwedbankPayReference(text) else { throw AdapterError.invalidRequest("providerReference is not a Swedbank Pay payment order") }
         do {
@@ -118,10 +129,7 @@ extension SwedbankPayAdapter {
             answer = read
         } else {
             let got = try await client.order(reference.orderID)
-            if got.status == 404 {
-                return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                    code: "unknown_payment", message: "Swedbank Pay does not know payment order \(reference.orderID)", retryable: false))
-            }
+            // A 404 too: a wrong base_url or token must not fail attempts whose orders exist.
             guard got.ok, let decoded = got.decode(SwedbankPayWire.OrderAnswer.self), decoded.paymentOrder?.status != nil else {
                 throw AdapterError.outcomeUnknown("Swedbank Pay could not report the payment order: \(got.summary)")
             }
@@ -166,7 +174,7 @@ extension SwedbankPayAdapter {
             }
             // On the menu a problem lets the payer try again on the same order.
             if reference.menu, now.problem != nil { return AdapterResult(status: .pending, providerReference: reference.text, providerStatus: status) }
-            return try await interpret(now, reference: reference, request: paymentId ?? "", amount: nil, back: nil, instrument: nil)
+            return try await interpret(now, reference: reference, request: paymentId ?? "", amount: nil, back: nil, instrument: nil, readOrder: false)
         default:
             throw AdapterError.outcomeUnknown("Swedbank Pay reported an order status this adapter does not know: \(status.prefix(40))")
         }
@@ -178,7 +186,9 @@ extension SwedbankPayAdapter {
         let currency = order.currency ?? "SEK"
         let payee = Self.payeeReference("cap" + paymentId)
         let done = (order.financialTransactions?.financialTransactionsList ?? []).contains { $0.payeeReference == payee }
-        let remaining = order.remainingCaptureAmount ?? 0
+        guard let remaining = order.remainingCaptureAmount, let amount = order.amount else {
+            throw AdapterError.outcomeUnknown("Swedbank Pay's paid order does not say what is left to capture")
+        }
         if !done, remaining > 0 {
             guard let capture = answer.operations?.named("capture") else {
                 throw AdapterError.outcomeUnknown("Swedbank Pay's paid order offers no capture")
@@ -200,15 +210,18 @@ extension SwedbankPayAdapter {
             let reread = try await client.order(reference.orderID)
             return try await settled(reread.decode(SwedbankPayWire.OrderAnswer.self) ?? after, reference: reference)
         }
-        return AdapterResult(status: .succeeded, providerReference: reference.text, amount: Money(value: order.amount ?? 0, currency: currency),
-                             providerStatus: "Paid", totals: Self.totals(order))
+        _ = amount
+        return try await settled(answer, reference: reference)
     }
 
+    /// `succeeded` only when the order lists captures of its whole amount.
     private func settled(_ answer: SwedbankPayWire.OrderAnswer, reference: SwedbankPayReference) async throws -> AdapterResult {
-        let order = answer.paymentOrder
-        return AdapterResult(status: .succeeded, providerReference: reference.text,
-                             amount: Money(value: order?.amount ?? 0, currency: order?.currency ?? "SEK"), providerStatus: order?.status ?? "Paid",
-                             totals: order.flatMap(Self.totals))
+        guard let order = answer.paymentOrder, let amount = order.amount, let currency = order.currency, let totals = Self.totals(order),
+              totals.captured.value >= amount else {
+            throw AdapterError.outcomeUnknown("Swedbank Pay's order does not yet list a capture of its amount")
+        }
+        return AdapterResult(status: .succeeded, providerReference: reference.text, amount: Money(value: amount, currency: currency),
+                             providerStatus: order.status ?? "Paid", totals: totals)
     }
 
     /// What moved, from `financialTransactions`.
@@ -245,15 +258,18 @@ extension SwedbankPayAdapter {
             return WebhookResult(verified: false, problem: AdapterProblem(
                 code: "webhook_unverified", message: "Swedbank Pay does not know the order the callback names (\(read.summary))", retryable: false))
         }
+        let moves = order.financialTransactions?.financialTransactionsList?.count ?? 0
+        let eventId = "\(id):\(order.paid?.number ?? 0):\(order.status ?? ""):\(moves)"
         guard let paymentId = order.metadata?["gatewayPaymentId"]?.text,
               let capture = order.metadata?["gatewayCapture"]?.text.flatMap(CaptureMode.init(rawValue:)) else {
-            return WebhookResult(verified: true, eventId: "\(id):\(order.paid?.number ?? 0):\(order.status ?? "")")
+            return WebhookResult(verified: true, eventId: eventId, problem: AdapterProblem(
+                code: "unknown_payment", message: "Swedbank Pay's order \(id) was not made by this gateway", retryable: false))
         }
-        // The flow does not matter for a callback: a menu order and a native one settle alike, but a
-        // session problem on a native order is the attempt's end, which verify (not a callback) decides.
-        let reference = SwedbankPayReference(capture: capture, menu: true, orderID: id)
-        let result = try await settle(reference, paymentId: paymentId, read: answer)
-        return WebhookResult(verified: true, eventId: "\(id):\(order.paid?.number ?? 0):\(result.providerStatus ?? order.status ?? "")",
-                             paymentId: paymentId, providerReference: nil, status: result.status, amount: result.amount, problem: result.problem)
+        let menu = order.metadata?["gatewayFlow"]?.text != "native"
+        let reference = SwedbankPayReference(capture: capture, menu: menu, orderID: id)
+        // A callback never ends an attempt on a session problem: that is verify's, which aborts the order first.
+        let result = try await settle(SwedbankPayReference(capture: capture, menu: true, orderID: id), paymentId: paymentId, read: answer)
+        return WebhookResult(verified: true, eventId: eventId, paymentId: paymentId, providerReference: reference.text,
+                             status: result.status, amount: result.amount, problem: result.problem)
     }
 }

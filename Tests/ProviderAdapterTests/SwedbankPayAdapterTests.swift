@@ -217,6 +217,43 @@ struct SwedbankPayAdapterTests {
         }
     }
 
+    // MARK: A real browser
+
+    /// A payer in headless Chromium: the payment menu, the card, the hosted
+    /// card view, the issuer's 3-D Secure page, back to the shop; the shop's
+    /// continue then finds the order paid.
+    @Test(.enabled(if: HeadlessBrowser.isAvailable, "needs chromium and chromedriver (scripts/install-prerequisites); GATEWAY_SKIP_BROWSER skips"))
+    func theHostedMenuIsPaidByCardInHeadlessChromium() async throws {
+        try await withGateway { fx, simulator in
+            let back = fx.root + "/shop/return"
+            let s = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 25_000, currency: "SEK"), country: "SE", orderId: "o-browser", returnUrl: back))
+            let started = try await fx.gateway.attempt(session: s.session.id, NewAttempt(
+                method: "swedbankpay", provider: "swedbankpay", instrument: ["menu": .string("all")]))
+            let menu = try #require(started.action?.url)
+            let browser = try await HeadlessBrowser.start()
+            do {
+                try await browser.open(menu)
+                try await browser.click("#method-CreditCard")
+                try await browser.type("#card-number", "4761 7390 0101 0416")
+                try await browser.type("#expiry", "12/30")
+                try await browser.type("#cvc", "123")
+                try await browser.click("#pay")
+                #expect(try await browser.source().contains("Card ending 0416"), "not on the issuer's page")
+                try await browser.click("#acs-approve")
+                let landed = try await browser.currentURL()
+                #expect(landed.hasPrefix(back + "?sbp_return=complete"), "\(landed)")
+                let paid = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
+                                                        PayerInput(returnParams: SandboxGateway.queryParameters(landed)))
+                #expect(paid.status == .succeeded && simulator.charges == 1, "\(paid)")
+            } catch {
+                await browser.quit()
+                throw error
+            }
+            await browser.quit()
+        }
+    }
+
     // MARK: Problems
 
     /// Each trigger, the host's problem, and the attempt's status.
@@ -284,6 +321,46 @@ struct SwedbankPayAdapterTests {
             let paid = try await fx.gateway.verify(attempt: started.id)
             #expect(paid.status == .succeeded && simulator.charges == 1)
             #expect(try await fx.gateway.verify(attempt: started.id).status == .succeeded && simulator.charges == 1)
+        } catch {
+            await fx.stop()
+            throw error
+        }
+        await fx.stop()
+    }
+
+    /// The host's deadline ends an authorize after the order exists: the
+    /// attempt has no reference, verify never calls it "not charged", and the
+    /// order's callback, which names the payment, settles it with its reference.
+    @Test func anAuthorizeCutByTheHostsDeadlineIsSettledByTheOrdersCallback() async throws {
+        let faults = FaultPlan()
+        faults.add(.init(provider: "swedbankpay", path: "/psp/paymentsessions/", method: "POST", fault: .latency(milliseconds: 2_500), count: 1))
+        let fx = try await SandboxGateway.start(faults: faults, configure: { $0.reconcileInterval = .seconds(3600) }) { manifests in
+            try ManifestText.edit(manifests.appendingPathComponent("swedbankpay.json"), [
+                (#""timeout_ms": 60000"#, #""timeout_ms": 1000"#), (#""request_timeout_ms": 3000"#, #""request_timeout_ms": 30000"#)])
+        }
+        do {
+            let simulator: SwedbankPaySimulator = try fx.simulator("swedbankpay")
+            let s = try await session(fx, payer: nil)
+            let cut = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string("+46701234567")])
+            #expect(cut.status == .pending && cut.providerReference == nil, "\(cut)")
+            let verified = try await fx.gateway.verify(attempt: cut.id)
+            #expect(verified.status == .pending, "a verify without a reference called it settled: \(verified)")
+            // The Swish request did start (the latency delayed only its answer); the payer approves.
+            let order = try #require(simulator.lastOrderID)
+            #expect(try await waitUntil(within: .seconds(30)) { simulator.msisdn(ofOrder: order) != nil })
+            let phone = try await fx.payerStep(fx.root + "/swedbankpay/ecom/phone/" + order, outcome: "approve")
+            #expect(phone.status == 302)
+            _ = try await fx.get(try #require(phone.location))
+            let callback = Data(try #require(simulator.callback(forOrder: order)).utf8)
+            // Swedbank retries a callback that was not acknowledged; under this test's 1 s call deadline a
+            // loaded machine may need a retry too.
+            var delivered = false
+            for _ in 0..<10 where !delivered {
+                delivered = (try? await fx.gateway.webhook(provider: "swedbankpay", headers: [:], body: callback)) != nil
+            }
+            #expect(delivered)
+            let settled = try await fx.gateway.payment(cut.id)
+            #expect(settled.status == .succeeded && settled.providerReference?.hasSuffix(order) == true && simulator.charges == 1, "\(settled)")
         } catch {
             await fx.stop()
             throw error

@@ -47,6 +47,13 @@ struct SwedbankPayPages: Sendable {
             guard let outcome = form["outcome"] else { return pages.acs(token) }
             return pages.authenticate(token, outcome: outcome)
         }
+        // The payer's other phone, by the order (what a script knows from the attempt's reference).
+        routes.get("ecom/phone/:order") { request, context in
+            let order = context.parameters.get("order") ?? ""
+            guard let token = pages.simulator.token(ofOrder: order) else { return pages.unknown(order) }
+            let query = request.uri.query.map { "?" + $0 } ?? ""
+            return Response(status: .found, headers: [.location: pages.base() + "/ecom/swish/" + token + query])
+        }
         routes.get("ecom/swish/:token") { request, context in
             let token = context.parameters.get("token") ?? ""
             let back: String? = request.uri.queryParameters.get("callbackurl").map { String($0) }
@@ -151,9 +158,9 @@ struct SwedbankPayPages: Sendable {
             <p class="amount">\(HostedPage.escape(Self.amount(order)))</p>
             \(error.map { "<p id=\"problem\" role=\"alert\">\(HostedPage.escape($0))</p>" } ?? "")
             <form method="post" action="card">
-            <label>Card number <input id="card-number" name="number" inputmode="numeric" autocomplete="cc-number"></label>
-            <label>Expiry (MM/YY) <input id="expiry" name="expiry" autocomplete="cc-exp"></label>
-            <label>CVC <input id="cvc" name="cvc" inputmode="numeric" autocomplete="cc-csc"></label>
+            <label>Card number <input id="card-number" name="number"></label>
+            <label>Expiry (MM/YY) <input id="expiry" name="expiry"></label>
+            <label>CVC <input id="cvc" name="cvc"></label>
             \(consent)
             <button id="pay" type="submit">Pay \(HostedPage.escape(Self.amount(order)))</button>
             </form>

@@ -78,6 +78,11 @@ public final class SwedbankPaySimulator: ProviderSimulator {
         state.withLock { $0.orders[Self.uuid(of: id)]?.token }
     }
 
+    /// The uuid of the order created last, if any.
+    public var lastOrderID: String? {
+        state.withLock { $0.orders.values.max(by: { $0.createdAt < $1.createdAt })?.id }
+    }
+
     /// How many orders were created.
     public var orderCount: Int { state.withLock { $0.orders.count } }
 

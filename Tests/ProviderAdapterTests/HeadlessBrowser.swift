@@ -1,0 +1,145 @@
+import AsyncHTTPClient
+import Foundation
+import NIOCore
+
+/// A real headless Chromium, driven through ChromeDriver's W3C WebDriver
+/// API: what a payer's browser does on a provider's hosted pages (forms,
+/// redirects, clicks), not a fetch.
+///
+/// ChromeDriver is started on a free loopback port (`--port=0`; its first
+/// lines name the port) and stopped with the browser. Tests that need it are
+/// enabled when `chromedriver` and `chromium` are installed (`.ci/run`
+/// installs both) and `GATEWAY_SKIP_BROWSER` is not set.
+final class HeadlessBrowser: @unchecked Sendable {
+    static let driverPath = "/usr/bin/chromedriver"
+    static let chromiumPath = "/usr/bin/chromium"
+
+    static var isAvailable: Bool {
+        ProcessInfo.processInfo.environment["GATEWAY_SKIP_BROWSER"] == nil
+            && [driverPath, chromiumPath, "/usr/bin/stdbuf"].allSatisfy(FileManager.default.isExecutableFile(atPath:))
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private let driver: Process
+    private let client = HTTPClient(eventLoopGroupProvider: .singleton)
+    private let base: String
+    private var session = ""
+
+    private init(driver: Process, port: Int) {
+        self.driver = driver
+        base = "http://127.0.0.1:\(port)"
+    }
+
+    /// Starts ChromeDriver and a headless Chromium session.
+    static func start() async throws -> HeadlessBrowser {
+        let driver = Process()
+        // Line-buffered: through a pipe, ChromeDriver's stdio would hold back the line naming its port.
+        driver.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
+        driver.arguments = ["-oL", driverPath, "--port=0"]
+        let output = Pipe()
+        driver.standardOutput = output
+        driver.standardError = FileHandle.nullDevice
+        try driver.run()
+        // Blocking reads of its announcement, off the concurrency pool.
+        let port: Int? = await withCheckedContinuation { continuation in
+            Thread {
+                var text = ""
+                while let line = Self.readLine(output.fileHandleForReading) {
+                    text += line
+                    if let range = line.range(of: "started successfully on port ") {
+                        continuation.resume(returning: Int(line[range.upperBound...].prefix { $0.isNumber }))
+                        return
+                    }
+                }
+                continuation.resume(returning: nil)
+            }.start()
+        }
+        guard let port else {
+            driver.terminate()
+            throw Failure(description: "chromedriver did not announce its port")
+        }
+        let browser = HeadlessBrowser(driver: driver, port: port)
+        let created = try await browser.command("POST", "/session", [
+            "capabilities": ["alwaysMatch": ["browserName": "chrome", "goog:chromeOptions": [
+                "binary": chromiumPath, "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run"],
+            ]]],
+        ])
+        guard let id = (created["value"] as? [String: Any])?["sessionId"] as? String else {
+            await browser.quit()
+            throw Failure(description: "chromedriver created no session: \(created)")
+        }
+        browser.session = id
+        return browser
+    }
+
+    private static func readLine(_ handle: FileHandle) -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = handle.readData(ofLength: 1)
+            guard let byte = chunk.first else { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if byte == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(byte)
+        }
+    }
+
+    @discardableResult
+    private func command(_ method: String, _ path: String, _ body: [String: Any]? = nil) async throws -> [String: Any] {
+        var request = HTTPClientRequest(url: base + path)
+        request.method = .init(rawValue: method)
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: body)))
+        }
+        let response = try await client.execute(request, timeout: .seconds(60))
+        let data = try await response.body.collect(upTo: 16 << 20)
+        let json = (try? JSONSerialization.jsonObject(with: Data(buffer: data))) as? [String: Any] ?? [:]
+        guard response.status.code < 300 else {
+            throw Failure(description: "WebDriver \(method) \(path): HTTP \(response.status.code) \(String((json["value"] as? [String: Any])?["message"] as? String ?? "").prefix(300))")
+        }
+        return json
+    }
+
+    /// Loads `url` and waits for the page (WebDriver waits for the load).
+    func open(_ url: String) async throws {
+        try await command("POST", "/session/\(session)/url", ["url": url])
+    }
+
+    private func element(_ css: String) async throws -> String {
+        let found = try await command("POST", "/session/\(session)/element", ["using": "css selector", "value": css])
+        guard let value = found["value"] as? [String: Any], let id = value.values.first as? String else {
+            throw Failure(description: "no element \(css)")
+        }
+        return id
+    }
+
+    /// Clicks the element `css` (a button submits its form; the next page loads).
+    func click(_ css: String) async throws {
+        try await command("POST", "/session/\(session)/element/\(try await element(css))/click", [:])
+    }
+
+    /// Types `text` into the field `css`.
+    func type(_ css: String, _ text: String) async throws {
+        try await command("POST", "/session/\(session)/element/\(try await element(css))/value", ["text": text])
+    }
+
+    /// The page's URL now (after redirects).
+    func currentURL() async throws -> String {
+        (try await command("GET", "/session/\(session)/url")["value"] as? String) ?? ""
+    }
+
+    /// The page's HTML now.
+    func source() async throws -> String {
+        (try await command("GET", "/session/\(session)/source")["value"] as? String) ?? ""
+    }
+
+    /// Ends the session, then ChromeDriver.
+    func quit() async {
+        if !session.isEmpty { _ = try? await command("DELETE", "/session/\(session)") }
+        try? await client.shutdown()
+        // Not waited for: Process.waitUntilExit would block a thread of the concurrency pool.
+        driver.terminate()
+    }
+}
