@@ -43,6 +43,8 @@ final class HeadlessBrowser: @unchecked Sendable {
         // Line-buffered: through a pipe, ChromeDriver's stdio would hold back the line naming its port.
         driver.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
         driver.arguments = ["-oL", driverPath, "--port=0"]
+        // Its own standard input: a detached run's may be closed, and ChromeDriver must not read ours.
+        driver.standardInput = FileHandle.nullDevice
         let output = Pipe()
         driver.standardOutput = output
         let errors = FileManager.default.temporaryDirectory.appendingPathComponent("chromedriver-\(UUID().uuidString).log")
