@@ -183,10 +183,9 @@ extension SwedbankPayAdapter {
     /// Captures what is left of an order paid by authorization.
     private func captureAtOnce(_ answer: SwedbankPayWire.OrderAnswer, reference: SwedbankPayReference, paymentId: String) async throws -> AdapterResult {
         let order = answer.paymentOrder!
-        let currency = order.currency ?? "SEK"
         let payee = Self.payeeReference("cap" + paymentId)
         let done = (order.financialTransactions?.financialTransactionsList ?? []).contains { $0.payeeReference == payee }
-        guard let remaining = order.remainingCaptureAmount, let amount = order.amount else {
+        guard let remaining = order.remainingCaptureAmount else {
             throw AdapterError.outcomeUnknown("Swedbank Pay's paid order does not say what is left to capture")
         }
         if !done, remaining > 0 {
@@ -210,7 +209,6 @@ extension SwedbankPayAdapter {
             let reread = try await client.order(reference.orderID)
             return try await settled(reread.decode(SwedbankPayWire.OrderAnswer.self) ?? after, reference: reference)
         }
-        _ = amount
         return try await settled(answer, reference: reference)
     }
 
