@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "TabbyAdapter", type: .dynamic, targets: ["TabbyAdapter"]),
         .library(name: "SwedbankPayAdapter", type: .dynamic, targets: ["SwedbankPayAdapter"]),
         .library(name: "TamaraAdapter", type: .dynamic, targets: ["TamaraAdapter"]),
+        .library(name: "WorldlineAdapter", type: .dynamic, targets: ["WorldlineAdapter"]),
         // For the host's tests only (no manifest in manifests/): misbehaves on request.
         .library(name: "ChaosAdapter", type: .dynamic, targets: ["ChaosAdapter"]),
         // For the host's tests only: the mock's sources built as version 1.1.0 (upgrade tests).
@@ -116,6 +117,8 @@ let package = Package(
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                // RSA-OAEP and AES-CBC for Worldline's encrypted customer input (its simulator and test device).
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The runner's confinement, before main: network namespace, parent-death signal.
@@ -154,6 +157,9 @@ let package = Package(
         .target(
             name: "TamaraAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/Tamara"),
+        .target(
+            name: "WorldlineAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
+            path: "Plugins/Worldline"),
         .target(
             name: "ExampleCAdapter", dependencies: ["CGatewayABI"], path: "Plugins/ExampleC",
             exclude: ["README.md"], publicHeadersPath: ".",

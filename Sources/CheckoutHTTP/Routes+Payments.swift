@@ -69,7 +69,8 @@ extension CheckoutAPI {
             }
             let body = try await JSONBody.collect(request)
             var headers: [String: String] = [:]
-            for field in request.headers { headers[field.name.canonicalName] = field.value }
+            // A field given twice is combined (RFC 9110 §5.3), so an adapter can refuse a repeated signature.
+            for field in request.headers { headers[field.name.canonicalName] = headers[field.name.canonicalName].map { $0 + ", " + field.value } ?? field.value }
             let outcome = try await gateway.webhook(provider: provider, headers: headers, body: Data(buffer: body))
             var writer = JSONWriter()
             writer.beginObject()

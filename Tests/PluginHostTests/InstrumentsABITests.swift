@@ -94,6 +94,22 @@ import TestSupport
         }
     }
 
+    /// A Worldline customer id is four digits and 32 hex characters, and
+    /// about one in twenty holds a Luhn-valid run of digits between letters
+    /// (`4754441815471708` here): in client session data that is the
+    /// identifier's, not a card number. Elsewhere the strict rule holds.
+    @Test func aHexIdentifierInClientSessionDataIsKeptButNotInAReference() {
+        let id = "7792-df71fb33d7ad4754441815471708bb45"
+        let session = InstrumentsResult(methods: ["visa": [.clientSession(data: ["customerId": id], expiresAt: "2030-01-01T00:00:00Z")]])
+        let kept = InstrumentsValidation.validate(session, methods: ["visa"])
+        #expect(!kept.rejected && kept.result == session, "\(kept.problems)")
+        let reference = InstrumentsResult(methods: ["visa": [.savedCard(brand: "visa", last4: "1111", expiryMonth: 1, expiryYear: 2030, reference: id)]])
+        #expect(InstrumentsValidation.validate(reference, methods: ["visa"]).rejected)
+        // The same digits standing alone in client data are a card number.
+        let bare = InstrumentsResult(methods: ["visa": [.clientSession(data: ["customerId": "7792-4754441815471708"], expiresAt: "2030-01-01T00:00:00Z")]])
+        #expect(InstrumentsValidation.validate(bare, methods: ["visa"]).rejected)
+    }
+
     /// No 13 to 19 consecutive digits of it pass the Luhn check.
     @Test func aLuhnFailingSixteenDigitReferenceIsKept() {
         let result = InstrumentsResult(methods: ["visa": [.savedCard(brand: "visa", last4: "0416", expiryMonth: 1, expiryYear: 2030, reference: "4925000000000003")]])

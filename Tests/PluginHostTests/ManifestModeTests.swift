@@ -76,7 +76,7 @@ struct ManifestModeTests {
             modes[manifest.id] = manifest.mode
         }
         #expect(modes == ["mock": .test, "example-c": .test,
-                          "hyperpay": .live, "stcpay": .live, "tabby": .live, "tamara": .live, "swedbankpay": .live])
+                          "hyperpay": .live, "stcpay": .live, "tabby": .live, "tamara": .live, "swedbankpay": .live, "worldline": .live])
     }
 
     @Test func sandboxModeRunsEveryShippedProviderAsTest() throws {
@@ -94,7 +94,7 @@ struct ManifestModeTests {
                 #expect(overlaid == manifest, "\(manifest.id) has no sandbox block: loaded as it is")
             }
         }
-        #expect(sandboxed == ["hyperpay": .test, "stcpay": .test, "tabby": .test, "tamara": .test, "swedbankpay": .test])
+        #expect(sandboxed == ["hyperpay": .test, "stcpay": .test, "tabby": .test, "tamara": .test, "swedbankpay": .test, "worldline": .test])
     }
 
     @Test func theSchemaDeclaresModeAndRequiresItFromFileFormat11() throws {

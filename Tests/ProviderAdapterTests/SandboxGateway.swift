@@ -96,6 +96,14 @@ final class SandboxGateway: Sendable {
         return (reply.status, reply.location, reply.text)
     }
 
+    /// `method url` with `headers` and an optional JSON `body`, as a payer's
+    /// device calls a provider's client API (redirects not followed).
+    func send(_ method: String, _ url: String, headers: [(name: String, value: String)], json: String? = nil) async throws
+        -> (status: Int, location: String?, body: String) {
+        let reply = try await server.send(method, url, headers: headers, body: json.map { (contentType: "application/json", text: $0) })
+        return (reply.status, reply.location, reply.text)
+    }
+
     /// POSTs `form` (`application/x-www-form-urlencoded`) to `url`, as a
     /// browser submits a page's form (redirects not followed).
     func post(_ url: String, form: [String: String]) async throws -> (status: Int, location: String?, body: String) {

@@ -18,7 +18,7 @@ struct SandboxModeTests {
         }
         do {
             let records = fx.gateway.providerRecords
-            #expect(records.map(\.id) == ["hyperpay", "stcpay", "swedbankpay", "tabby", "tamara"])
+            #expect(records.map(\.id) == ["hyperpay", "stcpay", "swedbankpay", "tabby", "tamara", "worldline"])
             for record in records {
                 #expect(record.state == .loaded, "\(record.id ?? "?"): \(record.failure.map { "\($0)" } ?? "")")
                 let manifest = try #require(record.manifest)

@@ -59,6 +59,14 @@ public enum ProblemCatalog {
             title: "Declined as a precaution", status: 402, retryable: false,
             en: "Your bank declined this payment as a security precaution. Please contact your bank or use another payment method.",
             ar: "رفض البنك عملية الدفع هذه كإجراء أمني. يرجى التواصل مع البنك أو استخدام وسيلة دفع أخرى."),
+        "card_expired": Entry(
+            title: "Card expired", status: 402, retryable: false,
+            en: "Your card has expired. Please use another card.",
+            ar: "انتهت صلاحية بطاقتك. يرجى استخدام بطاقة أخرى."),
+        "invalid_card_details": Entry(
+            title: "Card details not valid", status: 422, retryable: true,
+            en: "Some card details are not valid. Please check them and try again.",
+            ar: "بعض بيانات البطاقة غير صحيحة. يرجى التحقق منها والمحاولة مرة أخرى."),
         "app_launch_failed": Entry(
             title: "Payment app did not open", status: 402, retryable: true,
             en: "The payment app could not be opened on this device. Please try again, or pay with the app on another phone.",

@@ -8,7 +8,8 @@ import GatewayPayloads
 ///
 /// - A card number anywhere in the answer (any string: a reference, a label,
 ///   a masked phone, client data) rejects the whole answer: an adapter that
-///   leaks one may leak others.
+///   leaks one may leak others. In client data (public identifiers) digits
+///   inside a token with letters, such as a hex id, are the identifier's.
 /// - An instrument that breaks its kind's rules is dropped alone.
 /// - Unknown kinds are skipped (a later minor may add kinds), as are methods
 ///   the host did not ask about; at most 20 instruments per method.
@@ -33,7 +34,8 @@ public enum InstrumentsValidation {
         var problems: [String] = []
         for (method, list) in result.methods.sorted(by: { $0.key < $1.key }) {
             for (index, instrument) in list.enumerated() {
-                for (member, text) in strings(of: instrument) where Redaction.containsCardNumber(in: text) {
+                for (member, text) in strings(of: instrument)
+                where member.hasPrefix("data.") ? Redaction.containsStandaloneCardNumber(in: text) : Redaction.containsCardNumber(in: text) {
                     problems.append("$.methods.\(method)[\(index)].\(member): holds a card number; the whole answer is refused")
                 }
             }

@@ -34,8 +34,9 @@ struct EgressLogMasking: Sendable {
     }
 
     /// Field names whose value is never logged, whatever it looks like: a CVV
-    /// or an OTP is too short to be recognised by its shape.
-    static let sensitiveFieldPattern = "cvv2?|cvc2?|cvn|csc|security_?code|pin|password|passwd|otp|otp_?value|one_?time_?password"
+    /// or an OTP is too short to be recognised by its shape; Worldline's
+    /// `encryptedCustomerInput` is a card sealed for the provider, kept out of logs all the same.
+    static let sensitiveFieldPattern = "cvv2?|cvc2?|cvn|csc|security_?code|pin|password|passwd|otp|otp_?value|one_?time_?password|encrypted_?customer_?input"
 
     /// JSON members (`"cvv": "123"`, `"OtpValue": 1234`) and form fields
     /// (`card.cvv=123`) named like a sensitive field (any prefix up to a dot,

@@ -54,6 +54,36 @@ public enum Redaction {
         maskingCardNumbers(in: text) != text
     }
 
+    /// Whether `text` holds a card number standing on its own: digits inside
+    /// a token that also has ASCII letters (a hex identifier such as
+    /// `7792-df71fb33d7ad4754441815471708bb45`, a Worldline customer id) are
+    /// part of that identifier. For public identifiers a provider hands out
+    /// (an instrument's client session data), where about one hex id in
+    /// twenty holds a Luhn-valid run of digits; logs keep the stricter
+    /// ``containsCardNumber(in:)``.
+    public static func containsStandaloneCardNumber(in text: String) -> Bool {
+        var flattened = String.UnicodeScalarView()
+        var token: [Unicode.Scalar] = []
+        func flush() {
+            if token.contains(where: { $0.value < 0x80 && $0.properties.isAlphabetic }) {
+                flattened.append("x")
+            } else {
+                flattened.append(contentsOf: token)
+            }
+            token.removeAll()
+        }
+        for scalar in text.unicodeScalars {
+            if scalar.value < 0x80, scalar.properties.isAlphabetic || isDigit(scalar) {
+                token.append(scalar)
+            } else {
+                flush()
+                flattened.append(scalar)
+            }
+        }
+        flush()
+        return containsCardNumber(in: String(flattened))
+    }
+
     /// Whether `digits` pass the Luhn (mod 10) check.
     public static func luhn(_ digits: [UInt8]) -> Bool {
         var sum = 0

@@ -1,0 +1,111 @@
+import Crypto
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Worldline's idempotent POSTs (`X-GCS-Idempotence-Key`), kept per
+/// merchant, path and key for 24 hours:
+///
+/// - the first request runs, and its answer is kept;
+/// - a replay with the same body gets that answer again (same HTTP status,
+///   same body), plus `X-GCS-Idempotence-Request-Timestamp`, the first
+///   request's time in epoch milliseconds (documented);
+/// - a replay while the first still runs gets 409 with errorCode `1409`
+///   (documented), and so does the same key with another body (unofficial).
+///
+/// Bodies are compared as JSON, keys sorted (ours: Worldline does not say
+/// how it compares), through an HMAC under a key of this run, so that a
+/// record holds no digest of a card number that could be searched.
+struct WorldlineIdempotence: Sendable {
+    struct Record: Sendable {
+        var fingerprint: [UInt8]
+        /// Nil while the first request runs.
+        var answer: WorldlineAnswer?
+        var timestamp: Int64
+        var created: Date
+    }
+
+    enum Start: Sendable {
+        case fresh
+        case replay(WorldlineAnswer, timestamp: Int64)
+        case refused(WorldlineWire.Refusal)
+    }
+
+    static let lifetime: TimeInterval = 24 * 3600
+    static let maxRecords = 20_000
+    static let timestampHeader = HTTPField.Name("X-GCS-Idempotence-Request-Timestamp")!
+    static let keyHeader = HTTPField.Name("X-GCS-Idempotence-Key")!
+
+    private var records: [String: Record] = [:]
+    private let fingerprintKey = SymmetricKey(size: .bits256)
+
+    init() {}
+
+    /// The fingerprint of a request body.
+    func fingerprint(_ body: Data) -> [UInt8] {
+        var canonical = body
+        if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
+           let sorted = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) {
+            canonical = sorted
+        }
+        return Array(HMAC<SHA256>.authenticationCode(for: canonical, using: fingerprintKey))
+    }
+
+    /// Starts a request under `scope` (merchant, path and key).
+    mutating func start(_ scope: String, fingerprint: [UInt8], now: Date = Date()) -> Start {
+        if let record = records[scope], now.timeIntervalSince(record.created) < Self.lifetime {
+            guard record.fingerprint == fingerprint else { return .refused(.idempotence(inFlight: false)) }
+            guard let answer = record.answer else { return .refused(.idempotence(inFlight: true)) }
+            return .replay(answer, timestamp: record.timestamp)
+        }
+        if records.count >= Self.maxRecords {
+            records = records.filter { now.timeIntervalSince($0.value.created) < Self.lifetime }
+            if records.count >= Self.maxRecords, let oldest = records.min(by: { $0.value.created < $1.value.created }) {
+                records[oldest.key] = nil
+            }
+        }
+        records[scope] = Record(fingerprint: fingerprint, answer: nil, timestamp: Int64((now.timeIntervalSince1970 * 1000).rounded()),
+                                created: now)
+        return .fresh
+    }
+
+    /// Keeps the first request's answer.
+    mutating func finish(_ scope: String, with answer: WorldlineAnswer) {
+        records[scope]?.answer = answer
+    }
+
+    /// Forgets a request that ended without an answer.
+    mutating func abandon(_ scope: String) {
+        records[scope] = nil
+    }
+}
+
+extension WorldlineSimulator {
+    /// Runs `work` for a POST under its idempotence key, if it has one.
+    func idempotent(_ request: Request, merchant: String, body: Data,
+                    _ work: () async throws -> WorldlineAnswer) async throws -> Response {
+        guard let key = request.headers[WorldlineIdempotence.keyHeader], !key.isEmpty else { return try await work().response }
+        let scope = merchant + "\n" + request.uri.path + "\n" + key
+        let start = state.withLock { state in
+            let fingerprint = state.idempotence.fingerprint(body)
+            return state.idempotence.start(scope, fingerprint: fingerprint)
+        }
+        switch start {
+        case .refused(let refusal):
+            return refusal.response
+        case .replay(let answer, let timestamp):
+            var response = answer.response
+            response.headers[WorldlineIdempotence.timestampHeader] = String(timestamp)
+            return response
+        case .fresh:
+            do {
+                let answer = try await work()
+                state.withLock { $0.idempotence.finish(scope, with: answer) }
+                return answer.response
+            } catch {
+                state.withLock { $0.idempotence.abandon(scope) }
+                throw error
+            }
+        }
+    }
+}

@@ -1,0 +1,360 @@
+import CheckoutEngine
+import Crypto
+import Foundation
+import GatewayPayloads
+import PaymentGateway
+import ProviderSandbox
+import Testing
+import TestSupport
+
+/// The Worldline adapter through the real host (dlopen, bridge, engine)
+/// against the simulator. The payer's device is played by
+/// ``WorldlineDevice``: it fetches the public key with the session's client
+/// session and encrypts the card into a JWE, which only the simulator opens,
+/// so the format is proved end to end and the host never holds a card number.
+@Suite("Worldline adapter through the host")
+struct WorldlineAdapterTests {
+    static let back = "https://shop.example/return"
+
+    /// The sandbox gateway, Worldline's requests given 30 s (not the
+    /// sandbox's 3): a loaded machine must not turn a call into a lost answer.
+    func withGateway(faults: FaultPlan = FaultPlan(), requestTimeout: Int = 30_000,
+                     _ body: (SandboxGateway, WorldlineSimulator) async throws -> Void) async throws {
+        let fx = try await SandboxGateway.start(faults: faults, configure: { $0.reconcileInterval = .seconds(3600) }) { manifests in
+            try ManifestText.edit(manifests.appendingPathComponent("worldline.json"),
+                                  [(#""request_timeout_ms": 3000"#, #""request_timeout_ms": \#(requestTimeout)"#)])
+        }
+        do { try await body(fx, try fx.simulator("worldline")) } catch { await fx.stop(); throw error }
+        await fx.stop()
+    }
+
+    func session(_ fx: SandboxGateway, amount: Int64 = 15_000, capture: CaptureMode = .automatic, back: String = WorldlineAdapterTests.back,
+                 payer: Payer? = nil) async throws -> SessionSnapshot {
+        try await fx.gateway.createSession(NewSession(
+            amount: Money(value: amount, currency: "EUR"), country: "BE", orderId: "o-\(UUID().uuidString.prefix(8))", payer: payer,
+            capture: capture, returnUrl: back))
+    }
+
+    /// What a payer's device does with the session's Worldline client
+    /// session: fetch the public key from the client API, encrypt the card.
+    func encryptedCard(_ fx: SandboxGateway, _ s: SessionSnapshot, card: String, cvv: String = "123", method: String = "visa") async throws -> String {
+        let offered = try #require(s.instruments[method]?.first { $0.provider == "worldline" }?.instrument, "no Worldline client session: \(s.instruments)")
+        let data = try #require(offered.data)
+        let (api, customer, id) = (try #require(data["clientApiUrl"]), try #require(data["customerId"]), try #require(data["clientSessionId"]))
+        let key = try await fx.send("GET", api + "/v1/\(customer)/crypto/publickey", headers: [("Authorization", "GCS v1Client:" + id)])
+        #expect(key.status == 200, "\(key)")
+        let document = try #require(try JSONSerialization.jsonObject(with: Data(key.body.utf8)) as? [String: Any])
+        return try WorldlineDevice.encryptedCustomerInput(
+            publicKey: try #require(document["publicKey"] as? String), keyId: try #require(document["keyId"] as? String), clientSessionId: id,
+            paymentProductId: method == "mastercard" ? 3 : method == "amex" ? 2 : 1, cardNumber: card, expiryDate: "1230", cvv: cvv,
+            cardholderName: "Lina Peeters")
+    }
+
+    /// Pays with `card` (its brand's method: 5 Mastercard, 3 Amex, else Visa), encrypted by the device.
+    func pay(_ fx: SandboxGateway, _ s: SessionSnapshot, card: String, cvv: String = "123") async throws -> Attempt {
+        let method = card.hasPrefix("5") ? "mastercard" : card.hasPrefix("3") ? "amex" : "visa"
+        let jwe = try await encryptedCard(fx, s, card: card, cvv: cvv, method: method)
+        return try await fx.gateway.attempt(session: s.session.id, NewAttempt(
+            method: method, provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
+    }
+
+    /// Every file the gateway wrote (its database and journal included), as bytes.
+    static func written(in folder: URL) -> [Data] {
+        guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { return [] }
+        return files.compactMap { ($0 as? URL).flatMap { try? Data(contentsOf: $0) } }
+    }
+
+    // MARK: Signature
+
+    /// `GCS v1HMAC` as the provider documents it, written here on its own
+    /// (not the adapter's or the simulator's code).
+    static func gcsSignature(method: String, contentType: String?, date: String, gcsHeaders: [String: String], path: String, secret: String) -> String {
+        var text = "\(method)\n\(contentType ?? "")\n\(date)\n"
+        for name in gcsHeaders.keys.sorted() { text += "\(name.lowercased()):\(gcsHeaders[name]!)\n" }
+        text += path + "\n"
+        return Data(HMAC<SHA256>.authenticationCode(for: Data(text.utf8), using: SymmetricKey(data: Data(secret.utf8)))).base64EncodedString()
+    }
+
+    @Test func theTestsOwnSignatureReproducesTheWorkedExample() {
+        // Computed with Python's hmac and with openssl (docs/providers.md, Worldline).
+        #expect(Self.gcsSignature(method: "POST", contentType: "application/json", date: "Mon, 24 Nov 2025 10:15:00 GMT",
+                                  gcsHeaders: ["x-gcs-idempotence-key": "pay_7Q2M9X-authorize-1"], path: "/v2/1234/payments",
+                                  secret: "wl-sandbox-secret-3f9c2a71e8d04b56a1c7") == "8sR3R30Al1x0g02jWPZcWAWpJ4LKJG+D09Q9gSqUJOY=")
+        // The SDK's own published vector.
+        #expect(Self.gcsSignature(method: "GET", contentType: nil, date: "Fri, 06 Jun 2014 13:39:43 GMT", gcsHeaders: [:], path: "/v2/1/tokens/2",
+                                  secret: "6Kj5HT0MQKC6D8eb7W3lTg71kVKVDSt1") == "vCos01y77soPNJOW6kDCm4Bu5b2darAZ09PP7Wa+jRA=")
+    }
+
+    @Test func thePaymentCreateIsSignedByteForByteAndCarriesTheIdempotenceKey() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let paid = try await pay(fx, s, card: "4111111111111111")
+            #expect(paid.status == .succeeded, "\(paid)")
+            let signed = try #require(simulator.lastSignedRequest)
+            #expect(signed.method == "POST" && signed.path == "/worldline/v2/\(WorldlineSimulator.merchantID)/payments", "\(signed)")
+            #expect(signed.contentType == "application/json")
+            #expect(signed.gcsHeaders["x-gcs-idempotence-key"]?.isEmpty == false)
+            let expected = Self.gcsSignature(method: signed.method, contentType: signed.contentType, date: signed.date, gcsHeaders: signed.gcsHeaders,
+                                             path: signed.path, secret: WorldlineSimulator.apiSecret)
+            #expect(signed.authorization == "GCS v1HMAC:\(WorldlineSimulator.apiKeyID):\(expected)")
+            // The Date header is the host's clock as IMF-fixdate.
+            #expect(signed.date.range(of: #"^[A-Z][a-z]{2}, \d{2} [A-Z][a-z]{2} \d{4} \d{2}:\d{2}:\d{2} GMT$"#, options: .regularExpression) != nil)
+        }
+    }
+
+    // MARK: Client session and encrypted cards
+
+    @Test func everySessionCarriesAClientSessionTheDeviceCanUse() async throws {
+        try await withGateway { fx, _ in
+            let s = try await session(fx)
+            for method in ["visa", "mastercard", "amex"] {
+                let offered = try #require(s.instruments[method]?.first { $0.provider == "worldline" }, "\(method): \(s.instruments)")
+                #expect(offered.instrument.kind == "client_session" && offered.instrument.data?["clientSessionId"]?.isEmpty == false)
+                #expect(try #require(offered.instrument.expiryDate) > Date().addingTimeInterval(3600))
+            }
+            let data = try #require(s.instruments["visa"]?.first { $0.provider == "worldline" }?.instrument.data)
+            let products = try await fx.send("GET", data["clientApiUrl"]! + "/v1/\(data["customerId"]!)/products",
+                                             headers: [("Authorization", "GCS v1Client:" + data["clientSessionId"]!)])
+            #expect(products.status == 200 && products.body.contains("\"paymentProducts\""), "\(products)")
+            // Without the session, the client API refuses.
+            let refused = try await fx.send("GET", data["clientApiUrl"]! + "/v1/\(data["customerId"]!)/products",
+                                            headers: [("Authorization", "GCS v1Client:not-a-session")])
+            #expect(refused.status == 401)
+        }
+    }
+
+    @Test func anEncryptedCardIsChargedOnceWithoutThreeDSecureAndItsNumberIsNowhere() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let paid = try await pay(fx, s, card: "4111111111111111")
+            #expect(paid.status == .succeeded && paid.providerID == "worldline", "\(paid)")
+            let id = try #require(paid.providerReference)
+            #expect(simulator.charges == 1 && simulator.payment(id)?.status == "CAPTURED" && simulator.payment(id)?.cardLast4 == "1111")
+            #expect(simulator.payment(id)?.merchantReference == paid.id)
+            let again = try await fx.gateway.verify(attempt: paid.id)
+            #expect(again.status == .succeeded && simulator.charges == 1)
+            let number = Data("4111111111111111".utf8)
+            #expect(!Self.written(in: fx.folder).contains { $0.range(of: number) != nil }, "the card number was written by the gateway")
+            let text = String(decoding: DocumentCoding.encode(try await fx.gateway.session(s.session.id)), as: UTF8.self)
+            #expect(!text.contains("4111111111111111"))
+        }
+    }
+
+    @Test func aStoredTokenPaysServerToServer() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let paid = try await fx.gateway.attempt(session: s.session.id, NewAttempt(
+                method: "visa", provider: "worldline", instrument: ["token": .string("sandbox-token-visa")]))
+            #expect(paid.status == .succeeded && simulator.charges == 1, "\(paid)")
+        }
+    }
+
+    @Test func anEncryptedCardSucceedsOnlyAfterTheThreeDSecurePage() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let started = try await pay(fx, s, card: "4000000000001091")
+            #expect(started.status == .pending && started.action?.type == .threeDS, "\(started)")
+            let id = try #require(started.providerReference)
+            // A forged early return, naming the payment, changes nothing.
+            let early = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
+                                                     PayerInput(returnParams: ["paymentId": id, "RETURNMAC": "forged"]))
+            #expect(early.status == .pending && simulator.charges == 0)
+            let step = try await fx.payerStep(try #require(started.action?.url), outcome: "approve")
+            let location = try #require(step.location)
+            #expect(step.status == 302 && location.hasPrefix(Self.back + "?") && location.contains("paymentId=" + id), "\(step)")
+            let paid = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
+                                                    PayerInput(returnParams: SandboxGateway.queryParameters(location)))
+            #expect(paid.status == .succeeded && simulator.charges == 1, "\(paid)")
+        }
+    }
+
+    @Test(arguments: [("decline", "authentication_failed", AttemptStatus.failed), ("cancel", "user_cancelled", AttemptStatus.cancelled)])
+    func aThreeDSecurePageThatDoesNotApproveEndsTheAttempt(outcome: String, code: String, status: AttemptStatus) async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let started = try await pay(fx, s, card: "5200000000001096")
+            let step = try await fx.payerStep(try #require(started.action?.url), outcome: outcome)
+            let ended = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
+                                                     PayerInput(returnParams: SandboxGateway.queryParameters(try #require(step.location))))
+            #expect(ended.status == status && ended.problem?.code == code && simulator.charges == 0, "\(ended)")
+        }
+    }
+
+    // MARK: Problems
+
+    @Test(arguments: [("4000000000000515", "123", "insufficient_funds", false), ("4000000000003006", "123", "card_declined", false),
+                      ("4000000000000549", "123", "card_expired", false), ("4000000000000341", "123", "fraud_detected", false),
+                      ("4111111111111111", "000", "invalid_card_details", true), ("4111111111111112", "123", "invalid_card_details", true)])
+    func everyDeclineMapsToItsProblem(card: String, cvv: String, code: String, retryable: Bool) async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let declined = try await pay(fx, s, card: card, cvv: cvv)
+            #expect(declined.status == .failed && declined.providerID == "worldline", "\(declined)")
+            let problem = try #require(declined.problem)
+            #expect(problem.code == code && problem.retryable == retryable, "\(problem)")
+            #expect(!problem.payerMessage.en.isEmpty && !problem.payerMessage.ar.isEmpty && problem.payerMessage.en != problem.payerMessage.ar)
+            #expect(simulator.charges == 0)
+        }
+    }
+
+    @Test func aNewAttemptAfterADeclinePaysInTheSameSession() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let declined = try await pay(fx, s, card: "4000000000000515")
+            #expect(declined.status == .failed)
+            let paid = try await pay(fx, try await fx.gateway.session(s.session.id), card: "5555555555554444")
+            #expect(paid.status == .succeeded && simulator.charges == 1, "\(paid)")
+            #expect(declined.providerReference != paid.providerReference)
+        }
+    }
+
+    /// Encrypted input is good once, within its client session's life.
+    @Test func aReplayedOrLateEncryptedInputIsRefusedAndChargesNothing() async throws {
+        try await withGateway { fx, simulator in
+            let first = try await session(fx)
+            let jwe = try await encryptedCard(fx, first, card: "4111111111111111")
+            let paid = try await fx.gateway.attempt(session: first.session.id, NewAttempt(
+                method: "visa", provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
+            #expect(paid.status == .succeeded && simulator.charges == 1)
+            // The same JWE in another checkout: its nonce is used up.
+            let other = try await session(fx)
+            let replayed = try await fx.gateway.attempt(session: other.session.id, NewAttempt(
+                method: "visa", provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
+            #expect(replayed.status == .failed && replayed.problem?.code == "invalid_card_details" && simulator.charges == 1, "\(replayed)")
+            // A JWE made with a client session that has since expired.
+            let late = try await session(fx)
+            let stale = try await encryptedCard(fx, late, card: "4111111111111111")
+            simulator.expire(clientSession: try #require(late.instruments["visa"]?.first { $0.provider == "worldline" }?.instrument.data?["clientSessionId"]))
+            let refused = try await fx.gateway.attempt(session: late.session.id, NewAttempt(
+                method: "visa", provider: "worldline", instrument: ["encryptedCustomerInput": .string(stale)]))
+            #expect(refused.status == .failed && simulator.charges == 1 && simulator.paymentCount == 1, "\(refused)")
+        }
+    }
+
+    // MARK: Lost answers
+
+    /// The create reaches Worldline (or not, on a 503) but its answer is
+    /// lost: the attempt stays pending with no payment id, and verify
+    /// replays the create under the same idempotence key, so Worldline
+    /// answers the first try's payment (or makes it once): one charge.
+    @Test(arguments: ["drop", "timeout", "503"])
+    func aLostCreateStaysPendingAndVerifySettlesItWithOneCharge(fault: String) async throws {
+        let faults = FaultPlan()
+        try await withGateway(faults: faults, requestTimeout: fault == "timeout" ? 2_000 : 30_000) { fx, simulator in
+            let s = try await session(fx)
+            let jwe = try await encryptedCard(fx, s, card: "4111111111111111")
+            faults.add(.init(provider: "worldline", path: "/v2/\(WorldlineSimulator.merchantID)/payments", method: "POST",
+                             fault: fault == "drop" ? .drop : fault == "503" ? .status(503) : .latency(milliseconds: 3_000), count: 1))
+            let lost = try await fx.gateway.attempt(session: s.session.id, NewAttempt(
+                method: "visa", provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
+            #expect(lost.status == .pending && lost.providerReference == nil, "\(lost)")
+            #expect(simulator.charges == (fault == "503" ? 0 : 1))
+            let settled = try await fx.gateway.verify(attempt: lost.id)
+            #expect(settled.status == .succeeded && settled.providerReference != nil && simulator.charges == 1, "\(settled)")
+            #expect(try await fx.gateway.verify(attempt: lost.id).status == .succeeded && simulator.charges == 1 && simulator.paymentCount == 1)
+        }
+    }
+
+    // MARK: Back office
+
+    @Test func aPreAuthorisationIsCapturedPartlyTwiceThenRefundedAndAnotherIsCancelled() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx, amount: 30_000, capture: .manual)
+            let authorized = try await pay(fx, s, card: "4111111111111111")
+            #expect(authorized.status == .authorized && simulator.charges == 0, "\(authorized)")
+            let first = try await fx.gateway.capture(payment: authorized.id, amount: 10_000, idempotencyKey: "cap-1")
+            let replay = try await fx.gateway.capture(payment: authorized.id, amount: 10_000, idempotencyKey: "cap-1")
+            #expect(first.balance.captured == 10_000 && replay.balance.captured == 10_000 && simulator.charges == 1)
+            let second = try await fx.gateway.capture(payment: authorized.id, amount: 5_000, idempotencyKey: "cap-2")
+            #expect(second.balance.captured == 15_000 && simulator.charges == 2)
+            #expect(simulator.payment(try #require(authorized.providerReference))?.captured == 15_000)
+            let refund = try await fx.gateway.refund(payment: authorized.id, amount: 7_000, idempotencyKey: "ref-1")
+            #expect(refund.balance.refunded == 7_000 && simulator.payment(authorized.providerReference!)?.refunded == 7_000)
+            await #expect { try await fx.gateway.refund(payment: authorized.id, amount: 9_000, idempotencyKey: "ref-2") } throws: {
+                ($0 as? Problem)?.code == "invalid_request" || ($0 as? Problem)?.code == "amount_exceeds_captured"
+            }
+            #expect(simulator.payment(authorized.providerReference!)?.refunded == 7_000)
+
+            let other = try await session(fx, amount: 12_000, capture: .manual)
+            let held = try await pay(fx, other, card: "5555555555554444")
+            let voided = try await fx.gateway.void(payment: held.id, idempotencyKey: "void-1")
+            let heldID = try #require(held.providerReference)
+            #expect(voided.balance.voided && simulator.payment(heldID)?.status == "CANCELLED", "\(voided)")
+            #expect(simulator.charges == 2)
+        }
+    }
+
+    @Test func aDroppedCaptureRetriedUnderItsKeyCapturesOnce() async throws {
+        let faults = FaultPlan()
+        try await withGateway(faults: faults) { fx, simulator in
+            let s = try await session(fx, amount: 20_000, capture: .manual)
+            let authorized = try await pay(fx, s, card: "4111111111111111")
+            let id = try #require(authorized.providerReference)
+            faults.add(.init(provider: "worldline", path: "/v2/\(WorldlineSimulator.merchantID)/payments/\(id)/capture", method: "POST", fault: .drop, count: 1))
+            _ = try? await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-drop")
+            #expect(simulator.charges == 1 && simulator.payment(id)?.captured == 20_000)
+            let retried = try await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-drop")
+            #expect(retried.balance.captured == 20_000 && simulator.charges == 1 && simulator.payment(id)?.captured == 20_000, "\(retried)")
+        }
+    }
+
+    // MARK: Webhooks
+
+    @Test func aSignedWebhookSettlesAPendingPaymentOnceAndForgedOnesChangeNothing() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let started = try await pay(fx, s, card: "4000000000001091")
+            let id = try #require(started.providerReference)
+            // The payer authenticates but never comes back: only the webhook tells.
+            _ = try await fx.payerStep(try #require(started.action?.url), outcome: "approve")
+            let real = try #require(simulator.webhook(forPayment: id))
+            let body = Data(real.body.utf8)
+
+            let wrongSecret = try #require(simulator.webhook(forPayment: id, secret: "not-the-secret"))
+            let unknownKey = try #require(simulator.webhook(forPayment: id, keyID: "some-other-key"))
+            var altered = real.body
+            altered = altered.replacingOccurrences(of: "\"id\"", with: "\"id\" ")
+            var twice = real.headers
+            for (name, value) in real.headers where name.lowercased() == "x-gcs-signature" { twice[name] = value + ", " + value }
+            for (headers, forged) in [(wrongSecret.headers, Data(wrongSecret.body.utf8)), (unknownKey.headers, Data(unknownKey.body.utf8)),
+                                      (real.headers, Data(altered.utf8)), (twice, body), ([:], body)] {
+                await #expect { try await fx.gateway.webhook(provider: "worldline", headers: headers, body: forged) } throws: {
+                    ($0 as? Problem)?.code == "webhook_unverified"
+                }
+            }
+            #expect(try await fx.gateway.payment(started.id).status == .pending)
+
+            let applied = try await fx.gateway.webhook(provider: "worldline", headers: real.headers, body: body)
+            guard case .applied = applied else { Issue.record("the signed webhook was not applied: \(applied)"); return }
+            #expect(try await fx.gateway.payment(started.id).status == .succeeded && simulator.charges == 1)
+            #expect(try await fx.gateway.webhook(provider: "worldline", headers: real.headers, body: body) == .duplicate)
+        }
+    }
+
+    // MARK: A real browser
+
+    @Test(.enabled(if: HeadlessBrowser.isAvailable, "GATEWAY_BROWSER_TESTS=1 with chromium and chromedriver installed (scripts/install-prerequisites)"))
+    func theThreeDSecurePageIsCompletedInHeadlessChromium() async throws {
+        try await withGateway { fx, simulator in
+            let back = fx.root + "/shop/return"
+            let s = try await session(fx, back: back)
+            let started = try await pay(fx, s, card: "4000000000001091")
+            let page = try #require(started.action?.url)
+            let browser = try await HeadlessBrowser.start()
+            do {
+                try await browser.open(page)
+                #expect(try await browser.source().contains("1091"), "the page does not show the card's last four digits")
+                try await browser.click("#authenticate")
+                let landed = try await browser.currentURL()
+                #expect(landed.hasPrefix(back + "?"), "\(landed)")
+                let paid = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
+                                                        PayerInput(returnParams: SandboxGateway.queryParameters(landed)))
+                #expect(paid.status == .succeeded && simulator.charges == 1, "\(paid)")
+            } catch {
+                await browser.quit()
+                throw error
+            }
+            await browser.quit()
+        }
+    }
+}
