@@ -333,7 +333,7 @@ struct WorldlineAdapterTests {
 
     // MARK: A real browser
 
-    @Test(.enabled(if: HeadlessBrowser.isAvailable, "GATEWAY_BROWSER_TESTS=1 with chromium and chromedriver installed (scripts/install-prerequisites)"))
+    @Test(.enabled(if: HeadlessBrowser.isAvailable, "chromium and chromedriver installed (scripts/install-prerequisites), GATEWAY_BROWSER_TESTS not 0"))
     func theThreeDSecurePageIsCompletedInHeadlessChromium() async throws {
         try await withGateway { fx, simulator in
             let back = fx.root + "/shop/return"
