@@ -1,6 +1,5 @@
 import Foundation
 import GatewayAdapterSDK
-import Synchronization
 
 /// Worldline Direct: cards from client-side encrypted input or stored
 /// tokens, 3-D Secure by redirect, capture, cancel, refund, and webhooks.
@@ -21,11 +20,10 @@ import Synchronization
 ///   its `X-GCS-KeyId` names.
 /// - **A create with no usable answer** (timeout, dropped connection, 5xx,
 ///   1409) stays pending. Worldline cannot be searched by merchant
-///   reference, so the adapter keeps the create (its body and key, never
-///   logged) in memory for the client session's life, and verify replays
-///   it under the same idempotence key: Worldline answers the first
-///   request's result, or processes it once. After a restart, the payment's
-///   webhook (which names the host's payment id) settles it.
+///   reference, so the adapter remembers the create (``WorldlineLostCreates``)
+///   and verify replays it under the same idempotence key: Worldline answers
+///   the first request's result, or processes it once. After a restart, the
+///   payment's webhook (which names the host's payment id) settles it.
 ///
 /// `providerReference` is Worldline's payment id (`3254564315_0`).
 ///
@@ -47,15 +45,7 @@ final class WorldlineAdapter: PaymentAdapter {
     let client: WorldlineClient
     let webhookKeys: [(id: String, secret: String)]
     let webhookURL: String?
-    let lostCreates = Mutex<[String: LostCreate]>([:])
-
-    /// A create whose answer was lost: what verify replays.
-    struct LostCreate: Sendable {
-        var url: String
-        var body: Data
-        var key: String
-        var until: Date
-    }
+    let lostCreates = WorldlineLostCreates()
 
     init(host: AdapterHost, configuration: AdapterConfiguration) throws {
         self.host = host

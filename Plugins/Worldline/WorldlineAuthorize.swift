@@ -46,28 +46,30 @@ extension WorldlineAdapter {
             feedbacks: webhookURL.map { .init(webhooksUrls: [$0]) })
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let lost = LostCreate(url: client.url("/payments"), body: try encoder.encode(body), key: request.idempotencyKey,
-                              until: host.now.addingTimeInterval(Self.clientSessionLife))
-        return try await create(lost, paymentId: request.paymentId)
+        let create = WorldlineLostCreates.Create(url: client.url("/payments"), body: try encoder.encode(body), key: request.idempotencyKey,
+                                                 until: host.now.addingTimeInterval(Self.clientSessionLife))
+        // Held before it is sent: if the host stops waiting first, verify still has it to replay.
+        note(lostCreates.hold(create, for: request.paymentId, now: host.now))
+        return try await self.create(create, paymentId: request.paymentId, replay: false)
     }
 
-    /// Sends (or replays) a create and reads its answer. Without a usable
-    /// answer the create is kept for verify and the outcome is unknown.
-    func create(_ create: LostCreate, paymentId: String) async throws -> AdapterResult {
+    /// Sends (or, from verify, replays) a create and reads its answer.
+    ///
+    /// A first try's refusal (400, 401, 403, 404) proves nothing was made. A
+    /// replay's does not: its first try may have charged and the refusal be
+    /// about something since changed (a rotated key, a moved `base_url`, an
+    /// input now used up), so on a replay only a payment (2xx) or a decline
+    /// carrying the rejected payment (402) is final. Anything else keeps
+    /// the outcome unknown, and the create held for the next verify.
+    func create(_ create: WorldlineLostCreates.Create, paymentId: String, replay: Bool) async throws -> AdapterResult {
         let answer: WorldlineAnswer
         do {
             answer = try await client.send("POST", create.url, body: create.body, idempotenceKey: create.key)
         } catch let error as HTTPEgressError {
-            keep(create, for: paymentId)
             throw AdapterError.outcomeUnknown("Worldline's payment create got no answer (\(error.message)); verify replays it under the same idempotence key")
         }
-        if answer.status >= 500 || answer.status == 409 || answer.status == 429 {
-            // 409 is a replay while the first try still runs (1409).
-            keep(create, for: paymentId)
-            throw AdapterError.outcomeUnknown("Worldline's payment create answered \(answer.summary); verify replays it under the same idempotence key")
-        }
         if answer.status == 402, let rejected = answer.decode(WorldlineWire.ErrorAnswer.self)?.paymentResult?.payment, Self.isPaymentID(rejected.id) {
-            forget(paymentId)
+            note(lostCreates.answered(paymentId, with: rejected.id, until: create.until, now: host.now))
             var result = WorldlineStatus.result(rejected)
             if result.problem == nil || result.status != .failed {
                 let error = answer.error
@@ -76,49 +78,52 @@ extension WorldlineAdapter {
             }
             return result
         }
-        guard answer.ok else {
-            forget(paymentId)
-            let error = answer.error
-            if answer.status == 402 {
-                // A decline without the rejected payment: still a decline, nothing charged.
-                return AdapterResult(status: .failed, problem: WorldlineStatus.problem(code: error?.errorCode, id: error?.id), providerStatus: "REJECTED")
+        if answer.ok {
+            guard let created = answer.decode(WorldlineWire.CreateAnswer.self), let payment = created.payment, Self.isPaymentID(payment.id) else {
+                throw AdapterError.outcomeUnknown("Worldline created a payment but its answer cannot be read (\(answer.summary))")
             }
-            if answer.status == 400, let property = error?.propertyName?.lowercased(),
-               property.contains("encryptedcustomerinput") || property.contains("card") || property.contains("token") {
-                return AdapterResult(status: .failed, problem: AdapterProblem(
-                    code: "invalid_card_details", message: "Worldline refused the card input: \(answer.summary); nothing was charged", retryable: true,
-                    safeToRetryElsewhere: false, providerCode: error?.errorCode ?? error?.id, field: "instrument"))
+            note(lostCreates.answered(paymentId, with: payment.id, until: create.until, now: host.now))
+            var result = WorldlineStatus.result(payment)
+            if let action = created.merchantAction, action.actionType == "REDIRECT", let url = action.redirectData?.redirectURL,
+               url.hasPrefix("https://") || url.hasPrefix("http://") {
+                result.status = .pending
+                result.action = PaymentAction(type: .threeDS, url: url, method: "GET")
             }
-            // Refused before any payment was made (input, credentials, merchant): nothing was charged.
+            return result
+        }
+        guard !replay, [400, 401, 402, 403, 404].contains(answer.status) else {
+            // 5xx, 429, 409 (1409: the first try still runs), anything unlisted, and every refusal of a replay.
+            throw AdapterError.outcomeUnknown("Worldline's payment create answered \(answer.summary); verify replays it under the same idempotence key")
+        }
+        // A first try refused: no payment was made, and the create is not held.
+        note(lostCreates.answered(paymentId, with: nil, until: create.until, now: host.now))
+        let error = answer.error
+        if answer.status == 402 {
+            return AdapterResult(status: .failed, problem: WorldlineStatus.problem(code: error?.errorCode, id: error?.id), providerStatus: "REJECTED")
+        }
+        if answer.status == 400, let property = error?.propertyName?.lowercased(), Self.isCardInput(property) {
             return AdapterResult(status: .failed, problem: AdapterProblem(
-                code: "provider_error", message: "Worldline refused the payment create: \(answer.summary); nothing was charged", retryable: false,
-                safeToRetryElsewhere: answer.status == 400 || answer.status == 401 || answer.status == 403 || answer.status == 404,
-                providerCode: error?.errorCode ?? "HTTP \(answer.status)"))
+                code: "invalid_card_details", message: "Worldline refused the card input: \(answer.summary); nothing was charged", retryable: true,
+                safeToRetryElsewhere: false, providerCode: error?.errorCode ?? error?.id, field: "instrument"))
         }
-        guard let created = answer.decode(WorldlineWire.CreateAnswer.self), let payment = created.payment, Self.isPaymentID(payment.id) else {
-            keep(create, for: paymentId)
-            throw AdapterError.outcomeUnknown("Worldline created a payment but its answer cannot be read (\(answer.summary))")
-        }
-        forget(paymentId)
-        var result = WorldlineStatus.result(payment)
-        if let action = created.merchantAction, action.actionType == "REDIRECT", let url = action.redirectData?.redirectURL,
-           url.hasPrefix("https://") || url.hasPrefix("http://") {
-            result.status = .pending
-            result.action = PaymentAction(type: .threeDS, url: url, method: "GET")
-        }
-        return result
+        return AdapterResult(status: .failed, problem: AdapterProblem(
+            code: "provider_error", message: "Worldline refused the payment create: \(answer.summary); nothing was charged", retryable: false,
+            safeToRetryElsewhere: true, providerCode: error?.errorCode ?? "HTTP \(answer.status)"))
     }
 
-    func keep(_ create: LostCreate, for paymentId: String) {
-        let now = host.now
-        lostCreates.withLock { creates in
-            creates = creates.filter { $0.value.until > now }
-            creates[paymentId] = create
-        }
+    /// Whether a 400's `propertyName` is the payer's card input (not the
+    /// merchant's request: a return URL or an authorization mode is not).
+    static func isCardInput(_ property: String) -> Bool {
+        property.hasPrefix("encryptedcustomerinput") || property == "cardpaymentmethodspecificinput.token"
+            || property.hasPrefix("cardpaymentmethodspecificinput.card")
     }
 
-    func forget(_ paymentId: String) {
-        _ = lostCreates.withLock { $0.removeValue(forKey: paymentId) }
+    /// Records what became of `paymentId`'s create, warning when a bound
+    /// dropped another's.
+    func note(_ dropped: String?) {
+        if let dropped {
+            host.log(.warning, "worldline: too many creates remembered for verify; \(dropped)'s was dropped, and its webhook must settle it")
+        }
     }
 
     /// Why `jwe` is not a compact JWE of `RSA-OAEP` / `A256CBC-HS512`, or nil.

@@ -12,10 +12,7 @@ extension WorldlineAdapter {
         do { answer = try await client.get("/payments/\(id)/details") } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("Worldline's payment \(id) could not be read: \(error.message)")
         }
-        if answer.status == 404 {
-            return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
-                code: "unknown_payment", message: "Worldline does not know payment \(id)", retryable: false))
-        }
+        // A 404 too: a wrong base_url or merchant_id must not fail an attempt whose payment exists.
         guard answer.ok, let payment = answer.decode(WorldlineWire.Payment.self), payment.id == id else {
             throw AdapterError.outcomeUnknown("Worldline could not report payment \(id): \(answer.summary)")
         }
@@ -34,27 +31,26 @@ extension WorldlineAdapter {
     /// the create replayed under its idempotence key (the first try's answer).
     func verify(_ request: VerifyRequest) async throws -> AdapterResult {
         if let reference = request.providerReference { return try await read(try Self.paymentID(reference)) }
-        let now = host.now
-        guard let lost = lostCreates.withLock({ $0[request.paymentId] }), lost.until > now else {
+        let known = lostCreates.lookup(request.paymentId, now: host.now)
+        if let id = known.id { return try await read(id) }
+        guard let create = known.create else {
             throw AdapterError.outcomeUnknown("Worldline: this attempt has no payment id (the create's answer was lost) and its create is no longer "
                 + "held to replay; its webhook, or a person looking up merchantReference \(request.paymentId), settles it")
         }
-        return try await create(lost, paymentId: request.paymentId)
+        return try await self.create(create, paymentId: request.paymentId, replay: true)
     }
 
     func capture(_ request: AmountRequest) async throws -> AdapterResult {
         let id = try Self.paymentID(request.providerReference)
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("a capture takes a positive amount") }
-        return try await move("capture", id: id, request: request,
-                              body: WorldlineWire.Capture(amount: request.amount.value, isFinal: false), exceeds: "amount_exceeds_authorized")
+        return try await move(.capture, id: id, request: request, body: WorldlineWire.Capture(amount: request.amount.value, isFinal: false))
     }
 
     func refund(_ request: AmountRequest) async throws -> AdapterResult {
         let id = try Self.paymentID(request.providerReference)
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("a refund takes a positive amount") }
-        return try await move("refund", id: id, request: request,
-                              body: WorldlineWire.Refund(amountOfMoney: .init(amount: request.amount.value, currencyCode: request.amount.currency)),
-                              exceeds: "amount_exceeds_captured")
+        return try await move(.refund, id: id, request: request,
+                              body: WorldlineWire.Refund(amountOfMoney: .init(amount: request.amount.value, currencyCode: request.amount.currency)))
     }
 
     func void(_ request: VoidRequest) async throws -> AdapterResult {
@@ -65,40 +61,60 @@ extension WorldlineAdapter {
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("Worldline's cancel got no answer: \(error.message)")
         }
-        if sent.ok {
-            var result = try await read(id)
-            if result.status == .cancelled || result.status == .succeeded { result.status = .succeeded; result.problem = nil }
-            return result
+        let now = try await read(id)
+        // Cancelled, or captured with the rest released (a cancel after partial captures): the void holds.
+        if now.providerStatus == "CANCELLED" || (sent.ok && now.providerStatus == "CAPTURED") {
+            return AdapterResult(status: .succeeded, providerReference: id, providerStatus: now.providerStatus, totals: now.totals)
         }
+        guard !sent.ok else { throw AdapterError.outcomeUnknown("Worldline accepted the cancel but reports the payment \(now.providerStatus ?? "?")") }
         return try refusal(of: "cancel", sent, id: id, exceeds: "invalid_state")
     }
 
-    private func move(_ name: String, id: String, request: AmountRequest, body: some Encodable & Sendable, exceeds: String) async throws -> AdapterResult {
+    enum Move: String {
+        case capture, refund
+        /// The answer statuses that mean the money moved (or is moving, and cannot be undone by this request).
+        var done: Set<String> { self == .capture ? ["CAPTURED", "CAPTURE_REQUESTED"] : ["REFUNDED", "REFUND_REQUESTED"] }
+        var exceeds: String { self == .capture ? "amount_exceeds_authorized" : "amount_exceeds_captured" }
+    }
+
+    /// A capture or refund under the operation's idempotency key. Only an
+    /// answer that says the money moved is `succeeded`; a refusal is believed
+    /// only after a read shows this move did not land (a retry of a lost
+    /// first try may be refused for a reason that arose since).
+    private func move(_ move: Move, id: String, request: AmountRequest, body: some Encodable & Sendable) async throws -> AdapterResult {
+        let name = move.rawValue
         let sent: WorldlineAnswer
         do {
             sent = try await client.post("/payments/\(id)/\(name)", body, idempotenceKey: request.idempotencyKey)
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("Worldline's \(name) got no answer: \(error.message); a retry under the same key is answered, not repeated")
         }
-        guard sent.ok else { return try refusal(of: name, sent, id: id, exceeds: exceeds) }
-        guard let answer = sent.decode(WorldlineWire.OperationAnswer.self), answer.status != nil else {
-            throw AdapterError.outcomeUnknown("Worldline's \(name) answered a document this adapter cannot read")
+        if sent.ok {
+            guard let status = sent.decode(WorldlineWire.OperationAnswer.self)?.status, move.done.contains(status) else {
+                throw AdapterError.outcomeUnknown("Worldline's \(name) answered \(sent.summary) with a status this adapter does not take as done")
+            }
+            var result = try await read(id)
+            result.status = .succeeded
+            result.problem = nil
+            result.amount = request.amount
+            return result
         }
-        if answer.status == "REJECTED_CAPTURE" || answer.status == "REJECTED" {
-            return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
-                code: "provider_error", message: "Worldline rejected the \(name) (\(answer.status ?? ""))", retryable: false,
-                providerCode: answer.statusOutput?.errors?.first?.errorCode), providerStatus: answer.status)
+        // Refused: did this move land anyway (an earlier try under the same key)?
+        let now = try await read(id)
+        let before = (move == .capture ? request.alreadyCaptured : request.alreadyRefunded)?.value
+        let total = move == .capture ? now.totals?.captured.value : now.totals?.refunded.value
+        if let before, let total, total >= before + request.amount.value {
+            return AdapterResult(status: .succeeded, providerReference: id, amount: request.amount, providerStatus: now.providerStatus, totals: now.totals)
         }
-        var result = try await read(id)
-        result.status = .succeeded
-        result.problem = nil
-        result.amount = request.amount
-        return result
+        guard before != nil, total != nil else {
+            throw AdapterError.outcomeUnknown("Worldline refused the \(name) (\(sent.summary)) and what it moved before cannot be compared")
+        }
+        return try refusal(of: name, sent, id: id, exceeds: move.exceeds)
     }
 
-    /// A refused capture, refund or cancel. Only a refusal that names the
-    /// request's own fault proves nothing moved; a 409 on the key, a 5xx or
-    /// an unreadable answer may hide an earlier try still landing.
+    /// A refused capture, refund or cancel the payment shows did not land.
+    /// Only a refusal of the request itself is final; a 409 on the key, a
+    /// 404, a 5xx or an unreadable answer may hide an earlier try still landing.
     private func refusal(of name: String, _ sent: WorldlineAnswer, id: String, exceeds: String) throws -> AdapterResult {
         let error = sent.error
         let code = error?.errorCode ?? error?.id
@@ -109,9 +125,6 @@ extension WorldlineAdapter {
         case 400, 401, 403:
             return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
                 code: "provider_error", message: "Worldline refused the \(name): \(sent.summary)", retryable: false, providerCode: code))
-        case 404:
-            return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
-                code: "unknown_payment", message: "Worldline does not know payment \(id)", retryable: false, providerCode: code))
         case 409 where error?.errorCode != "1409":
             return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
                 code: "invalid_state", message: "Worldline refused the \(name) in the payment's state: \(sent.summary)", retryable: false, providerCode: code))

@@ -18,7 +18,7 @@ extension WorldlineAdapter {
         }
         // The host joins a repeated header with a comma: one signature or key id has none.
         guard !keyID.contains(","), !signature.contains(",") else { return refused("X-GCS-KeyId or X-GCS-Signature was given more than once") }
-        guard let key = webhookKeys.first(where: { $0.id == keyID }) else { return refused("unknown key id \(keyID.prefix(64))") }
+        guard let key = webhookKeys.first(where: { $0.id == keyID }) else { return refused("X-GCS-KeyId names no configured webhook key") }
         guard var secret = host.secret(key.secret), !secret.isEmpty else {
             throw AdapterError.internal("the \(key.secret) secret is not configured, so Worldline webhooks cannot be verified")
         }
@@ -42,7 +42,6 @@ extension WorldlineAdapter {
             return WebhookResult(verified: true, eventId: eventID, providerReference: id, problem: AdapterProblem(
                 code: "unknown_payment", message: "Worldline's payment \(id) carries no merchantReference: it was not made by this gateway", retryable: false))
         }
-        forget(paymentId)
         let result = WorldlineStatus.result(payment)
         return WebhookResult(verified: true, eventId: eventID, paymentId: paymentId, providerReference: id,
                              status: result.status, amount: result.amount, problem: result.problem)

@@ -116,8 +116,6 @@ enum WorldlineWire {
         var paymentResult: Result?
     }
 
-    struct CancelAnswer: Decodable, Sendable { var payment: Payment? }
-
     /// The answer of a capture or a refund.
     struct OperationAnswer: Decodable, Sendable {
         var id: String?

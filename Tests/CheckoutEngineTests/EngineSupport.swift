@@ -61,6 +61,7 @@ final class ScriptedProvider: PaymentProvider, Sendable {
             case .authorize(let r): operation == .authorize ? r.idempotencyKey : nil
             case .capture(let r): operation == .capture ? r.idempotencyKey : nil
             case .refund(let r): operation == .refund ? r.idempotencyKey : nil
+            case .void(let r): operation == .void ? r.idempotencyKey : nil
             default: nil
             }
         }

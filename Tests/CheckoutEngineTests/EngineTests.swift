@@ -79,6 +79,57 @@ import Testing
         #expect(aborted.session.status == .cancelled)
     }
 
+    /// An abort withdraws a pending attempt at its provider (void, then
+    /// verify) and goes on only when the verify shows it ended unpaid; a
+    /// payer who paid meanwhile wins, and the abort is refused.
+    @Test(arguments: [PaymentStatus.cancelled, .succeeded])
+    func abortVoidsAPendingAttemptThenBelievesOnlyTheVerify(verified: PaymentStatus) async throws {
+        let a = ScriptedProvider("a") { call in
+            switch call {
+            case .authorize: .answered(AdapterResult(status: .pending, providerReference: "r", action: PaymentAction(type: .redirect, url: "https://psp.example/3ds")))
+            case .void: .answered(AdapterResult(status: .succeeded, providerReference: "r"))
+            case .verify: .answered(AdapterResult(status: verified, providerReference: "r", problem: verified == .cancelled
+                    ? AdapterProblem(code: "voided", message: "cancelled at the provider", retryable: false) : nil))
+            default: .unknown("not scripted")
+            }
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let session = try await f.session()
+        let pending = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
+        #expect(pending.status == .pending)
+        if verified == .cancelled {
+            let aborted = try await f.checkout.abort(session: session.id, idempotencyKey: "abort-1")
+            #expect(aborted.session.status == .cancelled && aborted.session.attempts.first?.status == .cancelled)
+            #expect(a.keys(.void).count == 1 && a.keys(.void).first?.hasPrefix("\(pending.id):abort:") == true, "\(a.keys(.void))")
+            // The abort's replay answers the same, and voids nothing more.
+            let replay = try await f.checkout.abort(session: session.id, idempotencyKey: "abort-1")
+            #expect(replay.session.status == .cancelled && a.count(.void) == 1)
+        } else {
+            await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
+            let paid = try await f.checkout.session(session.id)
+            #expect(paid.session.status == .completed && paid.session.attempts.first?.status == .succeeded)
+        }
+    }
+
+    /// A void the provider refuses (or cannot answer) changes nothing: the
+    /// abort is refused and the attempt stays pending, for reconciliation.
+    @Test func anAbortWhoseVoidIsNotConfirmedIsRefusedAndTheAttemptStaysPending() async throws {
+        let a = ScriptedProvider("a") { call in
+            switch call {
+            case .authorize: .answered(AdapterResult(status: .pending, providerReference: "r", action: PaymentAction(type: .redirect, url: "https://psp.example/3ds")))
+            case .void: .unknown("timed out")
+            default: .unknown("not scripted")
+            }
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let session = try await f.session()
+        let pending = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
+        await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        let after = try await f.checkout.session(session.id)
+        #expect(after.session.status == .open && after.session.attempts.first?.id == pending.id && after.session.attempts.first?.status == .pending)
+        #expect(a.count(.verify) == 0)
+    }
+
     @Test func continueFeedsTheOTPAndFinishesTheAttempt() async throws {
         let a = ScriptedProvider("a") { call in
             switch call {

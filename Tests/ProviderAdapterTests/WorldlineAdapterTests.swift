@@ -180,6 +180,22 @@ struct WorldlineAdapterTests {
         }
     }
 
+    /// The merchant aborts while the payer is on the 3-D Secure page: the
+    /// payment is cancelled at Worldline first, so the page can no longer
+    /// charge, and only then is the session cancelled.
+    @Test func abortingTheSessionCancelsAPendingThreeDSecurePayment() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx)
+            let started = try await pay(fx, s, card: "4000000000001091")
+            let id = try #require(started.providerReference)
+            let aborted = try await fx.gateway.abort(session: s.session.id, idempotencyKey: "abort-wl")
+            #expect(aborted.session.status == .cancelled && aborted.session.attempts.first?.status == .cancelled, "\(aborted.session)")
+            #expect(simulator.payment(id)?.status == "CANCELLED")
+            _ = try await fx.payerStep(try #require(started.action?.url), outcome: "approve")
+            #expect(simulator.charges == 0 && simulator.payment(id)?.status == "CANCELLED")
+        }
+    }
+
     // MARK: Problems
 
     @Test(arguments: [("4000000000000515", "123", "insufficient_funds", false), ("4000000000003006", "123", "card_declined", false),
@@ -255,6 +271,28 @@ struct WorldlineAdapterTests {
         }
     }
 
+    /// A replay's refusal proves nothing: the first try may have charged and
+    /// the refusal be about something since changed (a rotated key, a moved
+    /// base URL). The attempt stays pending until a replay is answered.
+    @Test(arguments: [400, 401, 403, 404])
+    func aRefusedReplayOfALostCreateLeavesItPending(status: Int) async throws {
+        let faults = FaultPlan()
+        try await withGateway(faults: faults) { fx, simulator in
+            let s = try await session(fx)
+            let jwe = try await encryptedCard(fx, s, card: "4111111111111111")
+            let path = "/v2/\(WorldlineSimulator.merchantID)/payments"
+            faults.add(.init(provider: "worldline", path: path, method: "POST", fault: .drop, count: 1))
+            let lost = try await fx.gateway.attempt(session: s.session.id, NewAttempt(
+                method: "visa", provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
+            #expect(lost.status == .pending && simulator.charges == 1)
+            faults.add(.init(provider: "worldline", path: path, method: "POST", fault: .status(status), count: 1))
+            let refused = try await fx.gateway.verify(attempt: lost.id)
+            #expect(refused.status == .pending, "a refused replay ended an attempt that was charged: \(refused)")
+            let settled = try await fx.gateway.verify(attempt: lost.id)
+            #expect(settled.status == .succeeded && simulator.charges == 1 && simulator.paymentCount == 1, "\(settled)")
+        }
+    }
+
     // MARK: Back office
 
     @Test func aPreAuthorisationIsCapturedPartlyTwiceThenRefundedAndAnotherIsCancelled() async throws {
@@ -284,13 +322,20 @@ struct WorldlineAdapterTests {
         }
     }
 
-    @Test func aDroppedCaptureRetriedUnderItsKeyCapturesOnce() async throws {
+    /// The first capture lands but its answer is lost; the retry under the
+    /// same key is answered with the first's result, or, when Worldline
+    /// refuses it (here 403, 409 or 400: a rotated key, a payment now fully
+    /// captured), the adapter reads the payment and finds the capture made.
+    @Test(arguments: [nil, 403, 409, 400] as [Int?])
+    func aDroppedCaptureRetriedUnderItsKeyCapturesOnce(retryRefused: Int?) async throws {
         let faults = FaultPlan()
         try await withGateway(faults: faults) { fx, simulator in
             let s = try await session(fx, amount: 20_000, capture: .manual)
             let authorized = try await pay(fx, s, card: "4111111111111111")
             let id = try #require(authorized.providerReference)
-            faults.add(.init(provider: "worldline", path: "/v2/\(WorldlineSimulator.merchantID)/payments/\(id)/capture", method: "POST", fault: .drop, count: 1))
+            let path = "/v2/\(WorldlineSimulator.merchantID)/payments/\(id)/capture"
+            faults.add(.init(provider: "worldline", path: path, method: "POST", fault: .drop, count: 1))
+            if let retryRefused { faults.add(.init(provider: "worldline", path: path, method: "POST", fault: .status(retryRefused), count: 1)) }
             _ = try? await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-drop")
             #expect(simulator.charges == 1 && simulator.payment(id)?.captured == 20_000)
             let retried = try await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-drop")

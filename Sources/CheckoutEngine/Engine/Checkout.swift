@@ -126,14 +126,20 @@ public final class Checkout: Sendable {
         }
     }
 
-    /// The merchant abandons the checkout. Refused while an attempt is live
-    /// (its money may still move; it is reconciled first).
+    /// The merchant abandons the checkout. A pending attempt is first
+    /// withdrawn at its provider (``withdraw(_:attempt:key:)``: the provider's
+    /// void, Swedbank Pay's abort or Worldline's cancel, then a verify); the
+    /// abort is refused while an attempt is still live after that (its money
+    /// may still move; it is reconciled first).
     public func abort(session id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
             let sessionMode = try await self.mode(ofSession: id, caller: mode)
             return try await idempotent(idempotencyKey, mode: sessionMode, operation: "abort", target: id, request: EmptyBody()) { key in
                 try await self.locks.withLock(id) {
                     var session = try await self.load(id)
+                    if session.status == .open, let live = session.liveAttempt, live.status == .pending {
+                        session = try await self.withdraw(session, attempt: live, key: key)
+                    }
                     try session.abort()
                     let at = self.now()
                     session.updatedAt = at

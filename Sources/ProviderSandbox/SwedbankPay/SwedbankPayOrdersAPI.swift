@@ -30,12 +30,13 @@ struct SwedbankPayOrdersAPI: Sendable {
     }
 
     func guarded(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+        simulator.received(request)
         if let refusal = SwedbankPayWire.unauthorized(request) { return refusal }
         do { return try await body() } catch let refusal as SwedbankPayWire.Refusal { return refusal.response }
     }
 
     func document(_ order: SwedbankPayOrder, expand: Set<String> = []) -> [String: Any] {
-        SwedbankPayWire.order(order, api: base(), pages: base(), expand: expand)
+        SwedbankPayWire.order(order, api: simulator.apiBase(base()), pages: base(), expand: expand)
     }
 
     func create(_ body: [String: Any]) throws -> Response {

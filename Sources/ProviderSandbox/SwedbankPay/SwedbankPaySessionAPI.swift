@@ -36,6 +36,7 @@ struct SwedbankPaySessionAPI: Sendable {
     /// The session API answers a merchant's token (server side) and a device
     /// (no token) alike: the session token in the path is the credential.
     func guarded(_ request: Request, _ body: () async throws -> Response) async throws -> Response {
+        simulator.received(request)
         do { return try await body() } catch let refusal as SwedbankPayWire.Refusal { return refusal.response }
     }
 
@@ -52,7 +53,7 @@ struct SwedbankPaySessionAPI: Sendable {
 
     /// `{"paymentSession": {…}, "operations": […], "problem"?: {…}}`.
     func document(_ order: SwedbankPayOrder) -> [String: Any] {
-        let api = base() + "/psp/paymentsessions/" + order.token
+        let api = simulator.apiBase(base()) + "/psp/paymentsessions/" + order.token
         let cards = order.payerReference.map { payer in simulator.state.withLock { $0.cards(of: payer) } } ?? []
         func start(_ method: String) -> [[String: Any]] {
             [SwedbankPayWire.operation("start-payment-attempt", api + "/methods/\(method)/attempts", method: "POST")]
@@ -94,7 +95,7 @@ struct SwedbankPaySessionAPI: Sendable {
         if order.problem != nil { return [SwedbankPayWire.operation("acknowledge-failed-attempt", api + "/acknowledge", method: "POST")] }
         guard let attempt = order.attempt else {
             return [SwedbankPayWire.operation("customize-payment", api + "/customize", method: "POST"),
-                    SwedbankPayWire.operation("abort-payment", base() + order.path, method: "PATCH")]
+                    SwedbankPayWire.operation("abort-payment", simulator.apiBase(base()) + order.path, method: "PATCH")]
         }
         var getPayment = SwedbankPayWire.operation("get-payment", api)
         switch attempt.stage {

@@ -68,6 +68,25 @@ public final class SwedbankPaySimulator: ProviderSimulator {
 
     // MARK: For tests
 
+    /// Where the API `href`s of answers point instead of this simulator
+    /// (`http://localhost:PORT/swedbankpay`: the same server on another
+    /// origin), to prove an adapter never follows an `href` off its
+    /// `base_url`; nil (the default) for the simulator's own base.
+    public var apiHrefBase: String? {
+        get { state.withLock { $0.apiHrefBase } }
+        set { state.withLock { $0.apiHrefBase = newValue } }
+    }
+
+    /// The authority (`Host`) of every API request received, oldest first.
+    public var apiHosts: [String] { state.withLock { $0.apiHosts } }
+
+    func received(_ request: Request) {
+        let authority = request.head.authority ?? ""
+        state.withLock { $0.apiHosts.append(authority) }
+    }
+
+    func apiBase(_ own: String) -> String { state.withLock { $0.apiHrefBase } ?? own }
+
     /// The status of order `id` (its uuid or its `/psp/paymentorders/…` path).
     public func status(ofOrder id: String) -> String? {
         state.withLock { $0.orders[Self.uuid(of: id)]?.status }

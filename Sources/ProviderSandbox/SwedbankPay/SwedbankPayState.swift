@@ -6,6 +6,10 @@ import Foundation
 /// four, never a number); and how many times money moved.
 struct SwedbankPayState: Sendable {
     var orders: [String: SwedbankPayOrder] = [:]
+    /// For tests: where answers' API hrefs point instead of the sandbox (``SwedbankPaySimulator/apiHrefBase``).
+    var apiHrefBase: String?
+    /// The authority (`Host`) of every API request received, oldest first.
+    var apiHosts: [String] = []
     /// Order id by session token (the token is in the session's hrefs).
     var orderOfToken: [String: String] = [:]
     var payeeReferences: Set<String> = []
