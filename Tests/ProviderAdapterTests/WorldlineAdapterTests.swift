@@ -140,6 +140,14 @@ struct WorldlineAdapterTests {
         }
     }
 
+    @Test(arguments: ["5555555555554444", "378282246310005"])
+    func everyBrandsEncryptedCardIsCharged(card: String) async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await session(fx), card: card)
+            #expect(paid.status == .succeeded && paid.method == (card.hasPrefix("5") ? "mastercard" : "amex") && simulator.charges == 1, "\(paid)")
+        }
+    }
+
     @Test func aStoredTokenPaysServerToServer() async throws {
         try await withGateway { fx, simulator in
             let s = try await session(fx)
@@ -200,7 +208,10 @@ struct WorldlineAdapterTests {
 
     @Test(arguments: [("4000000000000515", "123", "insufficient_funds", false), ("4000000000003006", "123", "card_declined", false),
                       ("4000000000000549", "123", "card_expired", false), ("4000000000000341", "123", "fraud_detected", false),
-                      ("4111111111111111", "000", "invalid_card_details", true), ("4111111111111112", "123", "invalid_card_details", true)])
+                      ("4111111111111111", "000", "invalid_card_details", true), ("4111111111111112", "123", "invalid_card_details", true),
+                      ("4000000000000598", "123", "fraud_detected", false), ("4000000000000176", "123", "expired", false),
+                      ("4000000000000960", "123", "provider_error", true), ("4000000000000143", "123", "invalid_card_details", true),
+                      ("4000000000001083", "123", "card_declined", false)])
     func everyDeclineMapsToItsProblem(card: String, cvv: String, code: String, retryable: Bool) async throws {
         try await withGateway { fx, simulator in
             let s = try await session(fx)

@@ -15,6 +15,11 @@ import Foundation
 /// | 4000000000003006 | declined 30051001 (declined) |
 /// | 4000000000000549 | declined 30541001 (expired card) |
 /// | 4000000000000341 | declined 30341001 (suspected fraud) |
+/// | 4000000000000598 | declined 30591001 (suspected fraud, by the acquirer) |
+/// | 4000000000000176 | declined 30171002 (the payer's time ran out) |
+/// | 4000000000000960 | declined 30961001 (the issuer is unavailable: try again) |
+/// | 4000000000000143 | declined 30141001 (invalid card number) |
+/// | 4000000000001083 | declined 31081001 (another issuer refusal) |
 /// | CVV `000` on any card | declined 30551001 (wrong CVV) |
 /// | an expiry date in the past | declined 30331001 (expired card) |
 ///
@@ -34,6 +39,11 @@ enum WorldlineCards {
         "30541001": ("EXPIRED_CARD", "Expired card"),
         "30331001": ("EXPIRED_CARD", "The card's expiry date has passed"),
         "30341001": ("SUSPECTED_FRAUD", "Suspected fraud"),
+        "30591001": ("SUSPECTED_FRAUD", "Suspected fraud (acquirer)"),
+        "30171002": ("TIMED_OUT", "The payment was not completed in time"),
+        "30961001": ("ISSUER_UNAVAILABLE", "The issuer is temporarily unavailable"),
+        "30141001": ("INVALID_CARD_NUMBER", "The card number is not valid"),
+        "31081001": ("AUTHORIZATION_DECLINED", "Authorisation declined by the issuer"),
         "30551001": ("INVALID_CVV", "The card security code is not correct"),
         "30891001": ("AUTHENTICATION_FAILED", "3-D Secure authentication failed"),
         "30171001": ("CANCELLED_BY_CUSTOMER", "The customer cancelled the payment"),
@@ -55,6 +65,11 @@ enum WorldlineCards {
         case "4000000000003006": return .decline("30051001")
         case "4000000000000549": return .decline("30541001")
         case "4000000000000341": return .decline("30341001")
+        case "4000000000000598": return .decline("30591001")
+        case "4000000000000176": return .decline("30171002")
+        case "4000000000000960": return .decline("30961001")
+        case "4000000000000143": return .decline("30141001")
+        case "4000000000001083": return .decline("31081001")
         default: return .approve
         }
     }
