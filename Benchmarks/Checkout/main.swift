@@ -2,6 +2,7 @@
 // in-process, with the mock adapter (through the libffi bridge) and SQLite.
 //
 //   swift build -c release && .build/release/checkout-benchmark [--manifests DIR] [--payments N] [--concurrency C]
+//     [--durable-only | --compare-isolation | --compare-instruments]
 //
 // A complete payment is what `gateway pay` does: create a session, then an
 // attempt that succeeds, each under an idempotency key, each durable before
@@ -32,6 +33,10 @@ let durableOnly = arguments.contains("--durable-only")
 /// `--compare-isolation`: durable payments with the mock in process against the
 /// same with the mock in its runner ("isolation": "process"), alternated, five rounds.
 let compareIsolation = arguments.contains("--compare-isolation")
+/// `--compare-instruments`: durable payments whose session creation asks the
+/// mock for the payer's instruments (ABI 1.1, as shipped) against the same
+/// with `instruments` taken out of the mock's manifest, alternated, five rounds.
+let compareInstruments = arguments.contains("--compare-instruments")
 
 LoggingSystem.bootstrap { label in
     var handler = StreamLogHandler.standardError(label: label)
@@ -94,32 +99,54 @@ func payments(_ gateway: PaymentGateway, run: String, count: Int) async throws -
 let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-benchmark-\(UUID().uuidString)")
 defer { try? FileManager.default.removeItem(at: scratch) }
 
-if compareIsolation {
-    let isolatedManifests = scratch.appendingPathComponent("isolated-manifests")
-    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-    try FileManager.default.copyItem(at: URL(fileURLWithPath: manifests), to: isolatedManifests)
-    _ = try ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: isolatedManifests)
-    let inProcess = try gateway(store: nil, data: scratch.appendingPathComponent("in-process"))
-    let isolated = try gateway(store: nil, data: scratch.appendingPathComponent("isolated"), manifests: isolatedManifests.path)
-    guard let runner = isolated.providerRecords.first(where: { $0.id == "mock" })?.adapter?.runner else {
-        fatalError("the isolated mock did not load: \(isolated.providerRecords.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
-    }
-    print("checkout benchmark, isolation: \(payments) payments, \(concurrency) at a time, \(ProcessInfo.processInfo.activeProcessorCount) cores")
-    _ = try await payments(inProcess, run: "warm-i", count: 2000)
-    _ = try await payments(isolated, run: "warm-p", count: 2000)
+/// Durable payments through `a`, then `b`, alternated for five rounds after
+/// a warm-up; prints each round and returns the median ratio b/a.
+func compare(_ aName: String, _ a: PaymentGateway, _ bName: String, _ b: PaymentGateway) async throws -> Double {
+    _ = try await payments(a, run: "warm-a", count: 2000)
+    _ = try await payments(b, run: "warm-b", count: 2000)
     var ratios: [Double] = []
     for round in 0..<5 {
-        let a = try await payments(inProcess, run: "i\(round)", count: payments)
-        let b = try await payments(isolated, run: "p\(round)", count: payments)
-        ratios.append(b.perSecond / a.perSecond)
-        print(String(format: "round %d: in process %.0f/s (p50 %.0f µs) | isolated %.0f/s (p50 %.0f µs) | ratio %.3f",
-                     round + 1, a.perSecond, a.p50, b.perSecond, b.p50, b.perSecond / a.perSecond))
+        let x = try await payments(a, run: "a\(round)", count: payments)
+        let y = try await payments(b, run: "b\(round)", count: payments)
+        ratios.append(y.perSecond / x.perSecond)
+        print(String(format: "round %d: %@ %.0f/s (p50 %.0f µs) | %@ %.0f/s (p50 %.0f µs) | ratio %.3f",
+                     round + 1, aName, x.perSecond, x.p50, bName, y.perSecond, y.p50, y.perSecond / x.perSecond))
     }
-    let status = (try? String(contentsOfFile: "/proc/\(runner.pid)/status", encoding: .utf8)) ?? ""
-    let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map(String.init) ?? "VmRSS: ?"
-    print(String(format: "median ratio isolated/in-process %.3f (goal at least 0.7); the runner's %@", ratios.sorted()[2], rss))
-    await inProcess.shutdown()
-    await isolated.shutdown()
+    return ratios.sorted()[2]
+}
+
+/// A copy of the manifests with `key` of the mock's manifest set to `literal`.
+func mockVariant(_ name: String, _ key: String, _ literal: String) throws -> String {
+    let folder = scratch.appendingPathComponent(name)
+    try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(at: URL(fileURLWithPath: manifests), to: folder)
+    _ = try ManifestCatalogue.setMember(key, to: literal, ofProvider: "mock", in: folder)
+    return folder.path
+}
+
+if compareIsolation || compareInstruments {
+    let shipped = try gateway(store: nil, data: scratch.appendingPathComponent("shipped"))
+    print("checkout benchmark, \(compareIsolation ? "isolation" : "instruments"): \(payments) payments, \(concurrency) at a time, "
+          + "\(ProcessInfo.processInfo.activeProcessorCount) cores")
+    if compareIsolation {
+        let isolated = try gateway(store: nil, data: scratch.appendingPathComponent("isolated"),
+                                   manifests: try mockVariant("isolated-manifests", "isolation", "\"process\""))
+        guard let runner = isolated.providerRecords.first(where: { $0.id == "mock" })?.adapter?.runner else {
+            fatalError("the isolated mock did not load: \(isolated.providerRecords.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
+        }
+        let median = try await compare("in process", shipped, "isolated", isolated)
+        let status = (try? String(contentsOfFile: "/proc/\(runner.pid)/status", encoding: .utf8)) ?? ""
+        let rss = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") }.map(String.init) ?? "VmRSS: ?"
+        print(String(format: "median ratio isolated/in-process %.3f (goal at least 0.7); the runner's %@", median, rss))
+        await isolated.shutdown()
+    } else {
+        let without = try gateway(store: nil, data: scratch.appendingPathComponent("no-instruments"), manifests: try mockVariant(
+            "no-instruments", "operations", #"["authorize", "continue", "verify", "capture", "refund", "void", "webhook"]"#))
+        let median = try await compare("no instruments", without, "instruments", shipped)
+        print(String(format: "median ratio with/without the instruments call %.3f", median))
+        await without.shutdown()
+    }
+    await shipped.shutdown()
     try? FileManager.default.removeItem(at: scratch)
     exit(0)
 }
