@@ -54,6 +54,8 @@ let package = Package(
             providers: [.apt(["libffi-dev"])]),
         // Request/result documents of every operation, shared by host and SDK.
         .target(name: "GatewayPayloads"),
+        // Payment method fields: the model, validators, masks and MSISDNs (docs/fields.md). Pure.
+        .target(name: "PaymentFields", dependencies: ["GatewayPayloads"]),
         // Manifests, loader, libffi bridge, host services, registry.
         .target(
             name: "PluginHost",
@@ -190,6 +192,7 @@ let package = Package(
             path: "Benchmarks/Checkout"),
 
         .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads"], path: "Tests/TestSupport"),
+        .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
         .testTarget(
             name: "CheckoutEngineTests",
             dependencies: [
