@@ -60,7 +60,7 @@ let package = Package(
         .target(
             name: "PluginHost",
             dependencies: [
-                "CGatewayABI", "CFFI", "GatewayPayloads",
+                "CGatewayABI", "CFFI", "GatewayPayloads", "PaymentFields",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -74,7 +74,7 @@ let package = Package(
         .target(
             name: "CheckoutEngine",
             dependencies: [
-                "GatewayPayloads",
+                "GatewayPayloads", "PaymentFields",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
@@ -226,7 +226,7 @@ let package = Package(
         .testTarget(
             name: "PluginHostTests",
             dependencies: [
-                "PluginHost", "GatewayPayloads", "CGatewayABI", "CFFI", "TestSupport", "GatewayAdapterSDK", "PaymentGateway", "CheckoutEngine",
+                "PluginHost", "GatewayPayloads", "PaymentFields", "CGatewayABI", "CFFI", "TestSupport", "GatewayAdapterSDK", "PaymentGateway", "CheckoutEngine",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

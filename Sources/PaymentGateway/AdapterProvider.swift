@@ -144,6 +144,7 @@ extension ProviderProfile {
             id: manifest.id, mode: manifest.mode, enabled: manifest.enabled, priority: manifest.priority, methods: Set(manifest.methods),
             currencies: Set(manifest.currencies), countries: Set(manifest.countries), limits: limits,
             supportsManualCapture: manifest.operations.contains(.capture),
-            callTimeout: .milliseconds(manifest.timeoutMilliseconds), supportsInstruments: manifest.operations.contains(.instruments))
+            callTimeout: .milliseconds(manifest.timeoutMilliseconds), supportsInstruments: manifest.operations.contains(.instruments),
+            fields: manifest.fields)
     }
 }

@@ -1,4 +1,5 @@
 import GatewayPayloads
+import PaymentFields
 
 /// What routing knows of a provider: what its manifest claims, and whether it
 /// is enabled. The engine never sees manifests or adapters; the host maps a
@@ -22,10 +23,13 @@ public struct ProviderProfile: Sendable, Equatable {
     public var callTimeout: Duration
     /// Whether it can list a session's payer instruments (ABI 1.1 `instruments`).
     public var supportsInstruments: Bool
+    /// Its manifest's `fields`: the form of each method it declares one for (docs/fields.md).
+    public var fields: [String: [Field]]
 
     public init(id: String, mode: PaymentMode = .test, enabled: Bool = true, priority: Int, methods: Set<String>, currencies: Set<String>,
                 countries: Set<String>, limits: [String: ClosedRange<Int64>] = [:], supportsManualCapture: Bool = true,
-                callTimeout: Duration = .seconds(30), supportsInstruments: Bool = false) {
+                callTimeout: Duration = .seconds(30), supportsInstruments: Bool = false, fields: [String: [Field]] = [:]) {
+        self.fields = fields
         self.callTimeout = callTimeout
         self.supportsInstruments = supportsInstruments
         self.id = id

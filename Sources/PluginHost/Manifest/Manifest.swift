@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import PaymentFields
 
 /// A validated plugin manifest, file format v1: what an adapter is, where its
 /// library is, whether it is a test or a live provider, and what it claims to
@@ -94,6 +95,9 @@ public struct Manifest: Sendable, Hashable {
     /// `isolation_network`: whether a runner gets a network namespace of its
     /// own with no interface but loopback (`none`, the default), or shares the host's.
     public var isolationNetwork: NetworkIsolation = .none
+    /// `fields` (file format 1.1): the form of each method it declares them
+    /// for, what a payer types (docs/fields.md).
+    public var fields: [String: [Field]] = [:]
 }
 
 extension Manifest {

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import PaymentFields
 
 /// Turns a manifest file's bytes into a ``Manifest``, or into every problem
 /// it has, each with its JSON path. Nothing here touches the library.
@@ -12,7 +13,7 @@ public enum ManifestValidator {
     static let knownKeys: Set<String> = [
         "file_format_version", "id", "version", "enabled", "mode", "description", "library", "sha256", "entry",
         "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
-        "config", "secrets", "egress", "isolation", "isolation_network", "limits", "sandbox", "tls",
+        "config", "secrets", "egress", "isolation", "isolation_network", "limits", "sandbox", "tls", "fields",
     ]
 
     /// The outcome of validating one manifest.
@@ -119,6 +120,7 @@ private struct Checker {
                 fail("$.sandbox", "must be an object, found \(sandbox.typeName)")
             }
         }
+        let fields = methodFields(root["fields"], methods: methods ?? [], format: format)
         let secrets = secretReferences(root["secrets"])
         let egress = endpoints(root["egress"])
         let tls = tlsSettings(root["tls"], secrets: secrets)
@@ -145,7 +147,45 @@ private struct Checker {
             countries: countries, amountLimits: limits, operations: operations, priority: priority,
             timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
             isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls,
-            limits: runnerLimits, isolationNetwork: network)
+            limits: runnerLimits, isolationNetwork: network, fields: fields)
+    }
+
+    /// `fields`: per method the manifest lists, at most 20 fields with distinct ids.
+    mutating func methodFields(_ value: JSONDocument?, methods: [String], format: String?) -> [String: [Field]] {
+        guard let value else { return [:] }
+        guard case .object(let members) = value else {
+            fail("$.fields", "must be an object of methods, found \(value.typeName)")
+            return [:]
+        }
+        if let format, format.hasPrefix("1.0") { fail("$.fields", "needs file_format_version 1.1.0 or later") }
+        var declared: [String: [Field]] = [:]
+        for method in members.keys.sorted() {
+            let path = "$.fields.\(method)"
+            guard methods.contains(method) else {
+                fail(path, "\(method) is not one of this manifest's methods")
+                continue
+            }
+            guard case .array(let list) = members[method]!, (1...20).contains(list.count) else {
+                fail(path, "must be an array of 1 to 20 fields")
+                continue
+            }
+            var fields: [Field] = []
+            for (index, item) in list.enumerated() {
+                guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(item.serialized.utf8)) else { continue }
+                switch Field.parse(json, at: "\(path)[\(index)]") {
+                case .success(let field):
+                    if fields.contains(where: { $0.id == field.id }) { fail("\(path)[\(index)].id", "\(field.id) is declared twice") }
+                    fields.append(field)
+                case .failure(let error):
+                    for problem in error.problems {
+                        let split = problem.range(of: ": ")
+                        fail(split.map { String(problem[..<$0.lowerBound]) } ?? path, split.map { String(problem[$0.upperBound...]) } ?? problem)
+                    }
+                }
+            }
+            declared[method] = fields
+        }
+        return declared
     }
 
     /// The `limits` block: only with `"isolation": "process"`, every member optional.
