@@ -98,7 +98,7 @@ let package = Package(
         .target(
             name: "CheckoutHTTP",
             dependencies: [
-                "PaymentGateway", "CheckoutEngine", "PluginHost", "GatewayPayloads",
+                "PaymentGateway", "CheckoutEngine", "PluginHost", "GatewayPayloads", "PaymentFields",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "CheckoutEngineTests",
             dependencies: [
-                "CheckoutEngine", "SQLiteCheckoutStore", "GatewayPayloads", "TestSupport",
+                "CheckoutEngine", "SQLiteCheckoutStore", "GatewayPayloads", "TestSupport", "PaymentFields",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
@@ -216,7 +216,7 @@ let package = Package(
         .testTarget(
             name: "ProviderAdapterTests",
             dependencies: [
-                "PaymentGateway", "ProviderSandbox", "PluginHost", "CheckoutEngine", "GatewayPayloads", "TestSupport",
+                "PaymentGateway", "ProviderSandbox", "PluginHost", "CheckoutEngine", "GatewayPayloads", "TestSupport", "PaymentFields",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

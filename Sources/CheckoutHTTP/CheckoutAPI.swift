@@ -1,6 +1,7 @@
 import CheckoutEngine
 import Foundation
 import GatewayPayloads
+import PaymentFields
 import HTTPTypes
 import Hummingbird
 import Logging
@@ -89,7 +90,8 @@ public struct CheckoutAPI: Sendable {
 
     /// A session as the API shows it: the session's own document (without
     /// the instruments it keeps) with its `availableMethods` and, per method,
-    /// the `instruments` that may be used now added as members.
+    /// the `instruments` that may be used now and the `fields` of its form
+    /// added as members.
     static func sessionJSON(_ snapshot: SessionSnapshot) -> [UInt8] {
         var session = snapshot.session
         session.instruments = nil
@@ -113,6 +115,17 @@ public struct CheckoutAPI: Sendable {
         }
         writer.endObject()
         bytes.append(contentsOf: Array(#","instruments":"#.utf8))
+        bytes.append(contentsOf: writer.bytes)
+        writer = JSONWriter()
+        writer.beginObject()
+        for method in snapshot.fields.keys.sorted() {
+            writer.key(method)
+            writer.beginArray()
+            for field in snapshot.fields[method] ?? [] { writer.value(field.jsonValue) }
+            writer.endArray()
+        }
+        writer.endObject()
+        bytes.append(contentsOf: Array(#","fields":"#.utf8))
         bytes.append(contentsOf: writer.bytes)
         bytes.append(UInt8(ascii: "}"))
         return bytes

@@ -47,6 +47,17 @@ extension CheckoutAPI {
             return Self.json(Self.sessionJSON(snapshot))
         }
 
+        // What the payer typed, checked against the method's form while they
+        // type: 200 when every field is right, else 422 invalid_fields with
+        // one problem per field. Values (a card number among them) are never
+        // logged, stored or echoed.
+        router.post("/v1/sessions/:id/validate") { request, context -> Response in
+            let id = try context.parameters.require("id")
+            let body = try await JSONBody.read(ValidateBody.self, from: request)
+            try await gateway.validate(session: id, method: body.method, values: body.values, mode: try context.callerMode())
+            return Self.json(Array(#"{"valid":true}"#.utf8))
+        }
+
         router.get("/v1/sessions/:id/events") { request, context -> Response in
             let id = try context.parameters.require("id")
             let after = try Self.eventNumber(request.headers[EventStream.lastEventID], named: "Last-Event-ID")
@@ -66,4 +77,11 @@ extension CheckoutAPI {
         }
         return number
     }
+}
+
+/// `POST /v1/sessions/{id}/validate`: a method and what the payer typed, by field id.
+struct ValidateBody: RequestBody {
+    var method: String
+    var values: [String: String]
+    static let members: Set<String> = ["method", "values"]
 }

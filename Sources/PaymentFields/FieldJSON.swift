@@ -155,3 +155,18 @@ extension Field {
 public struct FieldDeclarationError: Error, Sendable, Hashable {
     public var problems: [String]
 }
+
+/// As JSON: ``jsonValue`` out, ``parse(_:at:)`` in (a field that no longer
+/// parses is a decoding error naming its problems).
+extension Field: Codable {
+    public init(from decoder: any Decoder) throws {
+        let json = try JSONValue(from: decoder)
+        switch Field.parse(json, at: "$") {
+        case .success(let field): self = field
+        case .failure(let error):
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.problems.joined(separator: "; ")))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
+}

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 
 /// What is wrong with one field's value, for the payer: the field's id,
 /// a stable code, and messages in English and Arabic. Never the value.
@@ -23,6 +24,26 @@ public enum FieldValidation {
     /// `fields` are ignored (they are the adapter's business).
     public static func validate(_ values: [String: String], against fields: [Field], now: Date = Date()) -> [FieldIssue] {
         fields.compactMap { field in issue(values[field.id], field: field, now: now) }
+    }
+
+    /// One issue per `instrument` field of `fields` that `instrument` (an
+    /// attempt's, by dotted path for nested members) does not fill right.
+    /// Numbers and booleans are read as their JSON text; an object or an
+    /// array where a value belongs is a `type` issue.
+    public static func validate(instrument: [String: JSONValue]?, against fields: [Field], now: Date = Date()) -> [FieldIssue] {
+        fields.filter { $0.location == .instrument }.compactMap { field in
+            var value: JSONValue? = .object(instrument ?? [:])
+            for step in field.id.split(separator: ".") { value = value?[String(step)] }
+            switch value {
+            case nil, .null?: return issue(nil, field: field, now: now)
+            case .string(let text)?: return issue(text, field: field, now: now)
+            case .bool(let flag)?: return issue(flag ? "true" : "false", field: field, now: now)
+            case .number(let number)?:
+                let text = number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+                return issue(text, field: field, now: now)
+            case .array?, .object?: return make(field.id, "type")
+            }
+        }
     }
 
     /// The issue of `value` (nil: absent) for `field`, if any.
@@ -70,7 +91,7 @@ public enum FieldValidation {
         "regularExpression": ("This value is not in the correct format.", "هذه القيمة ليست بالتنسيق الصحيح."),
         "fixedList": ("This value is not one of the allowed choices.", "هذه القيمة ليست من الخيارات المسموح بها."),
         "termsAndConditions": ("Please accept the terms and conditions.", "يرجى قبول الشروط والأحكام."),
-        "msisdn": ("This mobile number is not valid. Please enter it with the country code, for example +966 50 123 4567.",
-                   "رقم الجوال هذا غير صحيح. يرجى إدخاله مع رمز الدولة، مثل ‎+966 50 123 4567."),
+        "msisdn": ("This mobile number is not valid. Please check it, or enter it with the country code (+ and the digits).",
+                   "رقم الجوال هذا غير صحيح. يرجى التحقق منه، أو إدخاله مع رمز الدولة (+ ثم الأرقام)."),
     ]
 }

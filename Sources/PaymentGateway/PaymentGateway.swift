@@ -129,6 +129,12 @@ public final class PaymentGateway: Service, Sendable {
         try await checkout.proceed(session: id, attempt: attemptID, input, idempotencyKey: idempotencyKey, mode: mode)
     }
 
+    /// Checks what a payer typed against `method`'s form (docs/fields.md):
+    /// nothing is stored and no provider is called.
+    public func validate(session id: String, method: String, values: [String: String], mode: PaymentMode? = nil) async throws(Problem) {
+        try await checkout.validate(session: id, method: method, values: values, mode: mode)
+    }
+
     public func abort(session id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await checkout.abort(session: id, idempotencyKey: idempotencyKey, mode: mode)
     }

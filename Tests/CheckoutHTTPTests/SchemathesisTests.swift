@@ -22,11 +22,13 @@ import TestSupport
     /// continue, capture, refund or void that the state of the session or
     /// payment does not allow (no provider takes that method there, more
     /// than was authorized, ...) is a `422` problem, as `positive_data_acceptance`
-    /// already accepts `404` and `409` for the same reason. No other
-    /// operation may answer a schema-valid request with a `422`.
+    /// already accepts `404` and `409` for the same reason; and `validate`,
+    /// whose whole point is a `422` for values the method's form refuses (or
+    /// a method not available). No other operation may answer a schema-valid
+    /// request with a `422`.
     static let configuration = """
         [[operations]]
-        include-operation-id = ["createAttempt", "continueAttempt", "capturePayment", "refundPayment", "voidPayment"]
+        include-operation-id = ["createAttempt", "continueAttempt", "capturePayment", "refundPayment", "voidPayment", "validateFields"]
         checks.positive_data_acceptance.expected-statuses = ["2xx", "3xx", "401", "403", "404", "409", "422", "429", "5xx"]
 
         """

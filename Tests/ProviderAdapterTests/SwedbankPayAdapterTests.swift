@@ -89,51 +89,22 @@ struct SwedbankPayAdapterTests {
         }
     }
 
+    /// The host checks Swish's form before Swedbank Pay is called (the
+    /// shipped manifest's `msisdn` field, docs/fields.md): a number Swish
+    /// cannot take is a 422 naming the field, in both languages, and no
+    /// payment order is made.
     @Test(arguments: ["12345", "+4670123", "+46 8 123 456 78", "070-123 45 6x"])
     func aNumberSwishCannotTakeIsAFieldProblemAndNothingIsSent(typed: String) async throws {
         try await withGateway { fx, simulator in
             let s = try await session(fx, payer: nil)
-            let failed = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string(typed)])
-            #expect(failed.status == .failed)
-            let problem = try #require(failed.problem)
-            #expect(problem.code == "invalid_phone_number" && problem.field == "instrument.msisdn" && problem.retryable)
-            #expect(!problem.payerMessage.en.isEmpty && !problem.payerMessage.ar.isEmpty && problem.payerMessage.en != problem.payerMessage.ar)
+            await #expect { _ = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string(typed)]) } throws: { error in
+                guard let problem = error as? Problem, problem.code == "invalid_fields", problem.status == 422,
+                      let field = problem.problems?.first, problem.problems?.count == 1 else { return false }
+                return field.field == "instrument.msisdn" && field.code == "msisdn" && !field.payerMessage.en.isEmpty && !field.payerMessage.ar.isEmpty
+                    && field.payerMessage.en != field.payerMessage.ar && !problem.detail.contains(typed)
+            }
             #expect(simulator.orderCount == 0, "an order was created for a number Swish cannot take")
-        }
-    }
-
-    /// The merchant aborts while the payer is asked on the other phone: the
-    /// payment order is aborted at Swedbank Pay (the provider's `abort`)
-    /// first, so the phone can no longer pay it, and then the session.
-    @Test func abortingTheSessionAbortsThePendingPaymentOrder() async throws {
-        try await withGateway { fx, simulator in
-            let s = try await session(fx, payer: nil)
-            let started = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string("+46701234567")])
-            #expect(started.status == .pending)
-            let order = Self.order(started)
-            let aborted = try await fx.gateway.abort(session: s.session.id, idempotencyKey: "abort-sbp")
-            #expect(aborted.session.status == .cancelled && aborted.session.attempts.first?.status == .cancelled, "\(aborted.session)")
-            #expect(simulator.status(ofOrder: order) == "Aborted")
-            _ = try await fx.payerStep(fx.root + "/swedbankpay/ecom/swish/" + (try #require(simulator.token(ofOrder: order))), outcome: "approve")
-            #expect(simulator.charges == 0 && simulator.status(ofOrder: order) == "Aborted")
-        }
-    }
-
-    /// An `href` on another origin than `base_url` would carry the access
-    /// token there: the adapter never follows it. The simulator's answers
-    /// point at `localhost` (the same server, another origin), and no
-    /// request ever arrives for that host; the order made is left pending.
-    @Test func anHrefOnAnotherOriginIsNeverFollowed() async throws {
-        try await withGateway { fx, simulator in
-            let port = try #require(URL(string: fx.root)?.port)
-            simulator.apiHrefBase = "http://localhost:\(port)/swedbankpay"
-            let s = try await session(fx, payer: nil)
-            let started = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string("+46701234567")])
-            #expect(started.status == .pending && started.providerReference != nil, "\(started)")
-            _ = try? await fx.gateway.verify(attempt: started.id)
-            let hosts = simulator.apiHosts
-            #expect(!hosts.isEmpty && hosts.allSatisfy { $0.hasPrefix("127.0.0.1") }, "\(hosts)")
-            #expect(simulator.charges == 0 && simulator.msisdn(ofOrder: Self.order(started)) == nil)
+            #expect(try await fx.gateway.session(s.session.id).session.attempts.isEmpty)
         }
     }
 

@@ -2,6 +2,7 @@ import CheckoutEngine
 import Crypto
 import Foundation
 import GatewayPayloads
+import PaymentFields
 import PaymentGateway
 import ProviderSandbox
 import Testing
@@ -112,6 +113,9 @@ struct WorldlineAdapterTests {
                 #expect(offered.instrument.kind == "client_session" && offered.instrument.data?["clientSessionId"]?.isEmpty == false)
                 #expect(try #require(offered.instrument.expiryDate) > Date().addingTimeInterval(3600))
             }
+            // The form the device renders: typed on the device, checked by the host's rules.
+            #expect(s.fields["visa"]?.map(\.id) == ["cardNumber", "expiryDate", "cvv", "cardholderName"])
+            #expect(s.fields["amex"]?.first { $0.id == "cvv" }?.validators == [.length(min: 4, max: 4)])
             let data = try #require(s.instruments["visa"]?.first { $0.provider == "worldline" }?.instrument.data)
             let products = try await fx.send("GET", data["clientApiUrl"]! + "/v1/\(data["customerId"]!)/products",
                                              headers: [("Authorization", "GCS v1Client:" + data["clientSessionId"]!)])

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import PaymentFields
 
 // The hand-written codecs of the engine's documents: sessions (what the store
 // keeps) and the answers replayed under idempotency keys. They write and read
@@ -68,12 +69,25 @@ extension Problem: JSONPayload {
         w.member("payerMessage", payerMessage)
         w.member("providerCode", providerCode)
         w.member("field", field)
+        if let problems {
+            w.key("problems")
+            w.beginArray()
+            for item in problems {
+                w.beginObject()
+                w.member("field", item.field)
+                w.member("code", item.code)
+                w.member("payerMessage", item.payerMessage)
+                w.endObject()
+            }
+            w.endArray()
+        }
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
         var type: String?, title: String?, status: Int64?, detail: String?, retryable: Bool?, code: String?
         var payerMessage: PayerMessage?, providerCode: String?, field: String?
+        var problems: [FieldProblem]?
         try p.object { key, p throws(JSONParseError) in
             switch key {
             case "type": type = try p.string()
@@ -85,13 +99,29 @@ extension Problem: JSONPayload {
             case "payerMessage": payerMessage = try PayerMessage(parsing: &p)
             case "providerCode": providerCode = try p.optionalString()
             case "field": field = try p.optionalString()
+            case "problems":
+                var list: [FieldProblem] = []
+                try p.array { p throws(JSONParseError) in
+                    var field: String?, code: String?, message: PayerMessage?
+                    try p.object { key, p throws(JSONParseError) in
+                        switch key {
+                        case "field": field = try p.string()
+                        case "code": code = try p.string()
+                        case "payerMessage": message = try PayerMessage(parsing: &p)
+                        default: try p.skipValue()
+                        }
+                    }
+                    list.append(FieldProblem(field: try required(field, "field", p), code: try required(code, "code", p),
+                                             payerMessage: try required(message, "payerMessage", p)))
+                }
+                problems = list
             default: try p.skipValue()
             }
         }
         self.init(
             type: try required(type, "type", p), title: try required(title, "title", p), status: Int(try required(status, "status", p)),
             detail: try required(detail, "detail", p), retryable: try required(retryable, "retryable", p), code: try required(code, "code", p),
-            payerMessage: try required(payerMessage, "payerMessage", p), providerCode: providerCode, field: field)
+            payerMessage: try required(payerMessage, "payerMessage", p), providerCode: providerCode, field: field, problems: problems)
     }
 }
 
@@ -343,15 +373,35 @@ extension SessionSnapshot: JSONPayload {
             w.endArray()
         }
         w.endObject()
+        w.key("fields")
+        w.beginObject()
+        for method in fields.keys.sorted() {
+            w.key(method)
+            w.beginArray()
+            for field in fields[method] ?? [] { w.value(field.jsonValue) }
+            w.endArray()
+        }
+        w.endObject()
         w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
         var session: Session?, methods: [String]?
         var instruments: [String: [OfferedInstrument]] = [:]
+        var fields: [String: [Field]] = [:]
         try p.object { key, p throws(JSONParseError) in
             switch key {
             case "session": session = try Session(parsing: &p)
+            case "fields":
+                try p.object { method, p throws(JSONParseError) in
+                    var list: [Field] = []
+                    try p.array { p throws(JSONParseError) in
+                        let json = try p.value()
+                        guard case .success(let field) = Field.parse(json, at: "$.fields.\(method)") else { throw p.error("a field of \(method) does not parse") }
+                        list.append(field)
+                    }
+                    fields[method] = list
+                }
             case "availableMethods":
                 var list: [String] = []
                 try p.array { p throws(JSONParseError) in list.append(try p.string()) }
@@ -366,7 +416,7 @@ extension SessionSnapshot: JSONPayload {
             }
         }
         self.init(session: try required(session, "session", p), availableMethods: try required(methods, "availableMethods", p),
-                  instruments: instruments)
+                  instruments: instruments, fields: fields)
     }
 }
 

@@ -1,4 +1,5 @@
 import GatewayPayloads
+import PaymentFields
 
 /// A failure a person can act on: an RFC 9457 problem with a stable `type`,
 /// a `retryable` flag, a detail for the engineer and a message for the payer
@@ -22,6 +23,23 @@ public struct Problem: Error, Sendable, Equatable, Codable {
     /// The member of the request that was wrong, when one was
     /// (`instrument.msisdn`): a client shows the message beside that field.
     public var field: String?
+    /// `invalid_fields`: one problem per field of the method's form that was
+    /// not filled right (docs/fields.md); the payer fixes each.
+    public var problems: [FieldProblem]? = nil
+
+    /// One field's problem: its id (a dotted path into the instrument), the
+    /// rule it broke, and what to tell the payer. Never the value.
+    public struct FieldProblem: Sendable, Equatable, Codable {
+        public var field: String
+        public var code: String
+        public var payerMessage: PayerMessage
+
+        public init(field: String, code: String, payerMessage: PayerMessage) {
+            self.field = field
+            self.code = code
+            self.payerMessage = payerMessage
+        }
+    }
 
     public struct PayerMessage: Sendable, Equatable, Codable {
         public var en: String
@@ -59,6 +77,10 @@ public enum ProblemCatalog {
             title: "Declined as a precaution", status: 402, retryable: false,
             en: "Your bank declined this payment as a security precaution. Please contact your bank or use another payment method.",
             ar: "رفض البنك عملية الدفع هذه كإجراء أمني. يرجى التواصل مع البنك أو استخدام وسيلة دفع أخرى."),
+        "invalid_fields": Entry(
+            title: "Some fields are not valid", status: 422, retryable: true,
+            en: "Some details are not valid. Please check the highlighted fields.",
+            ar: "بعض البيانات غير صحيحة. يرجى التحقق من الحقول المحددة."),
         "card_expired": Entry(
             title: "Card expired", status: 402, retryable: false,
             en: "Your card has expired. Please use another card.",
@@ -209,6 +231,14 @@ public enum ProblemCatalog {
             type: typeBase + code.replacingOccurrences(of: "_", with: "-"), title: entries[code]?.title ?? "Payment failed",
             status: entry.status, detail: detail, retryable: retryable ?? entry.retryable, code: code,
             payerMessage: Problem.PayerMessage(en: entry.en, ar: entry.ar), providerCode: providerCode, field: field)
+    }
+
+    /// `invalid_fields` for `issues` (``FieldValidation``), one problem per field.
+    public static func invalidFields(_ issues: [FieldIssue], method: String, path: String) -> Problem {
+        var problem = problem(code: "invalid_fields", detail: "\(issues.count) field(s) of \(method)'s form not filled right: "
+            + issues.map { "\(path)\($0.field) (\($0.code))" }.joined(separator: ", ") + "; no provider was called")
+        problem.problems = issues.map { Problem.FieldProblem(field: path + $0.field, code: $0.code, payerMessage: Problem.PayerMessage(en: $0.en, ar: $0.ar)) }
+        return problem
     }
 
     /// A transition the domain refused, as a problem for the caller.

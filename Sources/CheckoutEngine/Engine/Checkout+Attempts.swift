@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import PaymentFields
 
 extension Checkout {
     /// Tries to pay session `id` with `request.method`.
@@ -120,6 +121,10 @@ extension Checkout {
         try session.checkCanStartAttempt()
         // A chosen instrument pins its provider: its reference means nothing elsewhere.
         let selection = try selection(request, in: session)
+        // The method's form, checked before any provider is called (docs/fields.md).
+        let form = form(of: request.method, pinned: selection?.provider ?? request.provider, in: session)
+        let issues = FieldValidation.validate(instrument: request.instrument, against: form, now: at)
+        if !issues.isEmpty { throw ProblemCatalog.invalidFields(issues, method: request.method, path: "instrument.") }
         var instrument = request.instrument
         if let selection { instrument = (instrument ?? [:]).merging([SelectedInstrument.member: selection.selected.jsonValue]) { $1 } }
         let clock = ContinuousClock.now

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatewayPayloads
+import PaymentFields
 import Logging
 import Synchronization
 
@@ -89,7 +90,8 @@ public final class Checkout: Sendable {
                 committed.version += 1
                 let methods = self.availableMethods(for: session)
                 let snapshot = SessionSnapshot(session: committed, availableMethods: methods,
-                                               instruments: self.instrumentsView(for: session, availableMethods: methods))
+                                               instruments: self.instrumentsView(for: session, availableMethods: methods),
+                                               fields: self.fields(for: session, availableMethods: methods))
                 let event = SessionEvent(sessionID: session.id, at: at, type: "session.created", status: SessionStatus.open.rawValue,
                                          amount: session.amount, detail: "order \(session.orderID)" + (offered.summary.map { "; \($0)" } ?? ""))
                 try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
@@ -107,7 +109,8 @@ public final class Checkout: Sendable {
         try await guarded {
             let session = try await load(id, mode: mode)
             let methods = availableMethods(for: session)
-            return SessionSnapshot(session: session, availableMethods: methods, instruments: instrumentsView(for: session, availableMethods: methods))
+            return SessionSnapshot(session: session, availableMethods: methods, instruments: instrumentsView(for: session, availableMethods: methods),
+                                   fields: fields(for: session, availableMethods: methods))
         }
     }
 
@@ -176,6 +179,48 @@ public final class Checkout: Sendable {
             methods.formUnion(profile.methods)
         }
         return methods.sorted()
+    }
+
+    /// Per method of `availableMethods`, its form: the fields of the first
+    /// provider (by priority) that may serve `session` and declares fields
+    /// for the method, which is where routing sends the attempt first. A
+    /// method no such provider declares fields for has none.
+    public func fields(for session: Session, availableMethods: [String]) -> [String: [Field]] {
+        guard !availableMethods.isEmpty else { return [:] }
+        let at = ContinuousClock.now
+        let serving = directory.profiles().filter { serves($0, session, at: at) }.sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
+        var fields: [String: [Field]] = [:]
+        for method in availableMethods {
+            if let declared = serving.first(where: { $0.methods.contains(method) && $0.fields[method] != nil })?.fields[method] {
+                fields[method] = declared
+            }
+        }
+        return fields
+    }
+
+    /// The form an attempt of `method` is checked against: the pinned
+    /// provider's, when it declares one, else the session's (``fields(for:availableMethods:)``).
+    func form(of method: String, pinned: String?, in session: Session) -> [Field] {
+        if let pinned, let declared = directory.profiles().first(where: { $0.id == pinned })?.fields[method] { return declared }
+        return fields(for: session, availableMethods: [method])[method] ?? []
+    }
+
+    /// Checks what a payer typed against `method`'s form, every field (those
+    /// typed on the device too), for a client that validates while the payer
+    /// types. Nothing is stored and no provider is called; an `invalid_fields`
+    /// problem lists each field not filled right.
+    public func validate(session id: String, method: String, values: [String: String], mode: PaymentMode? = nil) async throws(Problem) {
+        try await guarded {
+            let session = try await self.load(id, mode: mode)
+            guard session.status == .open else {
+                throw ProblemCatalog.problem(code: "invalid_state", detail: "session \(id) is \(session.status.rawValue); only an open session's fields are checked")
+            }
+            guard self.availableMethods(for: session).contains(method) else {
+                throw ProblemCatalog.problem(code: "method_unavailable", detail: "\(method.prefix(40)) is not available for session \(id)")
+            }
+            let issues = FieldValidation.validate(values, against: self.fields(for: session, availableMethods: [method])[method] ?? [], now: self.now())
+            if !issues.isEmpty { throw ProblemCatalog.invalidFields(issues, method: method, path: "values.") }
+        }
     }
 
     /// Whether `profile` may serve `session` now: enabled, of its mode, able

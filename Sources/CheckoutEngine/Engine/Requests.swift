@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import PaymentFields
 
 /// Create a checkout session.
 public struct NewSession: Codable, Sendable, Hashable {
@@ -63,20 +64,27 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
     /// wallets, web instruments, client sessions) from providers that can
     /// still take the session; empty once it is not open.
     public var instruments: [String: [OfferedInstrument]] = [:]
+    /// Per available method, its form (docs/fields.md): what the payer
+    /// types, how to show it, and the rules the host checks.
+    public var fields: [String: [Field]] = [:]
 
-    public init(session: Session, availableMethods: [String], instruments: [String: [OfferedInstrument]] = [:]) {
+    public init(session: Session, availableMethods: [String], instruments: [String: [OfferedInstrument]] = [:],
+                fields: [String: [Field]] = [:]) {
         self.session = session
         self.availableMethods = availableMethods
         self.instruments = instruments
+        self.fields = fields
     }
 
-    enum CodingKeys: String, CodingKey { case session, availableMethods, instruments }
+    enum CodingKeys: String, CodingKey { case session, availableMethods, instruments, fields }
 
-    /// As the hand-written codec: an answer stored before instruments existed has none.
+    /// As the hand-written codec: an answer stored before instruments or
+    /// fields existed has none.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         self.init(session: try c.decode(Session.self, forKey: .session), availableMethods: try c.decode([String].self, forKey: .availableMethods),
-                  instruments: try c.decodeIfPresent([String: [OfferedInstrument]].self, forKey: .instruments) ?? [:])
+                  instruments: try c.decodeIfPresent([String: [OfferedInstrument]].self, forKey: .instruments) ?? [:],
+                  fields: try c.decodeIfPresent([String: [Field]].self, forKey: .fields) ?? [:])
     }
 }
 

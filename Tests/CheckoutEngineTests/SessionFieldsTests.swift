@@ -1,0 +1,36 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PaymentFields
+import Testing
+
+/// A session's `fields` (docs/fields.md): per available method, the form of
+/// the first provider by priority that may serve the session and declares
+/// one, kept in the stored answer a replay returns.
+@Suite("Session fields")
+struct SessionFieldsTests {
+    static let phone = Field(id: "phone", kind: .numericstring, validators: [.msisdn(defaultCountry: "SA")])
+    static let card = Field(id: "cardNumber", kind: .numericstring, location: .client, validators: [.luhn])
+
+    @Test func aSessionCarriesTheFormOfTheFirstProviderThatDeclaresOne() async throws {
+        var a = profile("a", priority: 1)
+        a.fields = ["mada": [Self.phone]]
+        var b = profile("b", priority: 2)
+        b.fields = ["mada": [Field(id: "other", kind: .string)], "visa": [Self.card]]
+        var off = profile("c", priority: 0, enabled: false)
+        off.fields = ["mada": [Field(id: "disabled", kind: .string)]]
+        let f = try EngineFixture([(a, ScriptedProvider.approving("a")), (b, ScriptedProvider.approving("b")), (off, ScriptedProvider.approving("c"))])
+        let created = try await f.checkout.createSession(
+            NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-fields"), idempotencyKey: "fields-1")
+        #expect(created.fields == ["mada": [Self.phone], "visa": [Self.card]])
+        // The idempotent replay answers the stored snapshot, fields included.
+        let replay = try await f.checkout.createSession(
+            NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-fields"), idempotencyKey: "fields-1")
+        #expect(replay.fields == created.fields)
+        let decoded = try DocumentCoding.decode(SessionSnapshot.self, from: DocumentCoding.encode(created))
+        #expect(decoded.fields == created.fields)
+        // A session no provider can serve shows no form.
+        let kwd = try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "USD"), country: "SA", orderId: "o-usd"))
+        #expect(kwd.fields.isEmpty)
+    }
+}
