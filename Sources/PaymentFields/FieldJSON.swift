@@ -115,10 +115,17 @@ extension Field {
             return .success(.fixedList(list.compactMap(\.stringValue)))
         case "msisdn":
             let country = p["defaultCountry"]?.stringValue
-            if let country, MSISDN.countries[country] == nil {
-                return fail("defaultCountry \(country) has no numbering plan here (\(MSISDN.countries.keys.sorted().joined(separator: ", ")))")
+            var allowed: [String] = []
+            if let list = p["countries"] {
+                guard case .array(let items) = list, !items.isEmpty, items.allSatisfy({ $0.stringValue != nil }) else {
+                    return fail("countries must be a non-empty list of country codes")
+                }
+                allowed = items.compactMap(\.stringValue)
             }
-            return .success(.msisdn(defaultCountry: country))
+            for code in [country].compactMap({ $0 }) + allowed where MSISDN.countries[code] == nil {
+                return fail("\(code) has no numbering plan here (\(MSISDN.countries.keys.sorted().joined(separator: ", ")))")
+            }
+            return .success(.msisdn(defaultCountry: country, countries: allowed))
         default:
             return fail("unknown validator (\(validatorOrder.joined(separator: ", ")))")
         }
@@ -139,7 +146,9 @@ extension Field {
             case .range(let min, let max): .object(["minValue": .number(Double(min)), "maxValue": .number(Double(max))])
             case .regularExpression(let pattern): .object(["regularExpression": .string(pattern)])
             case .fixedList(let values): .object(["allowedValues": .array(values.map { .string($0) })])
-            case .msisdn(let country): .object(country.map { ["defaultCountry": .string($0)] } ?? [:])
+            case .msisdn(let country, let allowed):
+                .object((country.map { ["defaultCountry": JSONValue.string($0)] } ?? [:])
+                    .merging(allowed.isEmpty ? [:] : ["countries": .array(allowed.map { .string($0) })]) { $1 })
             default: .object([:])
             }
         }

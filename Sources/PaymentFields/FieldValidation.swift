@@ -30,12 +30,15 @@ public enum FieldValidation {
     /// attempt's, by dotted path for nested members) does not fill right.
     /// Numbers and booleans are read as their JSON text; an object or an
     /// array where a value belongs is a `type` issue.
-    public static func validate(instrument: [String: JSONValue]?, against fields: [Field], now: Date = Date()) -> [FieldIssue] {
+    /// - Parameter presentOnly: check only the members present (an attempt
+    ///   paying with a saved instrument, which carries what the form asks).
+    public static func validate(instrument: [String: JSONValue]?, against fields: [Field], presentOnly: Bool = false,
+                                now: Date = Date()) -> [FieldIssue] {
         fields.filter { $0.location == .instrument }.compactMap { field in
             var value: JSONValue? = .object(instrument ?? [:])
             for step in field.id.split(separator: ".") { value = value?[String(step)] }
             switch value {
-            case nil, .null?: return issue(nil, field: field, now: now)
+            case nil, .null?: return presentOnly ? nil : issue(nil, field: field, now: now)
             case .string(let text)?: return issue(text, field: field, now: now)
             case .bool(let flag)?: return issue(flag ? "true" : "false", field: field, now: now)
             case .number(let number)?:
@@ -48,7 +51,9 @@ public enum FieldValidation {
 
     /// The issue of `value` (nil: absent) for `field`, if any.
     public static func issue(_ value: String?, field: Field, now: Date = Date()) -> FieldIssue? {
-        let plain = unmasked(value ?? "", field: field).trimmingCharacters(in: .whitespacesAndNewlines)
+        let typed = MSISDN.westernDigits(value ?? "")
+        if let pattern = field.displayHints.mask, let mask = Mask(pattern), !mask.takesWhole(typed) { return make(field.id, "type") }
+        let plain = unmasked(typed, field: field).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !plain.isEmpty else { return field.required ? make(field.id, "required") : nil }
         if let broken = typeProblem(plain, field.kind) { return make(field.id, broken) }
         for validator in field.validators where !validator.accepts(plain, now: now) {

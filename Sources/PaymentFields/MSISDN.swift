@@ -37,15 +37,27 @@ public enum MSISDN {
     /// `typed` as `+<country code><national number>`, or nil when it is not
     /// a mobile number (of `defaultCountry`, when it names a known country
     /// and the number carries that country's code).
-    public static func normalised(_ typed: String, defaultCountry: String?) -> String? {
-        var text = String(String.UnicodeScalarView(typed.unicodeScalars.map { scalar in
-            // Arabic-Indic and extended Arabic-Indic digits, as Gulf keyboards type them.
+    /// `text` with Arabic-Indic and extended Arabic-Indic digits (as Gulf
+    /// keyboards type them) as ASCII digits, and invisible format characters
+    /// (bidi marks pasted from a right-to-left page) removed.
+    public static func westernDigits(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.compactMap { scalar in
             switch scalar.value {
             case 0x0660...0x0669: Unicode.Scalar(scalar.value - 0x0660 + 48)!
             case 0x06F0...0x06F9: Unicode.Scalar(scalar.value - 0x06F0 + 48)!
-            default: scalar
+            default: scalar.properties.generalCategory == .format ? nil : scalar
             }
         }))
+    }
+
+    /// Whether `number` (as ``normalised(_:defaultCountry:)`` answers) is of
+    /// one of `countries` (ISO 3166 codes of ``countries``).
+    public static func isOf(_ number: String, countries allowed: [String]) -> Bool {
+        allowed.contains { code in countries[code].map { number.hasPrefix("+" + $0.code) } ?? false }
+    }
+
+    public static func normalised(_ typed: String, defaultCountry: String?) -> String? {
+        var text = westernDigits(typed)
         text = text.replacingOccurrences(of: "(0)", with: "")
         text = String(text.filter { !" -.()/\u{00A0}\u{202F}\t".contains($0) })
         let country = defaultCountry.flatMap { countries[$0.uppercased()] }

@@ -57,8 +57,16 @@ public struct Mask: Sendable, Hashable {
     /// What the slots took from `input`: `4111 1111 1111 1111` → `4111111111111111`.
     public func unmasked(_ input: String) -> String { walk(input).taken }
 
-    private func walk(_ input: String) -> (shown: String, taken: String) {
+    /// Whether the mask takes `input` whole: no letter or digit was dropped
+    /// for not fitting its slot, and nothing was left after the last slot.
+    /// Separators (spaces, `-`, `/`, `.`) may be dropped. Validation refuses
+    /// input that is not taken whole rather than check a value that differs
+    /// from what was typed (a 20th digit, a `2030` year under `{{99}}/{{99}}`).
+    public func takesWhole(_ input: String) -> Bool { walk(input).whole }
+
+    private func walk(_ input: String) -> (shown: String, taken: String, whole: Bool) {
         var shown = "", taken = ""
+        var whole = true
         // How much of `shown` stays: up to the last character the input gave
         // (a literal added without one, after it, is not shown).
         var kept = 0
@@ -73,7 +81,10 @@ public struct Mask: Sendable, Hashable {
                     kept = shown.count
                 }
             case .slot:
-                while next < input.endIndex, !token.fits(input[next]) { next = input.index(after: next) }
+                while next < input.endIndex, !token.fits(input[next]) {
+                    if input[next].isLetter || input[next].isNumber { whole = false }
+                    next = input.index(after: next)
+                }
                 guard next < input.endIndex else { break }
                 shown.append(input[next])
                 taken.append(input[next])
@@ -81,6 +92,7 @@ public struct Mask: Sendable, Hashable {
                 next = input.index(after: next)
             }
         }
-        return (String(shown.prefix(kept)), taken)
+        if input[next...].contains(where: { $0.isLetter || $0.isNumber }) { whole = false }
+        return (String(shown.prefix(kept)), taken, whole)
     }
 }

@@ -8,12 +8,13 @@ import Foundation
 public enum Validator: Sendable, Hashable {
     /// 12 to 19 digits (spaces and `-` between them allowed) passing the mod-10 check.
     case luhn
-    /// `MMYY` or `MMYYYY` (separators ignored), this month or later, and at
-    /// most December of the year 25 years from now.
+    /// `MMYY` or `MMYYYY` (separators ignored), this month or later (UTC;
+    /// on a month's first day last month too), and at most December of the
+    /// year 25 years from now.
     case expirationDate
     case emailAddress
     /// 15 to 34 letters and digits (spaces ignored, case folded), two letters
-    /// and two check digits first, passing ISO 13616's mod 97.
+    /// and two check digits (02 to 98) first, passing ISO 13616's mod 97.
     case iban
     /// At least `min`, at most `max` characters, both inclusive.
     case length(min: Int, max: Int)
@@ -25,8 +26,10 @@ public enum Validator: Sendable, Hashable {
     case fixedList([String])
     /// `true` only: the payer accepted the terms.
     case termsAndConditions
-    /// A mobile number (``MSISDN``), national numbers read in `defaultCountry`.
-    case msisdn(defaultCountry: String?)
+    /// A mobile number (``MSISDN``), national numbers read in
+    /// `defaultCountry`; when `countries` is not empty, of one of them (the
+    /// provider's: Swish takes Swedish numbers only).
+    case msisdn(defaultCountry: String?, countries: [String] = [])
 
     /// The name as manifests write it.
     public var name: String {
@@ -56,7 +59,9 @@ public enum Validator: Sendable, Hashable {
         case .regularExpression(let pattern): return value.range(of: pattern, options: .regularExpression) != nil
         case .fixedList(let values): return values.contains(value)
         case .termsAndConditions: return value == "true"
-        case .msisdn(let country): return MSISDN.normalised(value, defaultCountry: country) != nil
+        case .msisdn(let country, let allowed):
+            guard let number = MSISDN.normalised(value, defaultCountry: country) else { return false }
+            return allowed.isEmpty || MSISDN.isOf(number, countries: allowed)
         }
     }
 
@@ -84,7 +89,11 @@ public enum Validator: Sendable, Hashable {
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let today = calendar.dateComponents([.year, .month], from: now)
         guard let thisYear = today.year, let thisMonth = today.month else { return false }
-        return (year, month) >= (thisYear, thisMonth) && year <= thisYear + 25
+        // On the first day of a month (UTC), last month still passes: it is
+        // last month still for a payer west of UTC.
+        let day = calendar.component(.day, from: now)
+        let earliest = day == 1 ? (thisMonth == 1 ? (thisYear - 1, 12) : (thisYear, thisMonth - 1)) : (thisYear, thisMonth)
+        return (year, month) >= earliest && year <= thisYear + 25
     }
 
     static func email(_ value: String) -> Bool {
@@ -104,7 +113,8 @@ public enum Validator: Sendable, Hashable {
         let text = value.filter { $0 != " " }.uppercased()
         guard (15...34).contains(text.count), text.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else { return false }
         let chars = Array(text)
-        guard chars[0].isLetter, chars[1].isLetter, chars[2].isNumber, chars[3].isNumber else { return false }
+        guard chars[0].isLetter, chars[1].isLetter, chars[2].isNumber, chars[3].isNumber,
+              let check = Int(String(chars[2...3])), (2...98).contains(check) else { return false }
         var remainder = 0
         for character in chars[4...] + chars[..<4] {
             let ascii = Int(character.asciiValue!)

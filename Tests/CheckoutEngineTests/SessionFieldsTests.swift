@@ -5,14 +5,14 @@ import PaymentFields
 import Testing
 
 /// A session's `fields` (docs/fields.md): per available method, the form of
-/// the first provider by priority that may serve the session and declares
-/// one, kept in the stored answer a replay returns.
+/// the first provider by priority that may serve the session with it (none
+/// when that provider declares none), kept in the stored answer a replay returns.
 @Suite("Session fields")
 struct SessionFieldsTests {
     static let phone = Field(id: "phone", kind: .numericstring, validators: [.msisdn(defaultCountry: "SA")])
     static let card = Field(id: "cardNumber", kind: .numericstring, location: .client, validators: [.luhn])
 
-    @Test func aSessionCarriesTheFormOfTheFirstProviderThatDeclaresOne() async throws {
+    @Test func aSessionCarriesTheFormOfTheFirstProviderThatServesTheMethod() async throws {
         var a = profile("a", priority: 1)
         a.fields = ["mada": [Self.phone]]
         var b = profile("b", priority: 2)
@@ -22,7 +22,9 @@ struct SessionFieldsTests {
         let f = try EngineFixture([(a, ScriptedProvider.approving("a")), (b, ScriptedProvider.approving("b")), (off, ScriptedProvider.approving("c"))])
         let created = try await f.checkout.createSession(
             NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-fields"), idempotencyKey: "fields-1")
-        #expect(created.fields == ["mada": [Self.phone], "visa": [Self.card]])
+        // Provider a comes first for both methods: its form for mada, and none for visa (b's is not used:
+        // the attempt would go to a).
+        #expect(created.fields == ["mada": [Self.phone]])
         // The idempotent replay answers the stored snapshot, fields included.
         let replay = try await f.checkout.createSession(
             NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-fields"), idempotencyKey: "fields-1")
@@ -32,5 +34,22 @@ struct SessionFieldsTests {
         // A session no provider can serve shows no form.
         let kwd = try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "USD"), country: "SA", orderId: "o-usd"))
         #expect(kwd.fields.isEmpty)
+    }
+
+    /// An attempt is checked against the form of the provider it goes to: the
+    /// session's (the first by priority) unless it pins one, whose own form
+    /// (here none) is used; no provider is called when the form refuses.
+    @Test func anAttemptIsCheckedAgainstTheFormOfTheProviderItGoesTo() async throws {
+        var a = profile("a", priority: 1)
+        a.fields = ["mada": [Self.phone]]
+        let providerA = ScriptedProvider.approving("a"), providerB = ScriptedProvider.approving("b")
+        let f = try EngineFixture([(a, providerA), (profile("b", priority: 2), providerB)])
+        let session = try await f.session()
+        await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", instrument: ["phone": .string("12345")])) } throws: {
+            ($0 as? Problem)?.code == "invalid_fields" && ($0 as? Problem)?.problems?.map(\.field) == ["instrument.phone"]
+        }
+        #expect(providerA.calls.isEmpty && providerB.calls.isEmpty)
+        let pinned = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "b", instrument: ["phone": .string("12345")]))
+        #expect(pinned.status == .succeeded && pinned.providerID == "b" && providerA.calls.isEmpty)
     }
 }

@@ -96,9 +96,39 @@ struct PaymentFieldsTests {
         #expect(FieldValidation.validate(["cardNumber": "4111 1111 1111 1111", "expiryDate": "12/30", "cvv": "123"], against: Self.card, now: Self.now).isEmpty)
     }
 
+    /// The host never checks a value other than the one typed: a digit the
+    /// mask cannot place (a 20th card digit, a four-digit year under
+    /// `{{99}}/{{99}}`, a fourth CVV digit) is a `type` issue, not silently cut.
+    @Test func aMaskThatCannotTakeTheValueWholeIsATypeIssue() {
+        let issues = FieldValidation.validate(["cardNumber": "4111 1111 1111 1111 0000", "expiryDate": "12/2030", "cvv": "1234"],
+                                              against: Self.card.map { field in
+                                                  var f = field
+                                                  if f.id == "cvv" { f.displayHints.mask = "{{999}}" }
+                                                  return f
+                                              }, now: Self.now)
+        #expect(issues.map(\.code) == ["type", "type", "type"], "\(issues)")
+        // Separators a mask does not use are dropped, not refused; Arabic-Indic digits are digits.
+        #expect(FieldValidation.validate(["cardNumber": "4111-1111-1111-1111", "expiryDate": "١٢/٣٠", "cvv": "123"], against: Self.card, now: Self.now).isEmpty)
+    }
+
+    @Test func aMobileNumberOfAnotherCountryThanTheProvidersIsRefused() {
+        let swish = Validator.msisdn(defaultCountry: "SE", countries: ["SE"])
+        #expect(Self.accepts(swish, "070-123 45 67") && !Self.accepts(swish, "+47 912 34 567") && !Self.accepts(swish, "+966501234567"))
+        // Bidi marks pasted from a right-to-left page are not part of the number.
+        #expect(MSISDN.normalised("\u{200F}+966 50 123 4567\u{200E}", defaultCountry: "SA") == "+966501234567")
+    }
+
+    @Test func ibanCheckDigitsOutsideTwoToNinetyEightAndLastMonthAreRefused() {
+        // GB00… and GB99… can pass mod 97 arithmetic but are never issued.
+        #expect(!Self.accepts(.iban, "GB00 WEST 1234 5698 7654 32") && !Self.accepts(.iban, "GB99WEST12345698765432"))
+        // On the first day of a month (UTC) last month still passes; on the second it does not.
+        let first = Date(timeIntervalSince1970: 1_793_491_200)   // 2026-11-01 00:00 UTC
+        #expect(Validator.expirationDate.accepts("10/26", now: first) && !Validator.expirationDate.accepts("10/26", now: first.addingTimeInterval(86_400)))
+    }
+
     @Test func aDeclarationRoundTripsThroughItsJSON() throws {
         let phone = Field(id: "phone", kind: .numericstring, displayHints: .init(label: "field.phone", preferredInputType: "phone"),
-                          validators: [.msisdn(defaultCountry: "SA"), .length(min: 9, max: 16)])
+                          validators: [.msisdn(defaultCountry: "SA", countries: ["SA"]), .length(min: 9, max: 16)])
         for field in Self.card + [phone, Field(id: "shipping_address.city", kind: .string, validators: [.regularExpression("^[^<>]+$")]),
                                   Field(id: "instalments", kind: .integer, validators: [.range(min: 3, max: 6), .fixedList(["3", "4", "6"])]),
                                   Field(id: "terms", kind: .boolean, validators: [.termsAndConditions])] {

@@ -108,6 +108,41 @@ struct SwedbankPayAdapterTests {
         }
     }
 
+    /// The merchant aborts while the payer is asked on the other phone: the
+    /// payment order is aborted at Swedbank Pay (the provider's `abort`)
+    /// first, so the phone can no longer pay it, and then the session.
+    @Test func abortingTheSessionAbortsThePendingPaymentOrder() async throws {
+        try await withGateway { fx, simulator in
+            let s = try await session(fx, payer: nil)
+            let started = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string("+46701234567")])
+            #expect(started.status == .pending)
+            let order = Self.order(started)
+            let aborted = try await fx.gateway.abort(session: s.session.id, idempotencyKey: "abort-sbp")
+            #expect(aborted.session.status == .cancelled && aborted.session.attempts.first?.status == .cancelled, "\(aborted.session)")
+            #expect(simulator.status(ofOrder: order) == "Aborted")
+            _ = try await fx.payerStep(fx.root + "/swedbankpay/ecom/swish/" + (try #require(simulator.token(ofOrder: order))), outcome: "approve")
+            #expect(simulator.charges == 0 && simulator.status(ofOrder: order) == "Aborted")
+        }
+    }
+
+    /// An `href` on another origin than `base_url` would carry the access
+    /// token there: the adapter never follows it. The simulator's answers
+    /// point at `localhost` (the same server, another origin), and no
+    /// request ever arrives for that host; the order made is left pending.
+    @Test func anHrefOnAnotherOriginIsNeverFollowed() async throws {
+        try await withGateway { fx, simulator in
+            let port = try #require(URL(string: fx.root)?.port)
+            simulator.apiHrefBase = "http://localhost:\(port)/swedbankpay"
+            let s = try await session(fx, payer: nil)
+            let started = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string("+46701234567")])
+            #expect(started.status == .pending && started.providerReference != nil, "\(started)")
+            _ = try? await fx.gateway.verify(attempt: started.id)
+            let hosts = simulator.apiHosts
+            #expect(!hosts.isEmpty && hosts.allSatisfy { $0.hasPrefix("127.0.0.1") }, "\(hosts)")
+            #expect(simulator.charges == 0 && simulator.msisdn(ofOrder: Self.order(started)) == nil)
+        }
+    }
+
     // MARK: Instruments and saved cards
 
     @Test func theInstrumentsOfAKnownPayerListSavedCardsWithoutNumbers() async throws {

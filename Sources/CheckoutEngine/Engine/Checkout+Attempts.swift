@@ -123,7 +123,7 @@ extension Checkout {
         let selection = try selection(request, in: session)
         // The method's form, checked before any provider is called (docs/fields.md).
         let form = form(of: request.method, pinned: selection?.provider ?? request.provider, in: session)
-        let issues = FieldValidation.validate(instrument: request.instrument, against: form, now: at)
+        let issues = FieldValidation.validate(instrument: request.instrument, against: form, presentOnly: selection != nil, now: at)
         if !issues.isEmpty { throw ProblemCatalog.invalidFields(issues, method: request.method, path: "instrument.") }
         var instrument = request.instrument
         if let selection { instrument = (instrument ?? [:]).merging([SelectedInstrument.member: selection.selected.jsonValue]) { $1 } }

@@ -181,27 +181,31 @@ public final class Checkout: Sendable {
         return methods.sorted()
     }
 
-    /// Per method of `availableMethods`, its form: the fields of the first
-    /// provider (by priority) that may serve `session` and declares fields
-    /// for the method, which is where routing sends the attempt first. A
-    /// method no such provider declares fields for has none.
+    /// Per method of `availableMethods`, its form: the fields the first
+    /// provider (by priority) that may serve `session` with the method
+    /// declares for it, which is where routing sends the attempt first. When
+    /// that provider declares none, the method has no form.
     public func fields(for session: Session, availableMethods: [String]) -> [String: [Field]] {
         guard !availableMethods.isEmpty else { return [:] }
         let at = ContinuousClock.now
         let serving = directory.profiles().filter { serves($0, session, at: at) }.sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
         var fields: [String: [Field]] = [:]
         for method in availableMethods {
-            if let declared = serving.first(where: { $0.methods.contains(method) && $0.fields[method] != nil })?.fields[method] {
+            if let declared = serving.first(where: { $0.methods.contains(method) })?.fields[method] {
                 fields[method] = declared
             }
         }
         return fields
     }
 
-    /// The form an attempt of `method` is checked against: the pinned
-    /// provider's, when it declares one, else the session's (``fields(for:availableMethods:)``).
+    /// The form an attempt of `method` is checked against: a pinned
+    /// provider's own (none when it cannot serve the session: routing then
+    /// answers why), else the session's (``fields(for:availableMethods:)``).
     func form(of method: String, pinned: String?, in session: Session) -> [Field] {
-        if let pinned, let declared = directory.profiles().first(where: { $0.id == pinned })?.fields[method] { return declared }
+        if let pinned {
+            guard let profile = directory.profiles().first(where: { $0.id == pinned }), serves(profile, session, at: ContinuousClock.now) else { return [] }
+            return profile.fields[method] ?? []
+        }
         return fields(for: session, availableMethods: [method])[method] ?? []
     }
 
