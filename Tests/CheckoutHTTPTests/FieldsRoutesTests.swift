@@ -66,6 +66,13 @@ import TestSupport
             for text in [bad.text, good.text] + fixture.logs.all {
                 #expect(!text.contains("4111 1111 1111 111") && !text.contains("411111111111111"), "a card number leaked: \(text)")
             }
+            // Nor in any file the gateway wrote: the database, its write-ahead log, the idempotency records.
+            let written = FileManager.default.enumerator(at: fixture.folder, includingPropertiesForKeys: nil)?
+                .compactMap { ($0 as? URL).flatMap { try? Data(contentsOf: $0) } } ?? []
+            #expect(!written.isEmpty)
+            for number in ["4111 1111 1111 111", "411111111111111"] {
+                #expect(!written.contains { $0.range(of: Data(number.utf8)) != nil }, "a card number was written: \(number)")
+            }
         }
     }
 }
