@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import Synchronization
 
 /// A real headless Chromium, driven through ChromeDriver's W3C WebDriver
 /// API: what a payer's browser does on a provider's hosted pages (forms,
@@ -37,8 +38,48 @@ final class HeadlessBrowser: @unchecked Sendable {
         base = "http://127.0.0.1:\(port)"
     }
 
-    /// Starts ChromeDriver and a headless Chromium session.
+    /// One browser at a time in this process: two ChromeDrivers started
+    /// together have failed to bind (`Address already in use`), and two
+    /// Chromiums on two cores starve the rest of the suite.
+    static let turns = Turns()
+
+    actor Turns {
+        private var busy = false
+        private var waiting: [CheckedContinuation<Void, Never>] = []
+
+        func acquire() async {
+            guard busy else { busy = true; return }
+            await withCheckedContinuation { waiting.append($0) }
+        }
+
+        func release() {
+            if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+        }
+    }
+
+    /// Whether this browser still holds the process's turn (released once, by ``quit()``).
+    private let holdsTurn = Mutex(true)
+
+    /// Starts ChromeDriver and a headless Chromium session, waiting for the
+    /// process's turn; a ChromeDriver that cannot bind is started again (twice).
     static func start() async throws -> HeadlessBrowser {
+        await turns.acquire()
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await launch()
+            } catch let failure as Failure where failure.description.contains("Address already in use") && attempt < 3 {
+                continue
+            } catch {
+                await turns.release()
+                throw error
+            }
+        }
+    }
+
+    /// ChromeDriver and a session, for ``start()`` (which holds the turn).
+    private static func launch() async throws -> HeadlessBrowser {
         let driver = Process()
         // Line-buffered: through a pipe, ChromeDriver's stdio would hold back the line naming its port.
         driver.executableURL = URL(fileURLWithPath: "/usr/bin/stdbuf")
@@ -77,6 +118,8 @@ final class HeadlessBrowser: @unchecked Sendable {
             ]]],
         ])
         guard let id = (created["value"] as? [String: Any])?["sessionId"] as? String else {
+            // Stopped without giving the turn back: start() does, once.
+            browser.holdsTurn.withLock { $0 = false }
             await browser.quit()
             throw Failure(description: "chromedriver created no session: \(created)")
         }
@@ -150,5 +193,10 @@ final class HeadlessBrowser: @unchecked Sendable {
         try? await client.shutdown()
         // Not waited for: Process.waitUntilExit would block a thread of the concurrency pool.
         driver.terminate()
+        let held = holdsTurn.withLock { held in
+            defer { held = false }
+            return held
+        }
+        if held { await Self.turns.release() }
     }
 }

@@ -18,12 +18,15 @@ struct WorldlineAdapterTests {
     static let back = "https://shop.example/return"
 
     /// The sandbox gateway, Worldline's requests given 30 s (not the
-    /// sandbox's 3): a loaded machine must not turn a call into a lost answer.
+    /// sandbox's 3) and its calls 60 s: a loaded machine must not turn a call
+    /// into a lost answer, nor a slow client session into none.
     func withGateway(faults: FaultPlan = FaultPlan(), requestTimeout: Int = 30_000,
                      _ body: (SandboxGateway, WorldlineSimulator) async throws -> Void) async throws {
         let fx = try await SandboxGateway.start(faults: faults, configure: { $0.reconcileInterval = .seconds(3600) }) { manifests in
+            // And the call 60 s (not 25): the session's instruments wait for it at most that long.
             try ManifestText.edit(manifests.appendingPathComponent("worldline.json"),
-                                  [(#""request_timeout_ms": 3000"#, #""request_timeout_ms": \#(requestTimeout)"#)])
+                                  [(#""request_timeout_ms": 3000"#, #""request_timeout_ms": \#(requestTimeout)"#),
+                                   (#""timeout_ms": 25000"#, #""timeout_ms": 60000"#)])
         }
         do { try await body(fx, try fx.simulator("worldline")) } catch { await fx.stop(); throw error }
         await fx.stop()
