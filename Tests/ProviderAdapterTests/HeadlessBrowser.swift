@@ -78,6 +78,28 @@ final class HeadlessBrowser: @unchecked Sendable {
         }
     }
 
+    /// SIGTERM, then SIGKILL after 5 s if `driver` is still running; returns once it has exited.
+    private static func stop(_ driver: Process) async {
+        guard driver.isRunning else { return }
+        let pid = driver.processIdentifier
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let once = Mutex(Optional(done))
+            let finish: @Sendable () -> Void = { once.withLock { $0.take() }?.resume() }
+            driver.terminationHandler = { _ in finish() }
+            driver.terminate()
+            Thread {
+                var waited = 0
+                while waited < 50, kill(pid, 0) == 0, driver.isRunning {
+                    usleep(100_000)
+                    waited += 1
+                }
+                if driver.isRunning { kill(pid, SIGKILL) }
+                if !driver.isRunning { finish() }
+            }.start()
+            if !driver.isRunning { finish() }
+        }
+    }
+
     /// ChromeDriver and a session, for ``start()`` (which holds the turn).
     private static func launch() async throws -> HeadlessBrowser {
         let driver = Process()
@@ -107,7 +129,7 @@ final class HeadlessBrowser: @unchecked Sendable {
             }.start()
         }
         guard let port else {
-            driver.terminate()
+            if driver.isRunning { kill(driver.processIdentifier, SIGKILL) }
             let said = (try? String(contentsOf: errors, encoding: .utf8)) ?? ""
             throw Failure(description: "chromedriver did not announce its port (exit status \(driver.isRunning ? -1 : driver.terminationStatus)); its stderr: \(said.prefix(2000))")
         }
@@ -191,8 +213,11 @@ final class HeadlessBrowser: @unchecked Sendable {
     func quit() async {
         if !session.isEmpty { _ = try? await command("DELETE", "/session/\(session)") }
         try? await client.shutdown()
-        // Not waited for: Process.waitUntilExit would block a thread of the concurrency pool.
-        driver.terminate()
+        // Asked to stop (it closes its Chromium), then killed if it has not
+        // exited within 5 s: ChromeDriver has outlived SIGTERM here, one per
+        // test. Awaited through its termination handler, not waitUntilExit,
+        // which would block a thread of the concurrency pool.
+        await Self.stop(driver)
         let held = holdsTurn.withLock { held in
             defer { held = false }
             return held
