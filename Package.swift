@@ -115,7 +115,7 @@ let package = Package(
         .target(
             name: "ProviderSandbox",
             dependencies: [
-                "GatewayPayloads",
+                "GatewayPayloads", "PaymentFields",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -34,12 +34,26 @@ enum WorldlineSigner {
     static func authorization(keyID: String, signature: String) -> String { "GCS v1HMAC:\(keyID):\(signature)" }
 
     /// `date` as an RFC 1123 (IMF-fixdate) `Date` header: `Mon, 24 Nov 2025 10:15:00 GMT`.
+    /// Composed from its UTC fields: a `DateFormatter` per request costs more
+    /// than the signature, and one shared is not safe across threads here.
     static func httpDate(_ date: Date) -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
-        return formatter.string(from: date)
+        let seconds = Int64(date.timeIntervalSince1970.rounded(.down))
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let time = seconds - days * 86_400
+        // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let weekday = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"][Int(((days % 7) + 7) % 7)]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func two(_ n: Int64) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(weekday), \(two(day)) \(months[Int(month) - 1]) \(year) \(two(time / 3600)):\(two(time / 60 % 60)):\(two(time % 60)) GMT"
     }
 
     /// The path and query of `url` as Worldline signs them (the path decoded).

@@ -67,17 +67,7 @@ public enum Validator: Sendable, Hashable {
 
     static func luhn(_ value: String) -> Bool {
         let kept = value.filter { $0 != " " && $0 != "-" }
-        guard (12...19).contains(kept.count), kept.allSatisfy({ $0.isASCII && $0.isNumber }) else { return false }
-        var sum = 0
-        for (index, character) in kept.reversed().enumerated() {
-            var digit = Int(character.asciiValue! - 48)
-            if index % 2 == 1 {
-                digit *= 2
-                if digit > 9 { digit -= 9 }
-            }
-            sum += digit
-        }
-        return sum % 10 == 0
+        return (12...19).contains(kept.count) && Luhn.passes(kept)
     }
 
     static func expiry(_ value: String, now: Date) -> Bool {

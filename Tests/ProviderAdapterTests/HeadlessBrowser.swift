@@ -78,25 +78,34 @@ final class HeadlessBrowser: @unchecked Sendable {
         }
     }
 
-    /// SIGTERM, then SIGKILL after 5 s if `driver` is still running; returns once it has exited.
+    /// SIGTERM, then SIGKILL at a 5 s deadline if `driver` is still running;
+    /// returns when its termination handler reports it exited (no polling).
     private static func stop(_ driver: Process) async {
-        guard driver.isRunning else { return }
-        let pid = driver.processIdentifier
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             let once = Mutex(Optional(done))
             let finish: @Sendable () -> Void = { once.withLock { $0.take() }?.resume() }
             driver.terminationHandler = { _ in finish() }
+            // Exited before the handler was set: nothing will call it.
+            guard driver.isRunning else { return finish() }
+            let pid = driver.processIdentifier
             driver.terminate()
-            Thread {
-                var waited = 0
-                while waited < 50, kill(pid, 0) == 0, driver.isRunning {
-                    usleep(100_000)
-                    waited += 1
-                }
+            DispatchQueue.global().asyncAfter(deadline: .now() + 5) {
                 if driver.isRunning { kill(pid, SIGKILL) }
-                if !driver.isRunning { finish() }
-            }.start()
-            if !driver.isRunning { finish() }
+            }
+        }
+    }
+
+    /// Runs `body` with a browser started for it, and quits the browser
+    /// whether `body` returns or throws.
+    static func with<T>(_ body: (HeadlessBrowser) async throws -> T) async throws -> T {
+        let browser = try await start()
+        do {
+            let result = try await body(browser)
+            await browser.quit()
+            return result
+        } catch {
+            await browser.quit()
+            throw error
         }
     }
 

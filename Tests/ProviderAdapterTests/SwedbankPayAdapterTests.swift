@@ -272,8 +272,7 @@ struct SwedbankPayAdapterTests {
             let started = try await fx.gateway.attempt(session: s.session.id, NewAttempt(
                 method: "swedbankpay", provider: "swedbankpay", instrument: ["menu": .string("all")]))
             let menu = try #require(started.action?.url)
-            let browser = try await HeadlessBrowser.start()
-            do {
+            try await HeadlessBrowser.with { browser in
                 try await browser.open(menu)
                 try await browser.click("#method-CreditCard")
                 try await browser.type("#card-number", "4761 7390 0101 0416")
@@ -287,11 +286,7 @@ struct SwedbankPayAdapterTests {
                 let paid = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
                                                         PayerInput(returnParams: SandboxGateway.queryParameters(landed)))
                 #expect(paid.status == .succeeded && simulator.charges == 1, "\(paid)")
-            } catch {
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 

@@ -403,8 +403,7 @@ struct WorldlineAdapterTests {
             let s = try await session(fx, back: back)
             let started = try await pay(fx, s, card: "4000000000001091")
             let page = try #require(started.action?.url)
-            let browser = try await HeadlessBrowser.start()
-            do {
+            try await HeadlessBrowser.with { browser in
                 try await browser.open(page)
                 #expect(try await browser.source().contains("1091"), "the page does not show the card's last four digits")
                 try await browser.click("#authenticate")
@@ -413,11 +412,7 @@ struct WorldlineAdapterTests {
                 let paid = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
                                                         PayerInput(returnParams: SandboxGateway.queryParameters(landed)))
                 #expect(paid.status == .succeeded && simulator.charges == 1, "\(paid)")
-            } catch {
-                await browser.quit()
-                throw error
             }
-            await browser.quit()
         }
     }
 }

@@ -1,3 +1,5 @@
+import PaymentFields
+
 /// Masks what must never reach a log: card numbers keep only their last four
 /// digits.
 ///
@@ -84,19 +86,8 @@ public enum Redaction {
         return containsCardNumber(in: String(flattened))
     }
 
-    /// Whether `digits` pass the Luhn (mod 10) check.
-    public static func luhn(_ digits: [UInt8]) -> Bool {
-        var sum = 0
-        for (index, digit) in digits.reversed().enumerated() {
-            var d = Int(digit)
-            if index % 2 == 1 {
-                d *= 2
-                if d > 9 { d -= 9 }
-            }
-            sum += d
-        }
-        return sum % 10 == 0
-    }
+    /// Whether `digits` pass the Luhn (mod 10) check (``Luhn``).
+    public static func luhn(_ digits: [UInt8]) -> Bool { Luhn.passes(digits) }
 
     /// Whether some 13 to 19 consecutive digits of `digits` (all of them
     /// included) pass the Luhn check. Linear in the run's length: each

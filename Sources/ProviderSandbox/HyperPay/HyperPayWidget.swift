@@ -1,4 +1,5 @@
 import Foundation
+import PaymentFields
 import GatewayPayloads
 import Hummingbird
 
@@ -101,7 +102,7 @@ struct HyperPayWidget: Sendable {
             card = ("420000", "0000", HyperPayResultCode.success)
         } else {
             let digits = (form["number"] ?? "").filter { !$0.isWhitespace }
-            guard digits.count >= 12, digits.count <= 19, digits.allSatisfy(\.isASCIIDigit), Self.luhn(digits) else {
+            guard digits.count >= 12, digits.count <= 19, digits.allSatisfy(\.isASCIIDigit), Luhn.passes(digits) else {
                 return HostedPage.response(.badRequest, HyperPayPages.message(
                     "Invalid card number", "The card number must be 12 to 19 digits passing the Luhn check. Use a sandbox test card."))
             }
@@ -159,15 +160,6 @@ struct HyperPayWidget: Sendable {
 
     private var base: String { sandbox.base(of: simulator) }
 
-    static func luhn(_ digits: String) -> Bool {
-        var sum = 0
-        for (index, character) in digits.reversed().enumerated() {
-            guard var n = character.wholeNumberValue else { return false }
-            if index % 2 == 1 { n *= 2; if n > 9 { n -= 9 } }
-            sum += n
-        }
-        return sum % 10 == 0
-    }
 }
 
 private extension Character {

@@ -1,4 +1,5 @@
 import Foundation
+import PaymentFields
 import Hummingbird
 
 /// The payer's pages, server-rendered with stable ids, every step a form
@@ -173,7 +174,7 @@ struct SwedbankPayPages: Sendable {
         guard let order = order(token) else { return unknown(token) }
         guard order.status == "Initialized" else { return menu(token) }
         let digits = (form["number"] ?? "").filter(\.isNumber)
-        guard (13...19).contains(digits.count), Self.luhn(digits) else { return cardForm(token, error: "The card number is not valid.") }
+        guard (13...19).contains(digits.count), Luhn.passes(digits) else { return cardForm(token, error: "The card number is not valid.") }
         guard let expiry = form["expiry"], expiry.range(of: #"^(0[1-9]|1[0-2])/[0-9]{2}$"#, options: .regularExpression) != nil else {
             return cardForm(token, error: "The expiry date must be MM/YY.")
         }
@@ -199,16 +200,6 @@ struct SwedbankPayPages: Sendable {
 
     /// A challenge raised on the hosted card view: the ACS finishes it itself.
     static let menuFlow = "menu"
-
-    static func luhn(_ digits: String) -> Bool {
-        var sum = 0
-        for (index, character) in digits.reversed().enumerated() {
-            var d = character.wholeNumberValue ?? 0
-            if index % 2 == 1 { d = d * 2 > 9 ? d * 2 - 9 : d * 2 }
-            sum += d
-        }
-        return sum % 10 == 0
-    }
 
     // MARK: 3-D Secure
 

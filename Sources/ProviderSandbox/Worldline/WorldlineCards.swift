@@ -1,4 +1,5 @@
 import Foundation
+import PaymentFields
 
 /// What the Worldline simulator knows of cards: the products (Visa 1,
 /// American Express 2, Mastercard 3, Worldline's ids), which product an IIN
@@ -95,15 +96,6 @@ enum WorldlineCards {
     /// The card number lengths of each product.
     static func lengths(of productId: Int) -> ClosedRange<Int> { productId == 2 ? 15...15 : 13...19 }
 
-    static func luhn(_ digits: String) -> Bool {
-        var sum = 0
-        for (index, character) in digits.reversed().enumerated() {
-            guard var d = character.wholeNumberValue else { return false }
-            if index % 2 == 1 { d = d * 2 > 9 ? d * 2 - 9 : d * 2 }
-            sum += d
-        }
-        return !digits.isEmpty && sum % 10 == 0
-    }
 
     /// Whether `mmyy` is a month and year (`MMYY`, or `MMYYYY` taken as its `MMYY`).
     static func expiry(_ text: String) -> String? {

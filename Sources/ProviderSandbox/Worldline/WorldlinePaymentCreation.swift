@@ -1,4 +1,5 @@
 import Foundation
+import PaymentFields
 
 /// `POST /v2/{merchantId}/payments`: a card payment.
 ///
@@ -157,7 +158,7 @@ extension WorldlineServerAPI {
         let prefix = "cardPaymentMethodSpecificInput.card."
         guard let number else { throw WorldlineWire.Refusal.missing(prefix + "cardNumber") }
         guard number.allSatisfy({ $0.isASCII && $0.isNumber }), let product = WorldlineCards.productId(ofIIN: number),
-              WorldlineCards.lengths(of: product).contains(number.count), WorldlineCards.luhn(number) else {
+              WorldlineCards.lengths(of: product).contains(number.count), Luhn.passes(number) else {
             throw WorldlineWire.Refusal.invalid(prefix + "cardNumber", "The card number is not valid")
         }
         if let productId, productId != product {
