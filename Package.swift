@@ -55,7 +55,8 @@ let package = Package(
         // Request/result documents of every operation, shared by host and SDK.
         .target(name: "GatewayPayloads"),
         // Payment method fields: the model, validators, masks and MSISDNs (docs/fields.md). Pure.
-        .target(name: "PaymentFields", dependencies: ["GatewayPayloads"]),
+        // Card ranges (IIN lookup) are the data file iin-ranges.json, its sources named in it.
+        .target(name: "PaymentFields", dependencies: ["GatewayPayloads"], resources: [.embedInCode("iin-ranges.json")]),
         // Manifests, loader, libffi bridge, host services, registry.
         .target(
             name: "PluginHost",
@@ -89,7 +90,7 @@ let package = Package(
         .target(
             name: "PaymentGateway",
             dependencies: [
-                "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads",
+                "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "PaymentFields",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
             ]),

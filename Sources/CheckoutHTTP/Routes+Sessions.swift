@@ -58,6 +58,15 @@ extension CheckoutAPI {
             return Self.json(Array(#"{"valid":true}"#.utf8))
         }
 
+        // A card's first digits: its brand and co-brands, and whether each
+        // may pay in this session. Only the first six digits are read; the
+        // prefix is never logged, stored or echoed beyond them.
+        router.post("/v1/sessions/:id/iin") { request, context -> Response in
+            let id = try context.parameters.require("id")
+            let body = try await JSONBody.read(IINBody.self, from: request)
+            return Self.json(try await gateway.iin(session: id, prefix: body.prefix, mode: try context.callerMode()).jsonBytes())
+        }
+
         router.get("/v1/sessions/:id/events") { request, context -> Response in
             let id = try context.parameters.require("id")
             let after = try Self.eventNumber(request.headers[EventStream.lastEventID], named: "Last-Event-ID")
@@ -84,4 +93,10 @@ struct ValidateBody: RequestBody {
     var method: String
     var values: [String: String]
     static let members: Set<String> = ["method", "values"]
+}
+
+/// `POST /v1/sessions/{id}/iin`: the digits the payer has typed so far.
+struct IINBody: RequestBody {
+    var prefix: String
+    static let members: Set<String> = ["prefix"]
 }

@@ -2,6 +2,7 @@ import CheckoutEngine
 import Foundation
 import GatewayPayloads
 import Logging
+import PaymentFields
 import PluginHost
 import SQLiteCheckoutStore
 import ServiceLifecycle
@@ -133,6 +134,13 @@ public final class PaymentGateway: Service, Sendable {
     /// nothing is stored and no provider is called.
     public func validate(session id: String, method: String, values: [String: String], mode: PaymentMode? = nil) async throws(Problem) {
         try await checkout.validate(session: id, method: method, values: values, mode: mode)
+    }
+
+    /// What a card's first digits tell the session's checkout: brand,
+    /// co-brands, and whether each may pay here. Reads six digits at most;
+    /// nothing is stored and no provider is called.
+    public func iin(session id: String, prefix: String, mode: PaymentMode? = nil) async throws(Problem) -> IINDetails {
+        try await checkout.iin(session: id, prefix: prefix, mode: mode)
     }
 
     public func abort(session id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {

@@ -48,6 +48,62 @@ import TestSupport
         }
     }
 
+    /// A mada card co-badged with Visa: both brands, each with whether this
+    /// session may take it; the answer, like every log line, carries six
+    /// digits of the number at most.
+    @Test func theIINOfAMadaCardCoBadgedWithVisaNamesBothBrandsAndWhetherEachIsAllowed() async throws {
+        let fixture = try Self.fixture()
+        try await fixture.app().test(.router) { client in
+            let created = try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-iin"}"#)
+            let id = try #require(created.string("id"))
+            let both = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"4464 0400 0000 0007"}"#)
+            #expect(both.status == 200 && both.string("status") == "supported" && both.string("iin") == "446404", "\(both.text)")
+            #expect(both.string("brand") == "mada" && both["allowed"] as? Bool == true, "\(both.text)")
+            let coBrands = try #require(both["coBrands"] as? [[String: Any]], "\(both.text)")
+            #expect(coBrands.count == 1 && coBrands[0]["brand"] as? String == "visa" && coBrands[0]["allowed"] as? Bool == true)
+
+            for (prefix, status) in [("4464", "notEnoughDigits"), ("100000", "unknown"), ("378282", "supported"), ("6011 0000", "existingButNotAllowed")] {
+                let answer = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"\#(prefix)"}"#)
+                #expect(answer.status == 200 && answer.string("status") == status, "\(prefix): \(answer.text)")
+            }
+            for body in [#"{"prefix":"4464-04x"}"#, #"{"prefix":"44640400000000071234"}"#] {
+                let refused = try await client.json(.post, "/v1/sessions/\(id)/iin", body)
+                #expect(refused.status == 422 && refused.string("code") == "invalid_request" && refused.string("detail")?.contains("prefix") == true, "\(refused.text)")
+            }
+            for body in [#"{}"#, #"{"prefix":4464}"#, #"{"prefix":"446404","pan":"1"}"#] {
+                let malformed = try await client.json(.post, "/v1/sessions/\(id)/iin", body)
+                #expect(malformed.status == 400, "\(body): \(malformed.text)")
+            }
+            let missing = try await client.json(.post, "/v1/sessions/ses_nope/iin", #"{"prefix":"446404"}"#)
+            #expect(missing.status == 404)
+            let live = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"446404"}"#, key: APIFixture.liveKey)
+            #expect(live.status == 404, "a live key saw a test session: \(live.text)")
+            for line in fixture.logs.all { #expect(!line.contains("4464040"), "more than six digits logged: \(line)") }
+        }
+    }
+
+    /// With no provider serving mada here, the same card is still a Visa:
+    /// supported, mada not allowed, Visa allowed. And where neither brand may
+    /// pay (an aborted-session is no context at all), the lookup says why.
+    @Test func aCoBadgedCardIsSupportedThroughItsCoBrandWhenItsOwnBrandIsNotServed() async throws {
+        let fixture = try APIFixture { manifests in
+            try ManifestText.edit(manifests.appendingPathComponent("mock.json"), [(#""mada", "#, "")])
+        }
+        try await fixture.app().test(.router) { client in
+            let created = try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-iin-visa"}"#)
+            let id = try #require(created.string("id"))
+            #expect((created["availableMethods"] as? [String])?.contains("mada") == false, "\(created.text)")
+            let answer = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"446404"}"#)
+            #expect(answer.status == 200 && answer.string("status") == "supported" && answer.string("brand") == "mada" && answer["allowed"] as? Bool == false,
+                    "\(answer.text)")
+            #expect((answer["coBrands"] as? [[String: Any]])?.first?["allowed"] as? Bool == true, "\(answer.text)")
+            let aborted = try await client.json(.post, "/v1/sessions/\(id)/abort")
+            #expect(aborted.status == 200, "\(aborted.text)")
+            let closed = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"446404"}"#)
+            #expect(closed.status == 409 && closed.string("code") == "invalid_state", "\(closed.text)")
+        }
+    }
+
     @Test func validateChecksEveryFieldWhileThePayerTypesAndNeverEchoesTheCard() async throws {
         let fixture = try Self.fixture()
         try await fixture.app().test(.router) { client in

@@ -1,4 +1,5 @@
 import Foundation
+import PaymentFields
 
 /// The engine's knobs, with production defaults.
 public struct CheckoutConfiguration: Sendable {
@@ -18,6 +19,9 @@ public struct CheckoutConfiguration: Sendable {
     /// The longest session creation waits for providers to list the payer's
     /// instruments; a provider slower than this contributes nothing.
     public var instrumentsTimeout: Duration = .seconds(2)
+    /// The card ranges an IIN lookup reads (`POST /v1/sessions/{id}/iin`):
+    /// the shipped data file unless a caller gives its own.
+    public var cardRanges: Result<IINRanges, IINRangesError> = IINRanges.shipped
 
     public init() {}
 
