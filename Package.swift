@@ -44,6 +44,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
     ],
     targets: [
         // The C ABI: one self-contained header, the only file a third party needs.
@@ -57,6 +58,17 @@ let package = Package(
         // Payment method fields: the model, validators, masks and MSISDNs (docs/fields.md). Pure.
         // Card ranges (IIN lookup) are the data file iin-ranges.json, its sources named in it.
         .target(name: "PaymentFields", dependencies: ["GatewayPayloads"], resources: [.embedInCode("iin-ranges.json")]),
+        // Wallet payment tokens decrypted in the host: Apple Pay EC_v1 and Google Pay ECv2
+        // (docs/wallet-tokens.md). Pure: no I/O, no clock of its own.
+        .target(
+            name: "WalletTokens",
+            dependencies: [
+                "GatewayPayloads",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]),
         // Manifests, loader, libffi bridge, host services, registry.
         .target(
             name: "PluginHost",
@@ -136,7 +148,9 @@ let package = Package(
             name: "gateway",
             dependencies: [
                 "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP", "ProviderSandbox", "SQLiteCheckoutStore",
+                "WalletTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -194,6 +208,15 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads"], path: "Tests/TestSupport"),
         .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
+        .testTarget(
+            name: "WalletTokensTests",
+            dependencies: [
+                "WalletTokens", "GatewayPayloads", "TestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ],
+            exclude: ["Fixtures"]),
         .testTarget(
             name: "CheckoutEngineTests",
             dependencies: [

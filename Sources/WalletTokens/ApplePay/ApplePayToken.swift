@@ -1,0 +1,102 @@
+import Foundation
+
+/// An Apple Pay payment token's `paymentData` (`EC_v1`), as the payer's
+/// device hands it over: read, not yet trusted. ``ApplePayDecryptor`` checks
+/// and opens it.
+public struct ApplePayToken: Sendable, Hashable {
+    public var version: String
+    /// The ciphertext with its 16-byte GCM tag at the end.
+    public var data: [UInt8]
+    /// A detached CMS (PKCS #7) signature, DER or BER.
+    public var signature: [UInt8]
+    /// The ephemeral P-256 public key, as an X.509 SubjectPublicKeyInfo.
+    public var ephemeralPublicKey: [UInt8]
+    /// SHA-256 of the merchant certificate's SubjectPublicKeyInfo: which merchant key it was encrypted for.
+    public var publicKeyHash: [UInt8]
+    public var transactionID: [UInt8]
+    public var applicationData: [UInt8]?
+
+    /// What the signature covers: ephemeral key ‖ data ‖ transaction id ‖ application data.
+    public var signedContent: [UInt8] {
+        ephemeralPublicKey + data + transactionID + (applicationData ?? [])
+    }
+
+    public init(version: String, data: [UInt8], signature: [UInt8], ephemeralPublicKey: [UInt8], publicKeyHash: [UInt8],
+                transactionID: [UInt8], applicationData: [UInt8]?) {
+        self.version = version
+        self.data = data
+        self.signature = signature
+        self.ephemeralPublicKey = ephemeralPublicKey
+        self.publicKeyHash = publicKeyHash
+        self.transactionID = transactionID
+        self.applicationData = applicationData
+    }
+
+    /// Reads a token from its JSON: a whole `PKPaymentToken` (`{"paymentData": {...}, ...}`) or its
+    /// `paymentData` alone. Every member missing or of the wrong kind is named.
+    public init(json: Data) throws(WalletTokenError) {
+        let root: Any
+        do { root = try JSONSerialization.jsonObject(with: json) } catch {
+            throw .malformedToken("not JSON")
+        }
+        guard var object = root as? [String: Any] else { throw .malformedToken("not a JSON object") }
+        var path = ""
+        if let inner = object["paymentData"] {
+            guard let paymentData = inner as? [String: Any] else { throw .malformedToken("paymentData is not an object") }
+            object = paymentData
+            path = "paymentData."
+        }
+        guard let version = object["version"] as? String else { throw .malformedToken("\(path)version is missing") }
+        guard version == "EC_v1" else { throw .unsupportedVersion(String(version.prefix(20))) }
+        guard let header = object["header"] as? [String: Any] else { throw .malformedToken("\(path)header is missing") }
+        self.version = version
+        data = try Self.base64(object["data"], at: path + "data")
+        signature = try Self.base64(object["signature"], at: path + "signature")
+        ephemeralPublicKey = try Self.base64(header["ephemeralPublicKey"], at: path + "header.ephemeralPublicKey")
+        publicKeyHash = try Self.base64(header["publicKeyHash"], at: path + "header.publicKeyHash")
+        transactionID = try Self.hex(header["transactionId"], at: path + "header.transactionId")
+        applicationData = try header["applicationData"].map { value throws(WalletTokenError) in
+            try Self.hex(value, at: path + "header.applicationData")
+        }
+        guard data.count > 16 else { throw .malformedToken("\(path)data is shorter than its GCM tag") }
+        guard publicKeyHash.count == 32 else { throw .malformedToken("\(path)header.publicKeyHash is not a SHA-256 hash") }
+    }
+
+    static func base64(_ value: Any?, at path: String) throws(WalletTokenError) -> [UInt8] {
+        guard let text = value as? String else { throw .malformedToken("\(path) is missing or not a string") }
+        guard let bytes = Data(base64Encoded: text), !bytes.isEmpty else { throw .malformedToken("\(path) is not base64") }
+        return Array(bytes)
+    }
+
+    static func hex(_ value: Any?, at path: String) throws(WalletTokenError) -> [UInt8] {
+        guard let text = value as? String else { throw .malformedToken("\(path) is missing or not a string") }
+        guard let bytes = Hex.decode(text), !bytes.isEmpty else { throw .malformedToken("\(path) is not hexadecimal") }
+        return bytes
+    }
+}
+
+/// Hexadecimal text, either case.
+enum Hex {
+    static func decode(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(digits.count / 2)
+        var index = 0
+        while index < digits.count {
+            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
+            bytes.append(high << 4 | low)
+            index += 2
+        }
+        return bytes
+    }
+
+    private static func value(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}

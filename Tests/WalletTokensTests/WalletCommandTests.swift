@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `gateway applepay decrypt`, run as a merchant's engineer would: a recorded
+/// token replayed with `--at`, every refusal a typed code, the account
+/// number never printed whole.
+@Suite("gateway applepay decrypt")
+struct WalletCommandTests {
+    static let folder = ApplePayTests.fixtures.path
+    static var signedAt: String { (try? ApplePayTests.fixture("signed-at.txt").trimmingCharacters(in: .whitespacesAndNewlines)) ?? "" }
+
+    func decrypt(_ extra: [String], merchantKey: String = "merchant-key.pem") throws -> ProcessResult {
+        try runProcess(BuildProducts.gateway.path, ["applepay", "decrypt", "--token", Self.folder + "/token.json",
+                                                    "--merchant-cert", Self.folder + "/merchant-certificate.pem",
+                                                    "--merchant-key", Self.folder + "/" + merchantKey] + extra)
+    }
+
+    @Test func aRecordedTokenDecryptsWhenReplayedAtItsSigningTime() throws {
+        let result = try decrypt(["--trust-root", Self.folder + "/root.pem", "--at", Self.signedAt])
+        #expect(result.status == 0, "\(result.output)")
+        let data = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.output)")
+        #expect(data["applicationPrimaryAccountNumber"] as? String == "************1111" && data["transactionAmount"] as? Int == 2500)
+        #expect(!result.output.contains("4111111111111111"))
+    }
+
+    @Test func aDayLaterTheSameTokenIsOutsideTheWindow() throws {
+        let later = try #require(ISO8601DateFormatter().date(from: Self.signedAt)).addingTimeInterval(86_400)
+        let result = try decrypt(["--trust-root", Self.folder + "/root.pem", "--at", ISO8601DateFormatter().string(from: later), "--json"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains(#""code":"signing_time_outside_window""#), "\(result.output)")
+    }
+
+    @Test func underApplesRootATestTokenIsRefusedAsTheWrongChain() throws {
+        let result = try decrypt(["--at", Self.signedAt])
+        #expect(result.status == 1 && result.stderr.contains("wrong_chain"), "\(result.output)")
+    }
+
+    @Test func badArgumentsSayWhichAndWhy() throws {
+        let badTime = try decrypt(["--at", "yesterday"])
+        #expect(badTime.status != 0 && badTime.stderr.contains("--at"), "\(badTime.output)")
+        let missing = try decrypt(["--at", Self.signedAt], merchantKey: "no-such-key.pem")
+        #expect(missing.status == 1 && missing.stderr.contains("--merchant-key"), "\(missing.output)")
+        let wrongKey = try decrypt(["--at", Self.signedAt], merchantKey: "root.pem")
+        #expect(wrongKey.status == 1 && wrongKey.stderr.contains("merchant_identity"), "\(wrongKey.output)")
+    }
+}
