@@ -73,7 +73,7 @@ let package = Package(
         .target(
             name: "PluginHost",
             dependencies: [
-                "CGatewayABI", "CFFI", "GatewayPayloads", "PaymentFields",
+                "CGatewayABI", "CFFI", "GatewayPayloads", "PaymentFields", "WalletTokens",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -151,6 +151,7 @@ let package = Package(
                 "WalletTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
 
@@ -206,13 +207,15 @@ let package = Package(
             dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads"],
             path: "Benchmarks/Checkout"),
 
-        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", .product(name: "Logging", package: "swift-log")],
+                path: "Tests/TestSupport"),
         .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
         .testTarget(
             name: "WalletTokensTests",
             dependencies: [
                 "WalletTokens", "GatewayPayloads", "TestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
@@ -226,9 +229,10 @@ let package = Package(
         .testTarget(
             name: "PaymentGatewayTests",
             dependencies: [
-                "PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport",
+                "PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport", "WalletTokens",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
             ]),
         .testTarget(
             name: "CheckoutHTTPTests",

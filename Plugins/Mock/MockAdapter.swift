@@ -56,7 +56,7 @@ final class MockAdapter: PaymentAdapter {
             try Self.checkSelection(request)
             let scenario = try MockScenario(request)
             let delayed = try Self.delay(request) != nil
-            if scenario == .timeout || scenario == .networkDrop || delayed { return nil }
+            if scenario == .timeout || scenario == .networkDrop || delayed || Self.walletToken(request) != nil { return nil }
         }
         return try reply(to: call)
     }
@@ -65,6 +65,9 @@ final class MockAdapter: PaymentAdapter {
         if case .authorize(let request) = call {
             if let delay = try Self.delay(request) {
                 try await Task.sleep(for: .milliseconds(delay))
+            }
+            if let refusal = try await walletRefusal(request) {
+                return .payment(try authorize(request, scenario: MockScenario(request), declinedWith: refusal))
             }
             switch try MockScenario(request) {
             case .timeout:

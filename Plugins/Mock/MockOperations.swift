@@ -4,7 +4,8 @@ import GatewayAdapterSDK
 
 /// The mock gateway's operations, over its ledger.
 extension MockAdapter {
-    func authorize(_ request: AuthorizeRequest, scenario: MockScenario) throws -> AdapterResult {
+    /// - Parameter declinedWith: a decline decided before the scenario (a refused wallet token): recorded, charging nothing.
+    func authorize(_ request: AuthorizeRequest, scenario: MockScenario, declinedWith refusal: AdapterProblem? = nil) throws -> AdapterResult {
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
         guard request.amount.knownCurrency != nil else {
             throw AdapterError.invalidRequest("amount.currency \"\(request.amount.currency.prefix(8))\" is not a supported ISO 4217 code")
@@ -46,6 +47,11 @@ extension MockAdapter {
                 payment.problem = AdapterProblem(
                     code: "provider_error", message: "the provider failed before processing the payment", retryable: true,
                     safeToRetryElsewhere: true, providerCode: "96")
+            }
+            if let refusal {
+                payment.status = .failed
+                payment.action = nil
+                payment.problem = refusal
             }
             if payment.status == .succeeded { payment.captured = payment.approved.value }
             ledger.add(payment)

@@ -6,7 +6,9 @@
 _Static_assert(sizeof(void *) == 8, "gateway ABI v1 is defined for 64-bit targets");
 _Static_assert(offsetof(gw_host_api, log) == 16, "gw_host_api.log moved");
 _Static_assert(offsetof(gw_host_api, complete) == 64, "gw_host_api.complete moved");
-_Static_assert(sizeof(gw_host_api) == 72, "gw_host_api v1.0 size changed");
+/* v1.0 ended at 72 bytes; 1.1 appended wallet_decrypt (adapters check struct_size). */
+_Static_assert(offsetof(gw_host_api, wallet_decrypt) == 72, "gw_host_api.wallet_decrypt moved");
+_Static_assert(sizeof(gw_host_api) == 80, "gw_host_api v1.1 size changed");
 _Static_assert(offsetof(gw_adapter_api, id) == 8, "gw_adapter_api.id moved");
 _Static_assert(offsetof(gw_adapter_api, create) == 24, "gw_adapter_api.create moved");
 _Static_assert(offsetof(gw_adapter_api, free) == 64, "gw_adapter_api.free moved");

@@ -93,6 +93,29 @@ public struct AdapterHost: @unchecked Sendable {
         }
     }
 
+    /// ABI 1.1: asks the host to check and decrypt a wallet payment token
+    /// (`wallet`: `applepay`) with the merchant keys this adapter's manifest
+    /// names among its secrets (docs/wallet-tokens.md). Answers the payment
+    /// data with its account number whole: for this adapter alone, never to
+    /// be logged. Throws ``WalletTokenRefusal`` when the host refuses the
+    /// token (its code says why), ``AdapterError/unsupported(_:)`` when the
+    /// host predates the service. Sends nothing anywhere.
+    public func decryptWalletToken(wallet: String, token: Data) async throws -> Data {
+        let offset = MemoryLayout<gw_host_api>.offset(of: \gw_host_api.wallet_decrypt)!
+        guard Int(table.pointee.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size, let decrypt = table.pointee.wallet_decrypt else {
+            throw AdapterError.unsupported("the host offers no wallet_decrypt (ABI 1.0 host)")
+        }
+        var document = Data(#"{"wallet":"#.utf8) + (try JSONEncoder().encode(wallet)) + Data(#","token":"#.utf8)
+        document.append(token)
+        document.append(UInt8(ascii: "}"))
+        return try await withCheckedThrowingContinuation { continuation in
+            let box = Unmanaged.passRetained(WalletContinuation(continuation)).toOpaque()
+            document.withUnsafeBytes { bytes in
+                decrypt(bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count, walletCallbackThunk, box)
+            }
+        }
+    }
+
     /// Completes `callID` (exactly once; the SDK guarantees it).
     func complete(_ callID: UInt64, status: Int32, document: [UInt8]) {
         document.withUnsafeBytes { bytes in
@@ -149,5 +172,30 @@ private let httpCallbackThunk: gw_http_callback = { userData, status, bytes, len
     } else {
         let message = (try? ErrorDocument(jsonData: data))?.message ?? "egress failed"
         box.continuation.resume(throwing: HTTPEgressError(status: status == GW_OK ? GW_E_OUTCOME_UNKNOWN : status, message: message))
+    }
+}
+
+/// Why the host did not decrypt a wallet token: its `gw_status` and the
+/// refusal's code (`bad_signature`, `wrong_chain`, `no_merchant_keys`, ...).
+public struct WalletTokenRefusal: Error, Sendable {
+    public var status: Int32
+    public var code: String
+    public var message: String
+}
+
+private final class WalletContinuation: @unchecked Sendable {
+    let continuation: CheckedContinuation<Data, Error>
+    init(_ continuation: CheckedContinuation<Data, Error>) { self.continuation = continuation }
+}
+
+private let walletCallbackThunk: gw_http_callback = { userData, status, bytes, length in
+    let box = Unmanaged<WalletContinuation>.fromOpaque(userData!).takeRetainedValue()
+    let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
+    if status == GW_OK {
+        box.continuation.resume(returning: data)
+    } else {
+        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+        box.continuation.resume(throwing: WalletTokenRefusal(status: status, code: object?["code"] as? String ?? "refused",
+                                                             message: object?["message"] as? String ?? "the host refused the token"))
     }
 }

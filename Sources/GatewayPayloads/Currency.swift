@@ -14,6 +14,15 @@ public struct Currency: Sendable, Hashable, CustomStringConvertible {
         "JPY": 0,
     ]
 
+    /// The ISO 4217 numeric code of each known currency (what wallet tokens carry: Apple Pay's `currencyCode`).
+    public static let numericCodes: [String: String] = [
+        "SAR": "682", "AED": "784", "QAR": "634", "USD": "840", "EUR": "978", "GBP": "826", "SEK": "752", "NOK": "578", "DKK": "208",
+        "EGP": "818", "KWD": "414", "BHD": "048", "OMR": "512", "JOD": "400", "JPY": "392",
+    ]
+
+    /// This currency's ISO 4217 numeric code, e.g. `682` for SAR.
+    public var numericCode: String { Self.numericCodes[code] ?? "" }
+
     /// The currency with `code`, or nil when it is not a known ISO 4217 code.
     public init?(code: String) {
         guard let exponent = Self.known[code] else { return nil }

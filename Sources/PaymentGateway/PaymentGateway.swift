@@ -40,6 +40,9 @@ public final class PaymentGateway: Service, Sendable {
         /// Told of every adapter call (provider, operation, time taken, how it
         /// ended), for metrics.
         public var callObserver: AdapterCallObserver?
+        /// What adapters' `wallet_decrypt` trusts (Apple Root CA - G3, five
+        /// minutes, the clock); tests give a test root and a fixed "now".
+        public var wallets = WalletSettings()
 
         public init(manifests: String, data: String) {
             self.manifests = URL(fileURLWithPath: manifests, isDirectory: true)
@@ -71,7 +74,8 @@ public final class PaymentGateway: Service, Sendable {
         self.logger = logger
         let store = try configuration.store ?? SQLiteCheckoutStore(path: configuration.data.appendingPathComponent("checkout.sqlite").path)
         self.store = store
-        let loader = AdapterLoader(store: LibraryStore(directory: configuration.libraries ?? configuration.data.appendingPathComponent("plugins")), logger: logger)
+        var loader = AdapterLoader(store: LibraryStore(directory: configuration.libraries ?? configuration.data.appendingPathComponent("plugins")), logger: logger)
+        loader.wallets = configuration.wallets
         providers = HostedProviders(observer: configuration.callObserver)
         manifests = ManifestReloader(directory: configuration.manifests, loader: loader, providers: providers,
                                      sandbox: configuration.sandbox, logger: logger)

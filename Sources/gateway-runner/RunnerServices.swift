@@ -3,7 +3,7 @@ import PluginHost
 import Synchronization
 
 /// The host services of the adapter in this runner, served by the host over
-/// frames: `log`, `http_send`, `secret_get` and `complete` go to the host,
+/// frames: `log`, `http_send`, `wallet_decrypt`, `secret_get` and `complete` go to the host,
 /// which applies the same policy as in process. (The clocks and random bytes
 /// carry no policy and are answered by the host table here.)
 final class RunnerServices: HostServiceBackend, @unchecked Sendable {
@@ -38,14 +38,24 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     }
 
     func httpSend(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+        forward(.httpSend, service: "http_send", request: request, callback: callback, userData: userData)
+    }
+
+    func walletDecrypt(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+        forward(.walletDecrypt, service: "wallet_decrypt", request: request, callback: callback, userData: userData)
+    }
+
+    /// Sends a callback-style request to the host; its HTTP_RESULT frame fires the callback.
+    private func forward(_ kind: FrameKind, service: String, request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?,
+                         userData: UnsafeMutableRawPointer?) {
         guard let callback else {
-            Array("adapter called http_send without a callback; request dropped".utf8).withUnsafeBytes { log(level: 4, message: $0) }
+            Array("adapter called \(service) without a callback; request dropped".utf8).withUnsafeBytes { log(level: 4, message: $0) }
             return
         }
         let id = nextRequest.add(1, ordering: .relaxed).oldValue
         requests.withLock { $0[id] = HTTPWait(callback: callback, userData: userData) }
         do {
-            try channel.send(.httpSend, id: id, body: request)
+            try channel.send(kind, id: id, body: request)
         } catch .tooLarge(let size) {
             let document = Data(#"{"message":"the request of \#(size) bytes is too large for the host"}"#.utf8)
             deliverHTTPResult(id: id, status: 1 /* GW_E_INVALID_REQUEST */, document: document)

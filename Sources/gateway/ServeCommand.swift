@@ -1,6 +1,7 @@
 import ArgumentParser
 import CheckoutHTTP
 import Foundation
+import WalletTokens
 import Logging
 import PaymentGateway
 
@@ -46,6 +47,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The log level (trace, debug, info, notice, warning, error, critical).")
     var logLevel: String = "info"
 
+    @Option(name: .customLong("googlepay-root-keys"),
+            help: "Google's root signing keys (keys.json) for adapters' Google Pay tokens; without it no Google Pay token is opened.")
+    var googlePayRootKeys: String?
+
     func run() async throws {
         guard sandboxLatencyMs >= 0 else { throw ValidationError("--sandbox-latency-ms must be 0 or more (got \(sandboxLatencyMs))") }
         if webhookHost != nil, webhookPort == nil { throw ValidationError("--webhook-host needs --webhook-port") }
@@ -64,6 +69,14 @@ struct ServeCommand: AsyncParsableCommand {
         catch { throw ValidationError("\(error)") }
         let metrics = GatewayMetrics()
         var configuration = PaymentGateway.Configuration(manifests: host.manifests, data: host.data)
+        if let googlePayRootKeys {
+            guard let bytes = FileManager.default.contents(atPath: googlePayRootKeys) else {
+                throw ValidationError("--googlepay-root-keys \(googlePayRootKeys) cannot be read")
+            }
+            do throws(WalletTokenError) { configuration.wallets.googleRootKeys = try GooglePaySigningKey.keys(fromJSON: bytes) } catch {
+                throw ValidationError("--googlepay-root-keys \(googlePayRootKeys): \(error)")
+            }
+        }
         // One store for the engine and the API keys.
         let store = try HostSetup.store(host)
         configuration.store = store

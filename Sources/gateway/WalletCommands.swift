@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import GatewayPayloads
 import WalletTokens
@@ -42,6 +43,47 @@ struct ApplePayCommand: AsyncParsableCommand {
                     roots = [root]
                 }
                 let data = try await ApplePayDecryptor(trustRoots: roots, signingTimeWindow: TimeInterval(window)).decrypt(parsed, for: merchant, now: now)
+                WalletCommandSupport.printOutcome(data.jsonValue(revealingAccountNumber: false), json: json)
+            } catch let error as WalletTokenError {
+                throw WalletCommandSupport.fail(code: error.code, message: error.description, json: json)
+            } catch let failure as WalletCommandSupport.Failure {
+                throw WalletCommandSupport.fail(code: failure.code, message: failure.message, json: json)
+            }
+        }
+    }
+}
+
+/// `gateway googlepay decrypt`: checks and opens a Google Pay `ECv2` token
+/// (a direct integration's) with the merchant's key, against Google's root
+/// signing keys given as a file (keys.json; the host fetches nothing).
+struct GooglePayCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "googlepay", abstract: "Google Pay tokens (ECv2, direct integration).", subcommands: [Decrypt.self])
+
+    struct Decrypt: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Verify a Google Pay token's signing key chain and signature, then decrypt it with the merchant's key; print its payment data (card number masked).")
+        @Option(help: "The token: paymentMethodData.tokenizationData.token, as JSON.") var token: String
+        @Option(name: .customLong("merchant-key"), help: "The merchant's private key (PEM, PKCS #8 or SEC 1).") var merchantKey: String
+        @Option(name: .customLong("recipient-id"), help: "merchant:<your merchant id> (what the message signature covers).") var recipientID: String
+        @Option(name: .customLong("root-keys"), help: "Google's root signing keys (keys.json, kept current by you).") var rootKeys: String
+        @Option(help: "\"Now\", to replay a recorded token (ISO 8601); default: the clock.") var at: String?
+        @Flag(help: "Print the outcome as one JSON object, errors included.") var json = false
+
+        func validate() throws {
+            if let at, WalletCommandSupport.date(at) == nil { throw ValidationError("--at must be an ISO 8601 time such as 2026-12-01T00:00:00Z, not \(at)") }
+        }
+
+        func run() async throws {
+            let now = at.flatMap(WalletCommandSupport.date) ?? Date()
+            do {
+                let roots = try GooglePaySigningKey.keys(fromJSON: try WalletCommandSupport.read(rootKeys, "--root-keys"))
+                let keyPEM = String(decoding: try WalletCommandSupport.read(merchantKey, "--merchant-key"), as: UTF8.self)
+                guard let key = try? P256.KeyAgreement.PrivateKey(pemRepresentation: keyPEM) else {
+                    throw WalletCommandSupport.Failure(code: "merchant_identity", message: "--merchant-key \(merchantKey) is not a P-256 private key in PEM")
+                }
+                let data = try GooglePayDecryptor(rootKeys: roots, recipientId: recipientID, merchantKeys: [key])
+                    .decrypt(try WalletCommandSupport.read(token, "--token"), now: now)
                 WalletCommandSupport.printOutcome(data.jsonValue(revealingAccountNumber: false), json: json)
             } catch let error as WalletTokenError {
                 throw WalletCommandSupport.fail(code: error.code, message: error.description, json: json)

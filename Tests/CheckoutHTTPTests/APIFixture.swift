@@ -80,35 +80,6 @@ final class APIFixture: Sendable {
     }
 }
 
-/// Every log line of a fixture, to check what reaches the logs.
-final class CapturedLogs: Sendable {
-    private let lines = Mutex<[String]>([])
-
-    func logger(_ label: String) -> Logger {
-        var logger = Logger(label: label) { _ in Handler(sink: self) }
-        logger.logLevel = .trace
-        return logger
-    }
-
-    func append(_ line: String) { lines.withLock { $0.append(line) } }
-    var all: [String] { lines.withLock { $0 } }
-
-    struct Handler: LogHandler {
-        let sink: CapturedLogs
-        var metadata: Logger.Metadata = [:]
-        var logLevel: Logger.Level = .trace
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(level: Logger.Level, message: Logger.Message, metadata extra: Logger.Metadata?, source: String, file: String, function: String, line: UInt) {
-            let all = metadata.merging(extra ?? [:]) { $1 }
-            sink.append("\(level) \(all.map { "\($0.key)=\($0.value)" }.sorted().joined(separator: " ")) \(message)")
-        }
-    }
-}
-
 extension TestClientProtocol {
     /// A JSON request; returns status, headers and the body parsed as JSON
     /// (when it is). It carries `Authorization: Bearer <key>` (the fixture's

@@ -79,8 +79,9 @@ import Testing
     @Test func aCrashMidAttemptIsReconciledAfterRestart() async throws {
         let manifests = data.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
-        // The window in which the test must see the held attempt, on a loaded machine.
-        try BuildProducts.writeShippedManifest("mock.json", into: manifests) { $0["timeout_ms"] = 10000 }
+        // The window in which the test must see the held attempt, on a loaded machine
+        // (under the whole suite a child may take many seconds to reach the mock).
+        try BuildProducts.writeShippedManifest("mock.json", into: manifests) { $0["timeout_ms"] = 20000 }
 
         let discard = open("/dev/null", O_WRONLY | O_CLOEXEC)
         defer { close(discard) }
@@ -93,7 +94,7 @@ import Testing
         let database = data.appendingPathComponent("checkout.sqlite").path
         let ledger = data.appendingPathComponent("mock-ledger.json")
         var attemptID: String?
-        for _ in 0..<1500 where attemptID == nil {
+        for _ in 0..<3000 where attemptID == nil {
             try await Task.sleep(for: .milliseconds(20))
             guard FileManager.default.fileExists(atPath: database),
                   let store = try? SQLiteCheckoutStore(path: database),
@@ -109,9 +110,9 @@ import Testing
         #expect(child.waitForExit() == .signalled(SIGKILL))
 
         // Restart on the same file: reconciliation picks it up once the dead
-        // engine's lease (timeout 10 s + margin) has run out.
+        // engine's lease (timeout 20 s + margin) has run out.
         var status = "processing"
-        for _ in 0..<80 where status == "processing" || status == "pending" {
+        for _ in 0..<240 where status == "processing" || status == "pending" {
             let pass = try await gateway(["reconcile"], manifests: manifests)
             #expect(pass.status == 0, "\(pass.output)")
             let shown = try json(try await gateway(["session", id, "--json"], manifests: manifests))

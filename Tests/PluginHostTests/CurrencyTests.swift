@@ -38,4 +38,11 @@ import Testing
             }
         }
     }
+
+    @Test func everyKnownCurrencyHasItsThreeDigitNumericCode() {
+        #expect(Set(Currency.numericCodes.keys) == Set(Currency.known.keys))
+        #expect(Set(Currency.numericCodes.values).count == Currency.numericCodes.count)
+        #expect(Currency.numericCodes.values.allSatisfy { $0.utf8.count == 3 && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } })
+        #expect(Currency(code: "SAR")?.numericCode == "682" && Currency(code: "BHD")?.numericCode == "048" && Currency(code: "JPY")?.numericCode == "392")
+    }
 }

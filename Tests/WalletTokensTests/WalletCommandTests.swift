@@ -2,10 +2,10 @@ import Foundation
 import Testing
 import TestSupport
 
-/// `gateway applepay decrypt`, run as a merchant's engineer would: a recorded
+/// `gateway applepay decrypt` and `gateway googlepay decrypt`, run as a merchant's engineer would: a recorded
 /// token replayed with `--at`, every refusal a typed code, the account
 /// number never printed whole.
-@Suite("gateway applepay decrypt")
+@Suite("gateway applepay and googlepay decrypt")
 struct WalletCommandTests {
     static let folder = ApplePayTests.fixtures.path
     static var signedAt: String { (try? ApplePayTests.fixture("signed-at.txt").trimmingCharacters(in: .whitespacesAndNewlines)) ?? "" }
@@ -43,5 +43,19 @@ struct WalletCommandTests {
         #expect(missing.status == 1 && missing.stderr.contains("--merchant-key"), "\(missing.output)")
         let wrongKey = try decrypt(["--at", Self.signedAt], merchantKey: "root.pem")
         #expect(wrongKey.status == 1 && wrongKey.stderr.contains("merchant_identity"), "\(wrongKey.output)")
+    }
+
+    @Test func aRecordedGooglePayTokenDecryptsForItsRecipientAndNoOther() throws {
+        let folder = ApplePayTests.fixtures.deletingLastPathComponent().appendingPathComponent("googlepay").path
+        func run(_ recipient: String, at: String) throws -> ProcessResult {
+            try runProcess(BuildProducts.gateway.path, ["googlepay", "decrypt", "--token", folder + "/token.json", "--merchant-key", folder + "/merchant-private-key.pem",
+                                                        "--recipient-id", recipient, "--root-keys", folder + "/root-keys.json", "--at", at])
+        }
+        let opened = try run("merchant:12345678901234567890", at: "2026-12-01T00:00:00Z")
+        #expect(opened.status == 0 && opened.stdout.contains(#""pan" : "************1111""#) && !opened.output.contains("4111111111111111"), "\(opened.output)")
+        let other = try run("merchant:1", at: "2026-12-01T00:00:00Z")
+        #expect(other.status == 1 && other.stderr.contains("bad_signature"), "\(other.output)")
+        let late = try run("merchant:12345678901234567890", at: "2027-02-01T00:00:00Z")
+        #expect(late.status == 1 && late.stderr.contains("expired"), "\(late.output)")
     }
 }

@@ -46,7 +46,8 @@
  *    only when both sides reached it AND describe() lists it; an adapter
  *    that is asked for an operation code it does not know (a later minor's)
  *    refuses it with GW_E_UNSUPPORTED and sends no completion.
- *  - 1.1 added GW_OP_INSTRUMENTS. A 1.0 adapter keeps working unchanged.
+ *  - 1.1 added GW_OP_INSTRUMENTS and the host service wallet_decrypt. A 1.0
+ *    adapter keeps working unchanged.
  *
  * ---------------------------------------------------------------------------
  * Memory rules (who frees what)
@@ -326,6 +327,36 @@ typedef struct gw_host_api {
      */
     void (*complete)(uint64_t call_id, gw_status status,
                      const uint8_t *result, size_t result_len);
+
+    /*
+     * ABI 1.1 (appended: check struct_size covers it before use). Check and
+     * decrypt a wallet payment token in the host, with the merchant keys this
+     * adapter's manifest names among its `secrets` (docs/wallet-tokens.md):
+     *   Apple Pay: "applepay_merchant_certificate" and "applepay_merchant_key"
+     *   (PEM), for a merchant that holds its own payment processing key.
+     *
+     * request: borrowed JSON {"wallet": "applepay", "token": {...}}, the token
+     *          a PKPaymentToken or its paymentData.
+     * `callback` (the type http_send uses) fires exactly once, later, on a
+     * host thread, never inside this call:
+     *   GW_OK              {"wallet": "applepay", "paymentData": {...}}: the
+     *                      decrypted payment data, its account number WHOLE.
+     *                      It is for this adapter alone: never log it; the
+     *                      host logs only its masked form.
+     *   GW_E_INVALID_REQUEST {"code": "...", "message": "..."}: the token or
+     *                      the request was refused (codes: malformed_request,
+     *                      malformed_token, unsupported_version, bad_signature,
+     *                      tampered_data, wrong_chain,
+     *                      signing_time_outside_window, wrong_merchant_key,
+     *                      merchant_identity, decryption_failed,
+     *                      malformed_payment_data).
+     *   GW_E_NOT_FOUND     {"code": "no_merchant_keys", ...}: the manifest
+     *                      names no keys for that wallet.
+     *   GW_E_UNSUPPORTED   {"code": "unsupported_wallet", ...}.
+     * Nothing leaves the host; it moves no money. Thread-safe.
+     */
+    void (*wallet_decrypt)(const uint8_t *request, size_t request_len,
+                           gw_http_callback callback, void *user_data);
 } gw_host_api;
 
 /* ===========================================================================

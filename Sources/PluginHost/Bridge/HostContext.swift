@@ -16,6 +16,7 @@ final class HostContext: HostServiceBackend {
     let egressTLS: Result<EgressTLS, EgressSetupError>
     private let egressClosed = Atomic<Bool>(false)
     let calls: CallTable
+    let wallets: WalletService
 
     /// Why this adapter must be refused at load: its `tls` secrets are
     /// missing or not valid PEM (the message names the secret, never its value).
@@ -24,7 +25,7 @@ final class HostContext: HostServiceBackend {
         return nil
     }
 
-    init(manifest: Manifest, manifestDirectory: URL, egressClient: any HTTPEgressClient, logger: Logger) {
+    init(manifest: Manifest, manifestDirectory: URL, egressClient: any HTTPEgressClient, wallets: WalletSettings = WalletSettings(), logger: Logger) {
         adapterID = manifest.id
         var logger = logger
         logger[metadataKey: "adapter"] = "\(manifest.id)"
@@ -32,6 +33,7 @@ final class HostContext: HostServiceBackend {
         secrets = SecretResolver(references: manifest.secrets, manifestDirectory: manifestDirectory)
         egressPolicy = EgressPolicy(manifest.egress)
         self.egressClient = egressClient
+        self.wallets = WalletService(settings: wallets, secrets: secrets, logger: logger)
         let resolver = secrets
         let tls = Result { () throws(EgressSetupError) in try EgressTLS.load(manifest.tls, secrets: resolver) }
         egressTLS = tls
@@ -91,19 +93,30 @@ final class HostContext: HostServiceBackend {
         return Data(ErrorDocument(message: "the adapter's result of \(size) exceeds the host's limit of \(maxResultBytes) bytes; outcome unknown").jsonBytes())
     }
 
-    // MARK: http_send
+    // MARK: http_send, wallet_decrypt
 
     func httpSend(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+        answerLater(request, callback: callback, userData: userData, service: "http_send") { await self.performEgress($0) }
+    }
+
+    func walletDecrypt(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+        let wallets = self.wallets
+        answerLater(request, callback: callback, userData: userData, service: "wallet_decrypt") { await wallets.decrypt($0) }
+    }
+
+    /// A callback-style service: `perform` runs in a task, and the callback
+    /// fires once with its status and document, never inside the call itself.
+    private func answerLater(_ request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?, service: String,
+                             perform: @escaping @Sendable (Data) async -> (Int32, Data)) {
         let request = Data(request)
         guard let callback else {
-            logger.error("adapter called http_send without a callback; request dropped")
+            logger.error("adapter called \(service) without a callback; request dropped")
             return
         }
         let reply = ForeignFunction(address: callback, signature: SignatureTable.httpCallback)
         let userData = SendablePointer(userData)
-        // The callback never fires inside http_send itself: always from a task.
         Task {
-            let (status, document) = await self.performEgress(request)
+            let (status, document) = await perform(request)
             document.withUnsafeBytes { bytes in
                 reply.callHTTPCallback(userData.pointer, status, bytes.baseAddress, bytes.count)
             }

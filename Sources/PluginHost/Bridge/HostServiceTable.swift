@@ -10,6 +10,8 @@ package protocol HostServiceBackend: AnyObject, Sendable {
     /// Starts one request; `callback(userData, status, document)` fires later,
     /// never on the caller's thread.
     func httpSend(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?)
+    /// Starts one wallet token decryption (ABI 1.1); `callback` as for ``httpSend(request:callback:userData:)``.
+    func walletDecrypt(request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?)
     func secret(named name: String, into out: UnsafeMutableRawPointer?, capacity: Int, length: UnsafeMutablePointer<Int>?) -> Int32
     func complete(callID: UInt64, status: Int32, result: UnsafeRawBufferPointer)
 }
@@ -77,6 +79,7 @@ package final class HostServiceTable: @unchecked Sendable {
         case .clockMonotonicNs: clockMonotonicHandler
         case .randomBytes: randomBytesHandler
         case .complete: completeHandler
+        case .walletDecrypt: walletDecryptHandler
         }
     }
 }
@@ -120,6 +123,14 @@ private let httpSendHandler: HostServiceTable.Handler = { _, _, args, userData i
     let callback = argument(args, 2, as: UnsafeRawPointer?.self)
     let callbackData = argument(args, 3, as: UnsafeMutableRawPointer?.self)
     backend(userData).httpSend(request: buffer(request, length), callback: callback, userData: callbackData)
+}
+
+private let walletDecryptHandler: HostServiceTable.Handler = { _, _, args, userData in
+    let request = argument(args, 0, as: UnsafeRawPointer?.self)
+    let length = argument(args, 1, as: Int.self)
+    let callback = argument(args, 2, as: UnsafeRawPointer?.self)
+    let callbackData = argument(args, 3, as: UnsafeMutableRawPointer?.self)
+    backend(userData).walletDecrypt(request: buffer(request, length), callback: callback, userData: callbackData)
 }
 
 private let secretGetHandler: HostServiceTable.Handler = { _, ret, args, userData in

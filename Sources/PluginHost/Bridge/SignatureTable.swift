@@ -24,6 +24,7 @@ enum HostService: String, CaseIterable, Sendable {
     case clockMonotonicNs = "clock_monotonic_ns"
     case randomBytes = "random_bytes"
     case complete
+    case walletDecrypt = "wallet_decrypt"
 }
 
 /// The ABI as data: for each major version the host speaks, the layout and the
@@ -76,6 +77,8 @@ enum SignatureTable {
             slot(.clockMonotonicNs, \T.clock_monotonic_ns, CallSignature(.uint64, [])),
             slot(.randomBytes, \T.random_bytes, CallSignature(.sint32, [.pointer, .size])),
             slot(.complete, \T.complete, CallSignature(.void, [.uint64, .sint32, .pointer, .size])),
+            // ABI 1.1, appended.
+            slot(.walletDecrypt, \T.wallet_decrypt, CallSignature(.void, [.pointer, .size, .pointer, .pointer])),
         ]))
     }
 }

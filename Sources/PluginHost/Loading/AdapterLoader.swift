@@ -25,6 +25,8 @@ public struct AdapterLoader: Sendable {
     /// The `gateway-runner` executable for `"isolation": "process"`; nil: found
     /// by ``RunnerLocator`` (`$GATEWAY_RUNNER`, then beside the running executable).
     public var runnerExecutable: String? = nil
+    /// What the `wallet_decrypt` service trusts (Apple Root CA - G3 unless a test says otherwise).
+    public var wallets = WalletSettings()
 
     public init(searchPath: PluginSearchPath = PluginSearchPath(), store: LibraryStore,
                 egressClient: any HTTPEgressClient = AsyncHTTPEgressClient.shared,
@@ -64,7 +66,7 @@ public struct AdapterLoader: Sendable {
         do { copy = try store.copy(bytes, digest: digest) }
         catch { throw LoadFailure.libraryUnreadable(path: store.directory.path, detail: "cannot write the content-addressed copy: \(error)") }
 
-        let context = HostContext(manifest: manifest, manifestDirectory: manifestDirectory, egressClient: egressClient, logger: logger)
+        let context = HostContext(manifest: manifest, manifestDirectory: manifestDirectory, egressClient: egressClient, wallets: wallets, logger: logger)
         if let problem = context.egressSetupProblem { throw LoadFailure.tlsUnusable(problem.message) }
         // A load that fails from here on gives its share of the egress pool back.
         var loaded = false

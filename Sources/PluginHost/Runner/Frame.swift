@@ -18,12 +18,15 @@ import Synchronization
 /// | CANCEL | host | none |
 /// | LOG | runner | `i32 level`, message |
 /// | HTTP_SEND, HTTP_RESULT | runner, host | request document; `i32 status`, response document |
+/// | WALLET_DECRYPT | runner | request document (answered by HTTP_RESULT, the same callback) |
 /// | SECRET_GET, SECRET_VALUE | runner, host | `u64 capacity`, name; `i32 status, u64 full length`, value when it fits |
 /// | DESTROY, DESTROYED | host, runner | none (then the runner exits 0) |
 package enum FrameKind: UInt8, Sendable {
     case load = 0x01, ready = 0x02, loadFailed = 0x03
     case invoke = 0x10, refused = 0x11, complete = 0x12, cancel = 0x13
     case log = 0x20, httpSend = 0x21, httpResult = 0x22, secretGet = 0x23, secretValue = 0x24
+    /// ABI 1.1's `wallet_decrypt`, answered (like `http_send`) by an `httpResult` frame.
+    case walletDecrypt = 0x25
     case destroy = 0x30, destroyed = 0x31
 }
 

@@ -270,29 +270,11 @@ final class RunnerProcess: @unchecked Sendable {
         case .secretGet:
             serveSecret(frame)
         case .httpSend:
-            let request = Data(frame.rest(from: 0))
-            let id = frame.id
-            let channel = self.channel
             let context = self.context
-            let replies = self.replies
-            Task { [weak self] in
-                let (status, document) = await context.performEgress(request)
-                replies.async { [weak self] in
-                    let failure: FrameError? = document.withUnsafeBytes { bytes in
-                        do throws(FrameError) { try channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes) } catch { return error }
-                        return nil
-                    }
-                    switch failure {
-                    case nil:
-                        break
-                    case .tooLarge(let size)?:
-                        let refusal = Data(ErrorDocument(message: "the response of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
-                        refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(ABIStatus.internal.rawValue), body: $0) }
-                    case let other?:
-                        self?.kill(because: "it did not read the answer to its http_send (\(other))")
-                    }
-                }
-            }
+            answer(frame, service: "http_send") { await context.performEgress($0) }
+        case .walletDecrypt:
+            let wallets = context.wallets
+            answer(frame, service: "wallet_decrypt") { await wallets.decrypt($0) }
         case .ready, .loadFailed:
             let outcome: Handshake
             do {
@@ -315,6 +297,34 @@ final class RunnerProcess: @unchecked Sendable {
             return "the host's own \(frame.kind) frame"
         }
         return nil
+    }
+
+    /// Serves one callback-style request of the runner's adapter (`http_send`,
+    /// `wallet_decrypt`): `perform` runs off the reader, and its status and
+    /// document go back in an HTTP_RESULT frame, in order with the replies.
+    private func answer(_ frame: Frame, service: String, perform: @escaping @Sendable (Data) async -> (Int32, Data)) {
+        let request = Data(frame.rest(from: 0))
+        let id = frame.id
+        let channel = self.channel
+        let replies = self.replies
+        Task { [weak self] in
+            let (status, document) = await perform(request)
+            replies.async { [weak self] in
+                let failure: FrameError? = document.withUnsafeBytes { bytes in
+                    do throws(FrameError) { try channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes) } catch { return error }
+                    return nil
+                }
+                switch failure {
+                case nil:
+                    break
+                case .tooLarge(let size)?:
+                    let refusal = Data(ErrorDocument(message: "the answer of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
+                    refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(ABIStatus.internal.rawValue), body: $0) }
+                case let other?:
+                    self?.kill(because: "it did not read the answer to its \(service) (\(other))")
+                }
+            }
+        }
     }
 
     private func serveSecret(_ frame: Frame) {

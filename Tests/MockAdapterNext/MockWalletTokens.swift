@@ -1,0 +1,1 @@
+../../Plugins/Mock/MockWalletTokens.swift
