@@ -56,8 +56,9 @@ let package = Package(
         // Request/result documents of every operation, shared by host and SDK.
         .target(name: "GatewayPayloads"),
         // Payment method fields: the model, validators, masks and MSISDNs (docs/fields.md). Pure.
-        // Card ranges (IIN lookup) are the data file iin-ranges.json, its sources named in it.
-        .target(name: "PaymentFields", dependencies: ["GatewayPayloads"], resources: [.embedInCode("iin-ranges.json")]),
+        // Card ranges (IIN lookup) are the data file iin-ranges.json, its sources named in it; the
+        // shipped forms manifests name (`"fields": {"visa": "card"}`) are standard-forms.json.
+        .target(name: "PaymentFields", dependencies: ["GatewayPayloads"], resources: [.embedInCode("iin-ranges.json"), .embedInCode("standard-forms.json")]),
         // Wallet payment tokens decrypted in the host: Apple Pay EC_v1 and Google Pay ECv2
         // (docs/wallet-tokens.md). Pure: no I/O, no clock of its own.
         .target(

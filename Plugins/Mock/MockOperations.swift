@@ -10,6 +10,9 @@ extension MockAdapter {
         guard request.amount.knownCurrency != nil else {
             throw AdapterError.invalidRequest("amount.currency \"\(request.amount.currency.prefix(8))\" is not a supported ISO 4217 code")
         }
+        guard request.method != KnownMethod.sepaDebit.rawValue || request.amount.currency == "EUR" else {
+            throw AdapterError.invalidRequest("SEPA Direct Debit is in EUR only, not \(request.amount.currency.prefix(8))")
+        }
         return try withLedger { ledger in
             let key = "authorize:" + request.idempotencyKey
             if let answer = ledger.answers[key] { return answer }

@@ -32,11 +32,11 @@ extension MockAdapter {
         }
         let answer: Data
         do {
-            answer = try await host.decryptWalletToken(wallet: wallet, token: document)
-        } catch let refusal as WalletTokenRefusal where refusal.code == "no_merchant_keys" || refusal.code == "malformed_request" {
+            answer = try await host.decryptWalletToken(wallet: wallet, token: document, paymentID: request.paymentId)
+        } catch let refusal as WalletTokenRefusal where ["no_merchant_keys", "malformed_request", "merchant_identity"].contains(refusal.code) {
             throw AdapterError.invalidRequest("this mock cannot open \(wallet) tokens: \(refusal.message)")
         } catch let refusal as WalletTokenRefusal {
-            return AdapterProblem(code: "wallet_declined", message: "the \(wallet) token was refused: \(refusal.code)", retryable: true,
+            return AdapterProblem(code: "wallet_declined", message: "the \(wallet) token was refused: \(refusal.code)", retryable: false,
                                   providerCode: refusal.code)
         }
         guard wallet == "applepay" else { return nil }

@@ -7,8 +7,10 @@ extension TabbyAdapter {
     /// to Tabby's hosted page.
     ///
     /// The buyer needs an e-mail and a phone (`payer.email`, `payer.phone`);
-    /// `payer.name` and `instrument.shipping_address {city, address, zip?}`
-    /// are sent when given. `order.reference_id` is the host's payment id
+    /// `payer.name` and `instrument.shipping_address` are sent when given:
+    /// the host's address shape (the standard form `shipping-address-optional`:
+    /// `line1`, `line2?`, `city`, `region?`, `postal_code?`), or Tabby's own
+    /// `{address, city, zip?}`. `order.reference_id` is the host's payment id
     /// (the webhook maps a payment back with it), `meta.order_id` the
     /// merchant's order. The return URLs are the authorize request's
     /// `returnUrl` with `tabby_return=success|cancel|failure` added.
@@ -83,7 +85,7 @@ extension TabbyAdapter {
         var address: TabbyWire.Address?
         if let value = request.instrument?["shipping_address"] {
             guard case .object(let fields) = value else {
-                throw AdapterError.invalidRequest("instrument.shipping_address must be an object {city, address, zip}")
+                throw AdapterError.invalidRequest("instrument.shipping_address must be an object {line1, line2, city, region, postal_code}")
             }
             func text(_ key: String) throws -> String? {
                 guard let value = fields[key] else { return nil }
@@ -92,10 +94,11 @@ extension TabbyAdapter {
                 }
                 return s
             }
-            guard let city = try text("city"), let line = try text("address") else {
-                throw AdapterError.invalidRequest("instrument.shipping_address needs city and address")
+            let lines = [try text("line1") ?? text("address"), try text("line2")].compactMap { $0 }
+            guard let city = try text("city"), !lines.isEmpty else {
+                throw AdapterError.invalidRequest("instrument.shipping_address needs city and line1")
             }
-            address = TabbyWire.Address(city: city, address: line, zip: try text("zip"))
+            address = TabbyWire.Address(city: city, address: lines.joined(separator: ", "), zip: try text("postal_code") ?? text("zip"))
         }
         let amount: String
         do { amount = try request.amount.decimalString() } catch { throw AdapterError.invalidRequest("amount: \(error)") }

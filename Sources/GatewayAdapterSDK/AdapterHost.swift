@@ -100,12 +100,16 @@ public struct AdapterHost: @unchecked Sendable {
     /// be logged. Throws ``WalletTokenRefusal`` when the host refuses the
     /// token (its code says why), ``AdapterError/unsupported(_:)`` when the
     /// host predates the service. Sends nothing anywhere.
-    public func decryptWalletToken(wallet: String, token: Data) async throws -> Data {
+    /// - Parameter paymentID: the payment it pays (the request's `paymentId`): the host
+    ///   opens a token for one payment only (again for the same one: a retry).
+    public func decryptWalletToken(wallet: String, token: Data, paymentID: String? = nil) async throws -> Data {
         let offset = MemoryLayout<gw_host_api>.offset(of: \gw_host_api.wallet_decrypt)!
         guard Int(table.pointee.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size, let decrypt = table.pointee.wallet_decrypt else {
             throw AdapterError.unsupported("the host offers no wallet_decrypt (ABI 1.0 host)")
         }
-        var document = Data(#"{"wallet":"#.utf8) + (try JSONEncoder().encode(wallet)) + Data(#","token":"#.utf8)
+        var document = Data(#"{"wallet":"#.utf8) + (try JSONEncoder().encode(wallet))
+        if let paymentID { document += Data(#","paymentId":"#.utf8) + (try JSONEncoder().encode(paymentID)) }
+        document += Data(#","token":"#.utf8)
         document.append(token)
         document.append(UInt8(ascii: "}"))
         return try await withCheckedThrowingContinuation { continuation in

@@ -48,4 +48,6 @@ public enum PaymentOperation: String, Codable, Sendable, CaseIterable, Hashable 
 /// methods); these are the ones the shipped adapters and the engine understand.
 public enum KnownMethod: String, CaseIterable, Sendable {
     case visa, mastercard, mada, amex, applepay, googlepay, stcpay, tabby, tamara, swish
+    /// SEPA Direct Debit (EUR): an IBAN, the account holder, the mandate.
+    case sepaDebit = "sepa_debit"
 }

@@ -12,14 +12,12 @@ import TestSupport
         try APIFixture { manifests in
             // example-c (priority 500, no form) would come before the mock for visa.
             try FileManager.default.removeItem(at: manifests.appendingPathComponent("example-c.json"))
-            try ManifestText.edit(manifests.appendingPathComponent("mock.json"), [(#""priority":"#, #"""
-                "fields": {
-                    "stcpay": [{"id": "phone", "type": "numericstring", "validators": {"msisdn": {"defaultCountry": "SA"}}}],
-                    "visa": [{"id": "cardNumber", "type": "numericstring", "in": "client", "displayHints": {"mask": "{{9999}} {{9999}} {{9999}} {{9999}} {{999}}"},
-                              "validators": {"luhn": {}}},
-                             {"id": "expiryDate", "type": "expirydate", "in": "client", "validators": {"expirationDate": {}}}]
-                },
-                "priority":
+            try ManifestText.edit(manifests.appendingPathComponent("mock.json"), [
+                (#""stcpay": "stcpay""#, #""stcpay": [{"id": "phone", "type": "numericstring", "validators": {"msisdn": {"defaultCountry": "SA"}}}]"#),
+                (#""visa": "card""#, #"""
+                "visa": [{"id": "cardNumber", "type": "numericstring", "in": "client", "displayHints": {"mask": "{{9999}} {{9999}} {{9999}} {{9999}} {{999}}"},
+                          "validators": {"luhn": {}}},
+                         {"id": "expiryDate", "type": "expirydate", "in": "client", "validators": {"expirationDate": {}}}]
                 """#)])
         }
     }
@@ -130,5 +128,82 @@ import TestSupport
                 #expect(!written.contains { $0.range(of: Data(number.utf8)) != nil }, "a card number was written: \(number)")
             }
         }
+    }
+
+    /// The shipped manifests as a fresh clone runs them: every available
+    /// method has its form, and a bad card number, a past expiry, a bad IBAN
+    /// and a malformed mobile number each get a per-field 422 in English and
+    /// Arabic, with no adapter called.
+    @Test func theShippedFormsCoverEveryMethodAndRefuseBadValuesPerField() async throws {
+        let fixture = try APIFixture()
+        try await fixture.app().test(.router) { client in
+            for (currency, country) in [("SAR", "SA"), ("EUR", "DE"), ("SEK", "SE")] {
+                let created = try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"\#(currency)","country":"\#(country)","orderId":"o-forms"}"#)
+                let methods = try #require(created["availableMethods"] as? [String], "\(created.text)")
+                let fields = try #require(created["fields"] as? [String: [[String: Any]]], "\(created.text)")
+                #expect(!methods.isEmpty && Set(fields.keys) == Set(methods), "\(currency): \(methods) vs \(fields.keys.sorted())")
+            }
+            let euro = try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"EUR","country":"DE","orderId":"o-iban"}"#)
+            let eid = try #require(euro.string("id"))
+            let sar = try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-msisdn"}"#)
+            let sid = try #require(sar.string("id"))
+
+            func expectOneProblem(_ reply: Reply, field: String, code: String) throws {
+                #expect(reply.status == 422 && reply.string("code") == "invalid_fields", "\(reply.text)")
+                let problems = try #require(reply["problems"] as? [[String: Any]], "\(reply.text)")
+                let problem = try #require(problems.first { $0["field"] as? String == field }, "\(reply.text)")
+                #expect(problem["code"] as? String == code, "\(reply.text)")
+                let message = try #require(problem["payerMessage"] as? [String: String])
+                #expect(message["en"]?.isEmpty == false && message["ar"]?.isEmpty == false && message["en"] != message["ar"])
+            }
+            try expectOneProblem(try await client.json(.post, "/v1/sessions/\(eid)/attempts",
+                                                       #"{"method":"sepa_debit","instrument":{"iban":"DE89 3704 0044 0532 0130 01","accountHolderName":"Lina Peeters","mandateAccepted":true}}"#),
+                                 field: "instrument.iban", code: "iban")
+            try expectOneProblem(try await client.json(.post, "/v1/sessions/\(sid)/attempts", #"{"method":"stcpay","instrument":{"phone":"05012"}}"#),
+                                 field: "instrument.phone", code: "msisdn")
+            let card = try await client.json(.post, "/v1/sessions/\(sid)/validate",
+                                             #"{"method":"mada","values":{"cardNumber":"4464 0400 0000 0008","expiryDate":"01/21","cvv":"123"}}"#)
+            try expectOneProblem(card, field: "values.cardNumber", code: "luhn")
+            try expectOneProblem(card, field: "values.expiryDate", code: "expirationDate")
+            for id in [eid, sid] {
+                let untouched = try await client.json(.get, "/v1/sessions/\(id)")
+                #expect((untouched["attempts"] as? [Any])?.isEmpty == true, "an adapter was called: \(untouched.text)")
+            }
+            let debit = try await client.json(.post, "/v1/sessions/\(eid)/attempts",
+                                              #"{"method":"sepa_debit","instrument":{"iban":"DE89 3704 0044 0532 0130 00","accountHolderName":"Lina Peeters","mandateAccepted":true}}"#)
+            #expect(debit.status == 201 && debit.string("status") == "succeeded", "\(debit.text)")
+        }
+    }
+
+    /// Item 6 of issue 16: a whole session with a card, through validation,
+    /// the IIN lookup and an attempt (whose instrument, as a careless merchant
+    /// might send it, carries the number too); then neither the store's files
+    /// (the database and its write-ahead log) nor any log line holds the number.
+    @Test func aWholeSessionWithACardLeavesTheNumberInNoFileAndNoLogLine() async throws {
+        let fixture = try APIFixture()
+        let number = "4464040000000007"
+        try await fixture.app().test(.router) { client in
+            let created = try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-pan"}"#)
+            let id = try #require(created.string("id"))
+            let valid = try await client.json(.post, "/v1/sessions/\(id)/validate",
+                                              #"{"method":"mada","values":{"cardNumber":"\#(number)","expiryDate":"12/39","cvv":"123"}}"#)
+            #expect(valid.status == 200, "\(valid.text)")
+            let iin = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"\#(number)"}"#)
+            #expect(iin.status == 200 && iin.string("brand") == "mada", "\(iin.text)")
+            let paid = try await client.json(.post, "/v1/sessions/\(id)/attempts", #"{"method":"mada","instrument":{"cardNumber":"\#(number)"}}"#)
+            #expect(paid.status == 201 && paid.string("status") == "succeeded", "\(paid.text)")
+            // (Its events are in the store's files, searched below; the stream itself never ends.)
+            let session = try await client.json(.get, "/v1/sessions/\(id)")
+            for text in [created.text, valid.text, iin.text, paid.text, session.text] + fixture.logs.all {
+                #expect(!text.contains(number) && !text.contains("4464 0400"), "the card number leaked: \(text)")
+            }
+        }
+        let files = FileManager.default.enumerator(at: fixture.folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
+        #expect(files.contains { $0.lastPathComponent.hasSuffix("-wal") }, "no write-ahead log to search: \(files.map(\.lastPathComponent))")
+        for file in files {
+            guard let data = try? Data(contentsOf: file) else { continue }
+            #expect(data.range(of: Data(number.utf8)) == nil, "the card number was written to \(file.lastPathComponent)")
+        }
+        #expect(fixture.logs.all.count > 3)
     }
 }

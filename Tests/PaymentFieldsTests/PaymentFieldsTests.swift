@@ -150,4 +150,19 @@ struct PaymentFieldsTests {
                           "$.fields.stcpay[0].validators.length", "$.fields.stcpay[0].validators.msisdn", "$.fields.stcpay[0].validators.sparkle",
                           "$.fields.stcpay[0].validators.regularExpression"], "\(error.problems)")
     }
+
+    /// The shipped forms load (the file is embedded: a broken one would stop
+    /// the host) and each says what its name promises.
+    @Test func theStandardFormsLoadAndSayWhatTheirNamesPromise() throws {
+        #expect(StandardForms.names == ["applepay", "card", "card-amex", "googlepay", "sepa-debit", "shipping-address",
+                                        "shipping-address-optional", "stcpay", "swish"])
+        let card = try #require(StandardForms.all["card"])
+        #expect(card.map(\.id) == ["cardNumber", "expiryDate", "cvv", "cardholderName"] && card.allSatisfy { $0.location == .client })
+        #expect(FieldValidation.validate(["cardNumber": "3782 822463 10005", "expiryDate": "12/39", "cvv": "1234"],
+                                         against: try #require(StandardForms.all["card-amex"])).isEmpty)
+        let sepa = try #require(StandardForms.all["sepa-debit"])
+        #expect(FieldValidation.validate(["iban": "DE89 3704 0044 0532 0130 01", "accountHolderName": "L", "mandateAccepted": "false"], against: sepa)
+                    .map(\.code) == ["iban", "length", "termsAndConditions"])
+        #expect(StandardForms.all["shipping-address-optional"]?.allSatisfy { !$0.required } == true)
+    }
 }

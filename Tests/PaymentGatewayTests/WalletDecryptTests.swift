@@ -108,6 +108,20 @@ import X509
         await gateway.shutdown()
     }
 
+    /// A token pays one payment: a second payment with the same token is
+    /// declined as a replay, while the first stays paid.
+    @Test(arguments: ["applepay", "googlepay"])
+    func aTokenThatPaidOnePaymentIsRefusedForAnother(wallet: String) async throws {
+        let gateway = try await Self.gateway(isolation: "in-process", logs: CapturedLogs())
+        let token: JSONValue = wallet == "applepay" ? try Self.token()
+            : .string(try String(contentsOf: Self.google.appendingPathComponent("token.json"), encoding: .utf8))
+        let first = try await Self.pay(gateway, wallet: wallet, token: token)
+        #expect(first.status == .succeeded, "\(first)")
+        let second = try await Self.pay(gateway, wallet: wallet, token: token)
+        #expect(second.status == .failed && second.problem?.providerCode == "replayed_token" && second.problem?.retryable == false, "\(second)")
+        await gateway.shutdown()
+    }
+
     /// The shipped manifest's secrets point at unset variables: the mock holds
     /// no keys, so the host opens nothing and the attempt fails, nothing sent.
     @Test func withoutMerchantKeysTheAttemptFailsAndNothingIsSent() async throws {

@@ -28,7 +28,7 @@ final class CLITests: XCTestCase {
         let rows = try providers(try ManifestFolder())
         XCTAssertEqual(rows.map(\.id), ["example-c", "mock"])
         XCTAssertTrue(rows.allSatisfy { $0.state == "loaded" && $0.reason == nil })
-        XCTAssertEqual(rows.first { $0.id == "mock" }?.methods.count, 10)
+        XCTAssertEqual(rows.first { $0.id == "mock" }?.methods.count, 11)
     }
 
     func testWrongDigestRefusesMockWhileExampleCStaysLoaded() throws {

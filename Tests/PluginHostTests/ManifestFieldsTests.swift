@@ -39,6 +39,21 @@ struct ManifestFieldsTests {
         #expect(Set(problems.map(\.path)) == ["$.fields.mada", "$.fields.stcpay[0].type", "$.fields.visa"], "\(problems)")
     }
 
+    /// A method's form may name a shipped one: the same fields as the data
+    /// file's; a name that is not one is refused with its path and the names.
+    @Test func aStandardFormIsNamedAndAnUnknownNameIsRefused() {
+        guard case .valid(let manifest) = ManifestValidator.validate(Self.manifest(fields: #"{"visa": "card", "stcpay": "stcpay"}"#)) else {
+            Issue.record("refused")
+            return
+        }
+        #expect(manifest.fields["visa"] == StandardForms.all["card"] && manifest.fields["stcpay"] == StandardForms.all["stcpay"])
+        guard case .invalid(let problems, _) = ManifestValidator.validate(Self.manifest(fields: #"{"visa": "kard"}"#)) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(problems.map(\.path) == ["$.fields.visa"] && problems.first?.message.contains("card, card-amex") == true, "\(problems)")
+    }
+
     @Test func fieldsNeedFileFormat11() {
         let data = Data(String(decoding: Self.manifest(format: "1.0.0", fields: #"{"visa": [{"id": "a", "type": "string"}]}"#), as: UTF8.self)
             .replacingOccurrences(of: #""mode": "test", "#, with: "").utf8)

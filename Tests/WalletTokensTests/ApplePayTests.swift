@@ -172,6 +172,23 @@ struct ApplePayTests {
         #expect(error?.code == code, "\(String(describing: error))")
     }
 
+    /// The signed content joins its parts without lengths: moving 16 bytes of
+    /// the transaction id into the application data would keep the signature.
+    /// Both are 32 bytes, so such a token is refused when read.
+    @Test func bytesMovedBetweenTransactionIDAndApplicationDataAreRefused() throws {
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(try Self.fixture("token.json").utf8)) as? [String: Any])
+        var paymentData = try #require(object["paymentData"] as? [String: Any])
+        var header = try #require(paymentData["header"] as? [String: String])
+        let id = try #require(header["transactionId"]), data = try #require(header["applicationData"])
+        header["transactionId"] = String(id.prefix(32))
+        header["applicationData"] = String(id.dropFirst(32)) + data
+        paymentData["header"] = header
+        object["paymentData"] = paymentData
+        let shifted = try JSONSerialization.data(withJSONObject: object)
+        let error = #expect(throws: WalletTokenError.self) { _ = try ApplePayToken(json: shifted) }
+        #expect(error?.code == "malformed_token", "\(String(describing: error))")
+    }
+
     @Test func theAccountNumberIsMaskedEverywhereButTheRevealedAnswer() async throws {
         let pki = ApplePayTestPKI()
         let data = try await ApplePayDecryptor(trustRoots: [try pki.root]).decrypt(try pki.token(), for: try pki.merchant, now: Date())
@@ -179,5 +196,8 @@ struct ApplePayTests {
         #expect(!data.description.contains("5204245250001488") && data.description.contains("1488"))
         #expect(data.jsonValue(revealingAccountNumber: false)["applicationPrimaryAccountNumber"] == .string("************1488"))
         #expect(data.jsonValue(revealingAccountNumber: true)["applicationPrimaryAccountNumber"] == .string("5204245250001488"))
+        // The single-use cryptogram goes to the adapter only, like the number.
+        #expect(data.jsonValue(revealingAccountNumber: false)["paymentData"]?["onlinePaymentCryptogram"] == nil)
+        #expect(data.jsonValue(revealingAccountNumber: true)["paymentData"]?["onlinePaymentCryptogram"] != nil)
     }
 }

@@ -329,17 +329,25 @@ typedef struct gw_host_api {
                      const uint8_t *result, size_t result_len);
 
     /*
-     * ABI 1.1 (appended: check struct_size covers it before use). Check and
-     * decrypt a wallet payment token in the host, with the merchant keys this
-     * adapter's manifest names among its `secrets` (docs/wallet-tokens.md):
-     *   Apple Pay: "applepay_merchant_certificate" and "applepay_merchant_key"
-     *   (PEM), for a merchant that holds its own payment processing key.
+     * ABI 1.1, appended later in 1.1's life: a host that negotiated minor 1
+     * may still lack it, so check that struct_size covers this member (and
+     * that it is not NULL) before use. Check and decrypt a wallet payment
+     * token in the host, with the merchant keys this adapter's manifest
+     * names among its `secrets` (docs/wallet-tokens.md):
+     *   Apple Pay "applepay": "applepay_merchant_certificate" and
+     *   "applepay_merchant_key" (PEM), a merchant's own payment processing key;
+     *   Google Pay "googlepay" (ECv2, direct integration):
+     *   "googlepay_merchant_key" (PEM) and "googlepay_recipient_id"
+     *   ("merchant:<id>"), under the root keys the operator gave the host.
      *
-     * request: borrowed JSON {"wallet": "applepay", "token": {...}}, the token
-     *          a PKPaymentToken or its paymentData.
+     * request: borrowed JSON {"wallet": "applepay" | "googlepay",
+     *          "paymentId": "<the request's paymentId>", "token": {...}}.
+     *          A token opens for one payment: again for the same paymentId
+     *          (a retried authorize) it opens; for another it is refused
+     *          (replayed_token). Always pass paymentId.
      * `callback` (the type http_send uses) fires exactly once, later, on a
      * host thread, never inside this call:
-     *   GW_OK              {"wallet": "applepay", "paymentData": {...}}: the
+     *   GW_OK              {"wallet": "...", "paymentData": {...}}: the
      *                      decrypted payment data, its account number WHOLE.
      *                      It is for this adapter alone: never log it; the
      *                      host logs only its masked form.
@@ -347,9 +355,11 @@ typedef struct gw_host_api {
      *                      the request was refused (codes: malformed_request,
      *                      malformed_token, unsupported_version, bad_signature,
      *                      tampered_data, wrong_chain,
-     *                      signing_time_outside_window, wrong_merchant_key,
-     *                      merchant_identity, decryption_failed,
-     *                      malformed_payment_data).
+     *                      signing_time_outside_window, expired,
+     *                      wrong_merchant_key, decryption_failed,
+     *                      malformed_payment_data, replayed_token).
+     *   GW_E_INTERNAL      {"code": "merchant_identity", ...}: the manifest's
+     *                      keys cannot be used (the host's configuration).
      *   GW_E_NOT_FOUND     {"code": "no_merchant_keys", ...}: the manifest
      *                      names no keys for that wallet.
      *   GW_E_UNSUPPORTED   {"code": "unsupported_wallet", ...}.

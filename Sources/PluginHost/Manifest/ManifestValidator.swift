@@ -150,7 +150,8 @@ private struct Checker {
             limits: runnerLimits, isolationNetwork: network, fields: fields)
     }
 
-    /// `fields`: per method the manifest lists, at most 20 fields with distinct ids.
+    /// `fields`: per method the manifest lists, at most 20 fields with
+    /// distinct ids, or the name of a standard form (``StandardForms``).
     mutating func methodFields(_ value: JSONDocument?, methods: [String], format: String?) -> [String: [Field]] {
         guard let value else { return [:] }
         guard case .object(let members) = value else {
@@ -165,8 +166,14 @@ private struct Checker {
                 fail(path, "\(method) is not one of this manifest's methods")
                 continue
             }
+            if case .string(let name) = members[method]! {
+                if let form = StandardForms.all[name] { declared[method] = form } else {
+                    fail(path, "\(name) is not a standard form (\(StandardForms.names.joined(separator: ", ")))")
+                }
+                continue
+            }
             guard case .array(let list) = members[method]!, (1...20).contains(list.count) else {
-                fail(path, "must be an array of 1 to 20 fields")
+                fail(path, "must be an array of 1 to 20 fields, or the name of a standard form")
                 continue
             }
             var fields: [Field] = []

@@ -73,13 +73,14 @@ public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible {
         merchantTokenIdentifier = object["merchantTokenIdentifier"] as? String
     }
 
-    /// As JSON, in Apple's names; the account number masked unless `revealingAccountNumber`
-    /// (for the adapter that asked, and no one else).
+    /// As JSON, in Apple's names; unless `revealingAccountNumber` (for the
+    /// adapter that asked, and no one else) the account number is masked and
+    /// the single-use cryptogram and EMV data are left out.
     public func jsonValue(revealingAccountNumber: Bool) -> JSONValue {
         var details: [String: JSONValue] = [:]
-        if let onlinePaymentCryptogram { details["onlinePaymentCryptogram"] = .string(onlinePaymentCryptogram) }
+        if revealingAccountNumber, let onlinePaymentCryptogram { details["onlinePaymentCryptogram"] = .string(onlinePaymentCryptogram) }
         if let eciIndicator { details["eciIndicator"] = .string(eciIndicator) }
-        if let emvData { details["emvData"] = .string(emvData) }
+        if revealingAccountNumber, let emvData { details["emvData"] = .string(emvData) }
         var object: [String: JSONValue] = [
             "applicationPrimaryAccountNumber": .string(revealingAccountNumber ? accountNumber : maskedAccountNumber),
             "applicationExpirationDate": .string(expirationDate),

@@ -17,6 +17,7 @@ public struct ApplePayToken: Sendable, Hashable {
     public var applicationData: [UInt8]?
 
     /// What the signature covers: ephemeral key ‖ data ‖ transaction id ‖ application data.
+    /// The id and the application data are 32 bytes each (checked when read).
     public var signedContent: [UInt8] {
         ephemeralPublicKey + data + transactionID + (applicationData ?? [])
     }
@@ -60,6 +61,13 @@ public struct ApplePayToken: Sendable, Hashable {
         }
         guard data.count > 16 else { throw .malformedToken("\(path)data is shorter than its GCM tag") }
         guard publicKeyHash.count == 32 else { throw .malformedToken("\(path)header.publicKeyHash is not a SHA-256 hash") }
+        // The signed content joins its parts without lengths: fixed lengths keep
+        // bytes from moving between the transaction id and the application data
+        // (the same signature over another transaction id).
+        guard transactionID.count == 32 else { throw .malformedToken("\(path)header.transactionId is not 32 bytes (64 hex digits)") }
+        guard applicationData == nil || applicationData?.count == 32 else {
+            throw .malformedToken("\(path)header.applicationData is not a SHA-256 hash (64 hex digits)")
+        }
     }
 
     static func base64(_ value: Any?, at path: String) throws(WalletTokenError) -> [UInt8] {
