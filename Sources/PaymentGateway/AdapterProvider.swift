@@ -145,6 +145,6 @@ extension ProviderProfile {
             currencies: Set(manifest.currencies), countries: Set(manifest.countries), limits: limits,
             supportsManualCapture: manifest.operations.contains(.capture),
             callTimeout: .milliseconds(manifest.timeoutMilliseconds), supportsInstruments: manifest.operations.contains(.instruments),
-            fields: manifest.fields)
+            fields: manifest.fields, methodCurrencies: manifest.methodCurrencies.mapValues(Set.init))
     }
 }

@@ -40,6 +40,19 @@ import Testing
         #expect(Router.route(mode: .test, method: "mada", amount: sar1000, country: "BR", capture: .automatic, profiles: profiles).candidates.isEmpty)
     }
 
+    /// A method narrowed to some currencies (`method_currencies`) is routed
+    /// only in those, with the reason said; its other methods are not touched.
+    @Test func aMethodNarrowedToSomeCurrenciesIsRoutedOnlyInThem() {
+        var narrowed = profile("narrowed", priority: 1)
+        narrowed.methodCurrencies = ["mada": ["SAR"]]
+        let kwd = Money(value: 1000, currency: "KWD")
+        let refused = Router.route(mode: .test, method: "mada", amount: kwd, country: "KW", capture: .automatic, profiles: [narrowed])
+        #expect(refused.candidates.isEmpty && refused.excluded.first?.reason == "offers mada only in SAR")
+        #expect(Router.route(mode: .test, method: "mada", amount: sar1000, country: "SA", capture: .automatic, profiles: [narrowed]).candidates.count == 1)
+        #expect(Router.route(mode: .test, method: "visa", amount: kwd, country: "KW", capture: .automatic, profiles: [narrowed]).candidates.count == 1)
+        #expect(narrowed.methods(in: "KWD") == ["visa"] && narrowed.methods(in: "SAR") == ["mada", "visa"])
+    }
+
     @Test func aProviderOfTheOtherModeIsNeverACandidate() {
         var live = profile("live", priority: 5)
         live.mode = .live

@@ -142,6 +142,8 @@ import TestSupport
                 let methods = try #require(created["availableMethods"] as? [String], "\(created.text)")
                 let fields = try #require(created["fields"] as? [String: [[String: Any]]], "\(created.text)")
                 #expect(!methods.isEmpty && Set(fields.keys) == Set(methods), "\(currency): \(methods) vs \(fields.keys.sorted())")
+                // The mock offers SEPA Direct Debit in EUR only (method_currencies).
+                #expect(methods.contains("sepa_debit") == (currency == "EUR"), "\(currency): \(methods)")
             }
             let euro = try await client.json(.post, "/v1/sessions", #"{"amount":2500,"currency":"EUR","country":"DE","orderId":"o-iban"}"#)
             let eid = try #require(euro.string("id"))

@@ -54,6 +54,23 @@ struct ManifestFieldsTests {
         #expect(problems.map(\.path) == ["$.fields.visa"] && problems.first?.message.contains("card, card-amex") == true, "\(problems)")
     }
 
+    /// `method_currencies` narrows a method to some of the manifest's
+    /// currencies; a method or a currency the manifest does not list is
+    /// refused with its path.
+    @Test func methodCurrenciesNarrowAMethodAndSayWhereTheyAreWrong() {
+        let text = { (narrowing: String) in
+            Data(String(decoding: Self.manifest(fields: #"{"visa": "card"}"#), as: UTF8.self)
+                .replacingOccurrences(of: #""fields":"#, with: #""method_currencies": \#(narrowing), "fields":"#).utf8)
+        }
+        guard case .valid(let manifest) = ManifestValidator.validate(text(#"{"stcpay": ["SAR"]}"#)) else { Issue.record("refused"); return }
+        #expect(manifest.methodCurrencies == ["stcpay": ["SAR"]])
+        guard case .invalid(let problems, _) = ManifestValidator.validate(text(#"{"mada": ["SAR"], "visa": ["EUR"], "stcpay": []}"#)) else {
+            Issue.record("accepted")
+            return
+        }
+        #expect(Set(problems.map(\.path)) == ["$.method_currencies.mada", "$.method_currencies.visa[0]", "$.method_currencies.stcpay"], "\(problems)")
+    }
+
     @Test func fieldsNeedFileFormat11() {
         let data = Data(String(decoding: Self.manifest(format: "1.0.0", fields: #"{"visa": [{"id": "a", "type": "string"}]}"#), as: UTF8.self)
             .replacingOccurrences(of: #""mode": "test", "#, with: "").utf8)

@@ -44,7 +44,7 @@ extension Checkout {
         // ignores its cancel: nothing here waits for it to return.
         var calls: [Task<Void, Never>] = []
         for (profile, provider) in eligible {
-            let methods = profile.methods.sorted()
+            let methods = profile.methods(in: session.amount.currency).sorted()
             let request = InstrumentsRequest(
                 sessionId: session.id, mode: session.mode, amount: session.amount, country: session.country,
                 capture: session.capture, methods: methods, payer: payer)
@@ -107,7 +107,7 @@ extension Checkout {
     private func isOfferable(_ offered: OfferedInstrument, in session: Session, at: Date) -> Bool {
         if let date = offered.instrument.expiryDate, date <= at { return false }
         guard let profile = directory.profiles().first(where: { $0.id == offered.provider }) else { return false }
-        return profile.methods.contains(offered.method) && serves(profile, session, at: .now)
+        return profile.offers(offered.method, in: session.amount.currency) && serves(profile, session, at: .now)
     }
 
     /// The provider and the `selected` member an attempt with `request.instrumentId` sends; throws `invalid_request` when

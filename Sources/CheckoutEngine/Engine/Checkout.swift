@@ -176,7 +176,7 @@ public final class Checkout: Sendable {
         var methods = Set<String>()
         let at = ContinuousClock.now
         for profile in directory.profiles() where serves(profile, session, at: at) {
-            methods.formUnion(profile.methods)
+            methods.formUnion(profile.methods(in: session.amount.currency))
         }
         return methods.sorted()
     }
@@ -191,7 +191,7 @@ public final class Checkout: Sendable {
         let serving = directory.profiles().filter { serves($0, session, at: at) }.sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
         var fields: [String: [Field]] = [:]
         for method in availableMethods {
-            if let declared = serving.first(where: { $0.methods.contains(method) })?.fields[method] {
+            if let declared = serving.first(where: { $0.offers(method, in: session.amount.currency) })?.fields[method] {
                 fields[method] = declared
             }
         }

@@ -25,11 +25,17 @@ public struct ProviderProfile: Sendable, Equatable {
     public var supportsInstruments: Bool
     /// Its manifest's `fields`: the form of each method it declares one for (docs/fields.md).
     public var fields: [String: [Field]]
+    /// Its manifest's `method_currencies`: a method offered in some of its
+    /// currencies only (SEPA Direct Debit in EUR); a method not named here
+    /// is offered in every currency of the provider.
+    public var methodCurrencies: [String: Set<String>]
 
     public init(id: String, mode: PaymentMode = .test, enabled: Bool = true, priority: Int, methods: Set<String>, currencies: Set<String>,
                 countries: Set<String>, limits: [String: ClosedRange<Int64>] = [:], supportsManualCapture: Bool = true,
-                callTimeout: Duration = .seconds(30), supportsInstruments: Bool = false, fields: [String: [Field]] = [:]) {
+                callTimeout: Duration = .seconds(30), supportsInstruments: Bool = false, fields: [String: [Field]] = [:],
+                methodCurrencies: [String: Set<String>] = [:]) {
         self.fields = fields
+        self.methodCurrencies = methodCurrencies
         self.callTimeout = callTimeout
         self.supportsInstruments = supportsInstruments
         self.id = id
@@ -50,7 +56,20 @@ public struct ProviderProfile: Sendable, Equatable {
         if !enabled { return "disabled" }
         if let mode, mode != self.mode { return "a \(self.mode.rawValue) provider never serves a \(mode.rawValue) session" }
         if !methods.contains(method) { return "does not offer \(method)" }
+        if let only = methodCurrencies[method], !only.contains(amount.currency) {
+            return "offers \(method) only in \(only.sorted().joined(separator: ", "))"
+        }
         return refusal(amount: amount, country: country, capture: capture, mode: mode)
+    }
+
+    /// Whether it offers `method` in `currency` (its methods, narrowed by `methodCurrencies`).
+    public func offers(_ method: String, in currency: String) -> Bool {
+        methods.contains(method) && (methodCurrencies[method]?.contains(currency) ?? true)
+    }
+
+    /// The methods it offers in `currency`.
+    public func methods(in currency: String) -> Set<String> {
+        methods.filter { offers($0, in: currency) }
     }
 
     /// Why this provider cannot take the payment with any of its methods, or

@@ -98,6 +98,9 @@ public struct Manifest: Sendable, Hashable {
     /// `fields` (file format 1.1): the form of each method it declares them
     /// for, what a payer types (docs/fields.md).
     public var fields: [String: [Field]] = [:]
+    /// `method_currencies` (file format 1.1): methods offered in some of the
+    /// manifest's currencies only (`{"sepa_debit": ["EUR"]}`); the others in all.
+    public var methodCurrencies: [String: [String]] = [:]
 }
 
 extension Manifest {

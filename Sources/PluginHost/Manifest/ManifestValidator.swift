@@ -14,6 +14,7 @@ public enum ManifestValidator {
         "file_format_version", "id", "version", "enabled", "mode", "description", "library", "sha256", "entry",
         "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
         "config", "secrets", "egress", "isolation", "isolation_network", "limits", "sandbox", "tls", "fields",
+        "method_currencies",
     ]
 
     /// The outcome of validating one manifest.
@@ -121,6 +122,7 @@ private struct Checker {
             }
         }
         let fields = methodFields(root["fields"], methods: methods ?? [], format: format)
+        let methodCurrencies = methodCurrencies(root["method_currencies"], methods: methods ?? [], currencies: currencies ?? [], format: format)
         let secrets = secretReferences(root["secrets"])
         let egress = endpoints(root["egress"])
         let tls = tlsSettings(root["tls"], secrets: secrets)
@@ -147,7 +149,7 @@ private struct Checker {
             countries: countries, amountLimits: limits, operations: operations, priority: priority,
             timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
             isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls,
-            limits: runnerLimits, isolationNetwork: network, fields: fields)
+            limits: runnerLimits, isolationNetwork: network, fields: fields, methodCurrencies: methodCurrencies)
     }
 
     /// `fields`: per method the manifest lists, at most 20 fields with
@@ -193,6 +195,39 @@ private struct Checker {
             declared[method] = fields
         }
         return declared
+    }
+
+    /// `method_currencies`: per method the manifest lists, a non-empty list of
+    /// its currencies the method is offered in.
+    mutating func methodCurrencies(_ value: JSONDocument?, methods: [String], currencies: [String], format: String?) -> [String: [String]] {
+        guard let value else { return [:] }
+        guard case .object(let members) = value else {
+            fail("$.method_currencies", "must be an object of methods, found \(value.typeName)")
+            return [:]
+        }
+        if let format, format.hasPrefix("1.0") { fail("$.method_currencies", "needs file_format_version 1.1.0 or later") }
+        var narrowed: [String: [String]] = [:]
+        for method in members.keys.sorted() {
+            let path = "$.method_currencies.\(method)"
+            guard methods.contains(method) else {
+                fail(path, "\(method) is not one of this manifest's methods")
+                continue
+            }
+            guard case .array(let list) = members[method]!, !list.isEmpty else {
+                fail(path, "must be a non-empty array of the manifest's currencies")
+                continue
+            }
+            var codes: [String] = []
+            for (index, item) in list.enumerated() {
+                guard case .string(let code) = item, currencies.contains(code) else {
+                    fail("\(path)[\(index)]", "must be one of the manifest's currencies (\(currencies.joined(separator: ", ")))")
+                    continue
+                }
+                codes.append(code)
+            }
+            narrowed[method] = codes
+        }
+        return narrowed
     }
 
     /// The `limits` block: only with `"isolation": "process"`, every member optional.
