@@ -3,9 +3,10 @@ import GatewayAdapterSDK
 import GatewayPayloads
 
 /// Wallet tokens with the merchant's own keys: an `applepay` attempt whose
-/// instrument carries `applepay_token` (the device's PKPaymentToken), or a
-/// `googlepay` one carrying `googlepay_token` (the Google Pay API's
-/// `tokenizationData.token`, as its JSON string or as the object), is opened
+/// instrument carries `paymentData` (the device's PKPaymentToken, or its
+/// paymentData), or a `googlepay` one carrying `paymentData` (the Google Pay
+/// API's `tokenizationData.token`, as its JSON string or as the object), the
+/// member Swedbank Pay's wallets take too, is opened
 /// by the host's `wallet_decrypt` service with the keys this manifest names
 /// (docs/wallet-tokens.md), as a real adapter forwarding a decrypted network
 /// token would. An Apple Pay token must be for this payment's amount and
@@ -15,8 +16,7 @@ extension MockAdapter {
     /// The wallet and its token, when the attempt carries one.
     static func walletToken(_ request: AuthorizeRequest) -> (wallet: String, token: JSONValue)? {
         switch request.method {
-        case "applepay": request.instrument?["applepay_token"].map { ("applepay", $0) }
-        case "googlepay": request.instrument?["googlepay_token"].map { ("googlepay", $0) }
+        case "applepay", "googlepay": request.instrument?["paymentData"].map { (request.method, $0) }
         default: nil
         }
     }
@@ -28,7 +28,7 @@ extension MockAdapter {
         switch token {
         case .object: document = try JSONEncoder().encode(token)
         case .string(let text) where wallet == "googlepay": document = Data(text.utf8)
-        default: throw AdapterError.invalidRequest("instrument.\(wallet)_token must be the wallet's token object")
+        default: throw AdapterError.invalidRequest("instrument.paymentData must be the wallet's token object")
         }
         let answer: Data
         do {

@@ -53,7 +53,7 @@ import X509
     static func pay(_ gateway: PaymentGateway, amount: Int64 = 2500, wallet: String = "applepay", token: JSONValue) async throws -> Attempt {
         let session = try await gateway.createSession(NewSession(amount: Money(value: amount, currency: "SAR"), country: "SA",
                                                                  orderId: "o-\(UUID().uuidString.prefix(8))"))
-        return try await gateway.attempt(session: session.session.id, NewAttempt(method: wallet, instrument: ["\(wallet)_token": token]))
+        return try await gateway.attempt(session: session.session.id, NewAttempt(method: wallet, instrument: ["paymentData": token]))
     }
 
     /// Google Pay: the token as the Google Pay API hands it over (a JSON
