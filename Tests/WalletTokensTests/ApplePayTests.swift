@@ -2,7 +2,7 @@ import Crypto
 import Foundation
 import GatewayPayloads
 import Testing
-import X509
+@_spi(CMS) import X509
 @testable import WalletTokens
 
 /// Apple Pay `EC_v1`: a token made by an independent producer decrypts; each
@@ -125,6 +125,22 @@ struct ApplePayTests {
             _ = try await ApplePayDecryptor(trustRoots: roots).decrypt(token, for: try pki.merchant, now: Date())
         }
         #expect(error?.code == "wrong_chain", "\(broken): \(String(describing: error))")
+    }
+
+    /// Apple's signature is detached, over signed attributes that carry the
+    /// signing time: a CMS with the content attached, or one without signed
+    /// attributes (so without a signing time), is not an Apple Pay signature.
+    @Test(arguments: ["attached", "noSignedAttributes"])
+    func aSignatureNotShapedAsApplesIsRefused(shape: String) async throws {
+        let pki = ApplePayTestPKI()
+        var token = try pki.token()
+        token.signature = try CMS.sign(token.signedContent, signatureAlgorithm: .ecdsaWithSHA256, additionalIntermediateCertificates: [try pki.intermediate],
+                                       certificate: try pki.leaf, privateKey: .init(pki.leafKey),
+                                       signingTime: shape == "attached" ? Date() : nil, detached: shape != "attached")
+        let error = await #expect(throws: WalletTokenError.self) {
+            _ = try await ApplePayDecryptor(trustRoots: [try pki.root]).decrypt(token, for: try pki.merchant, now: Date())
+        }
+        #expect(error?.code == "malformed_token", "\(shape): \(String(describing: error))")
     }
 
     @Test func aTokenForAnotherMerchantKeyIsTheWrongMerchantKeyAndNothingIsDecrypted() async throws {
