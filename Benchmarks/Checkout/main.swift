@@ -80,7 +80,7 @@ func measure(_ count: Int, _ operation: @escaping @Sendable (Int) async throws -
     return Figures(perSecond: Double(latencies.count) / seconds, p50: p(0.5), p99: p(0.99))
 }
 
-func gateway(store: (any CheckoutStore)?, data: URL, manifests: String = manifests) throws -> PaymentGateway {
+func gateway(store: (any CheckoutStore & APIKeyStore)?, data: URL, manifests: String = manifests) throws -> PaymentGateway {
     var configuration = PaymentGateway.Configuration(manifests: manifests, data: data.path)
     configuration.store = store
     return try PaymentGateway(configuration: configuration)

@@ -4,7 +4,7 @@ import GatewayPayloads
 import Logging
 import PaymentFields
 import PluginHost
-import SQLiteCheckoutStore
+internal import SQLiteCheckoutStore
 import ServiceLifecycle
 
 /// The gateway as a library: the plugin host (manifests, adapters), the
@@ -27,8 +27,10 @@ public final class PaymentGateway: Service, Sendable {
         /// Where the private copies of adapter libraries are kept (named by
         /// their SHA-256, so several hosts may share one folder); `data/plugins` when nil.
         public var libraries: URL?
-        /// The engine's store; SQLite at `data/checkout.sqlite` when nil.
-        public var store: (any CheckoutStore)?
+        /// The engine's store (and the API keys'): any value of the engine's
+        /// store protocols; SQLite at `data/checkout.sqlite` when nil. The
+        /// library's API names no storage engine: SQLite is an internal default.
+        public var store: (any CheckoutStore & APIKeyStore)?
         public var checkout = CheckoutConfiguration()
         /// Time between reconciliation passes.
         public var reconcileInterval: Duration = .seconds(1)
@@ -53,7 +55,7 @@ public final class PaymentGateway: Service, Sendable {
     public let configuration: Configuration
     public let checkout: Checkout
     public let providers: HostedProviders
-    public let store: any CheckoutStore
+    public let store: any CheckoutStore & APIKeyStore
     /// Applies the manifests folder as it now is (live reload).
     public let manifests: ManifestReloader
     let logger: Logger

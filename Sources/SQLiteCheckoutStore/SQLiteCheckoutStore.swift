@@ -57,7 +57,9 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
         try SQLiteCheckoutStore(writer: DatabaseQueue())
     }
 
-    public convenience init(writer: any DatabaseWriter) throws {
+    /// A store over a GRDB writer of the caller's (tests: a trigger on the
+    /// queue). Internal: the module's API names no GRDB type.
+    convenience init(writer: any DatabaseWriter) throws {
         try self.init(writer: writer, readers: nil)
     }
 

@@ -1,3 +1,4 @@
+import CheckoutEngine
 import Foundation
 import Logging
 import PaymentGateway
@@ -36,7 +37,7 @@ enum HostSetup {
     /// The store alone (`<data>/checkout.sqlite`, created and migrated if
     /// need be), for commands that load no adapter (`gateway keys`). The
     /// gateway opens the same file, so a running server sees what they write.
-    static func store(_ options: HostOptions) throws -> SQLiteCheckoutStore {
+    static func store(_ options: HostOptions) throws -> any CheckoutStore & APIKeyStore {
         try SQLiteCheckoutStore(path: storePath(options.data))
     }
 
