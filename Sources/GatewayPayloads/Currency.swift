@@ -9,7 +9,7 @@ public struct Currency: Sendable, Hashable, CustomStringConvertible {
 
     /// The currencies the product knows, with their ISO 4217 exponents.
     public static let known: [String: Int] = [
-        "SAR": 2, "AED": 2, "QAR": 2, "USD": 2, "EUR": 2, "GBP": 2, "SEK": 2, "NOK": 2, "DKK": 2, "EGP": 2,
+        "SAR": 2, "AED": 2, "QAR": 2, "USD": 2, "EUR": 2, "GBP": 2, "SEK": 2, "NOK": 2, "DKK": 2, "EGP": 2, "CHF": 2,
         "KWD": 3, "BHD": 3, "OMR": 3, "JOD": 3,
         "JPY": 0,
     ]
@@ -17,7 +17,7 @@ public struct Currency: Sendable, Hashable, CustomStringConvertible {
     /// The ISO 4217 numeric code of each known currency (what wallet tokens carry: Apple Pay's `currencyCode`).
     public static let numericCodes: [String: String] = [
         "SAR": "682", "AED": "784", "QAR": "634", "USD": "840", "EUR": "978", "GBP": "826", "SEK": "752", "NOK": "578", "DKK": "208",
-        "EGP": "818", "KWD": "414", "BHD": "048", "OMR": "512", "JOD": "400", "JPY": "392",
+        "EGP": "818", "CHF": "756", "KWD": "414", "BHD": "048", "OMR": "512", "JOD": "400", "JPY": "392",
     ]
 
     /// This currency's ISO 4217 numeric code, e.g. `682` for SAR.

@@ -1,5 +1,7 @@
+import Foundation
 import GatewayPayloads
 import Testing
+import TestSupport
 
 /// Minor units and the ISO 4217 exponents: a KWD amount of 1234 is 1.234 everywhere.
 @Suite struct CurrencyTests {
@@ -44,5 +46,18 @@ import Testing
         #expect(Set(Currency.numericCodes.values).count == Currency.numericCodes.count)
         #expect(Currency.numericCodes.values.allSatisfy { $0.utf8.count == 3 && $0.utf8.allSatisfy { $0 >= 48 && $0 <= 57 } })
         #expect(Currency(code: "SAR")?.numericCode == "682" && Currency(code: "BHD")?.numericCode == "048" && Currency(code: "JPY")?.numericCode == "392")
+    }
+
+    /// A currency a shipped manifest offers must be one the host knows (its
+    /// exponent): otherwise no session in it could ever be made (Worldline
+    /// listed CHF before the host knew it).
+    @Test func everyCurrencyAShippedManifestOffersIsKnown() throws {
+        for url in try FileManager.default.contentsOfDirectory(at: BuildProducts.shippedManifests, includingPropertiesForKeys: nil)
+            where url.pathExtension == "json" {
+            let manifest = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+            for code in manifest["currencies"] as? [String] ?? [] {
+                #expect(Currency(code: code) != nil, "\(url.lastPathComponent) offers \(code), which the host does not know")
+            }
+        }
     }
 }
