@@ -117,14 +117,7 @@ public struct CheckoutAPI: Sendable {
         bytes.append(contentsOf: Array(#","instruments":"#.utf8))
         bytes.append(contentsOf: writer.bytes)
         writer = JSONWriter()
-        writer.beginObject()
-        for method in snapshot.fields.keys.sorted() {
-            writer.key(method)
-            writer.beginArray()
-            for field in snapshot.fields[method] ?? [] { writer.value(field.jsonValue) }
-            writer.endArray()
-        }
-        writer.endObject()
+        writer.value(Field.jsonValue(forms: snapshot.fields))
         bytes.append(contentsOf: Array(#","fields":"#.utf8))
         bytes.append(contentsOf: writer.bytes)
         bytes.append(UInt8(ascii: "}"))

@@ -179,3 +179,10 @@ extension Field: Codable {
 
     public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
 }
+
+extension Field {
+    /// Each method's form as JSON, `{"<method>": [<field>, ...]}` (a session's `fields`).
+    public static func jsonValue(forms: [String: [Field]]) -> JSONValue {
+        .object(forms.mapValues { .array($0.map(\.jsonValue)) })
+    }
+}

@@ -52,8 +52,9 @@ public enum FieldValidation {
     /// The issue of `value` (nil: absent) for `field`, if any.
     public static func issue(_ value: String?, field: Field, now: Date = Date()) -> FieldIssue? {
         let typed = MSISDN.westernDigits(value ?? "")
-        if let pattern = field.displayHints.mask, let mask = Mask(pattern), !mask.takesWhole(typed) { return make(field.id, "type") }
-        let plain = unmasked(typed, field: field).trimmingCharacters(in: .whitespacesAndNewlines)
+        let mask = field.displayHints.mask.flatMap(Mask.init)
+        if let mask, !mask.takesWhole(typed) { return make(field.id, "type") }
+        let plain = (mask?.unmasked(typed) ?? typed).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !plain.isEmpty else { return field.required ? make(field.id, "required") : nil }
         if let broken = typeProblem(plain, field.kind) { return make(field.id, broken) }
         for validator in field.validators where !validator.accepts(plain, now: now) {

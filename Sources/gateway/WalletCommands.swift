@@ -101,12 +101,7 @@ enum WalletCommandSupport {
         var message: String
     }
 
-    static func date(_ text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
-    }
+    static func date(_ text: String) -> Date? { Instrument.date(rfc3339: text) }
 
     static func read(_ path: String, _ option: String) throws -> Data {
         do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {

@@ -121,11 +121,10 @@ import TestSupport
                 #expect(!text.contains("4111 1111 1111 111") && !text.contains("411111111111111"), "a card number leaked: \(text)")
             }
             // Nor in any file the gateway wrote: the database, its write-ahead log, the idempotency records.
-            let written = FileManager.default.enumerator(at: fixture.folder, includingPropertiesForKeys: nil)?
-                .compactMap { ($0 as? URL).flatMap { try? Data(contentsOf: $0) } } ?? []
+            let written = writtenFiles(in: fixture.folder)
             #expect(!written.isEmpty)
             for number in ["4111 1111 1111 111", "411111111111111"] {
-                #expect(!written.contains { $0.range(of: Data(number.utf8)) != nil }, "a card number was written: \(number)")
+                #expect(!written.contains { $0.data.range(of: Data(number.utf8)) != nil }, "a card number was written: \(number)")
             }
         }
     }
@@ -200,11 +199,10 @@ import TestSupport
                 #expect(!text.contains(number) && !text.contains("4464 0400"), "the card number leaked: \(text)")
             }
         }
-        let files = FileManager.default.enumerator(at: fixture.folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL } ?? []
-        #expect(files.contains { $0.lastPathComponent.hasSuffix("-wal") }, "no write-ahead log to search: \(files.map(\.lastPathComponent))")
+        let files = writtenFiles(in: fixture.folder)
+        #expect(files.contains { $0.url.lastPathComponent.hasSuffix("-wal") }, "no write-ahead log to search: \(files.map(\.url.lastPathComponent))")
         for file in files {
-            guard let data = try? Data(contentsOf: file) else { continue }
-            #expect(data.range(of: Data(number.utf8)) == nil, "the card number was written to \(file.lastPathComponent)")
+            #expect(file.data.range(of: Data(number.utf8)) == nil, "the card number was written to \(file.url.lastPathComponent)")
         }
         #expect(fixture.logs.all.count > 3)
     }

@@ -25,6 +25,11 @@ import X509
 
     static let google = fixtures.deletingLastPathComponent().appendingPathComponent("googlepay")
 
+    /// Google Pay's recorded token as the Google Pay API hands it over: a JSON string.
+    static func googleToken() throws -> JSONValue {
+        .string(try String(contentsOf: google.appendingPathComponent("token.json"), encoding: .utf8))
+    }
+
     static func gateway(isolation: String, keys: Bool = true, recipient: String = "merchant:12345678901234567890",
                         logs: CapturedLogs) async throws -> PaymentGateway {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("wallet-\(UUID().uuidString)")
@@ -63,15 +68,15 @@ import X509
     @Test(arguments: ["in-process", "process"])
     func aGooglePayTokenIsOpenedForItsRecipientOnly(isolation: String) async throws {
         let logs = CapturedLogs()
-        let token = try String(contentsOf: Self.google.appendingPathComponent("token.json"), encoding: .utf8)
+        let token = try Self.googleToken()
         let gateway = try await Self.gateway(isolation: isolation, logs: logs)
-        let paid = try await Self.pay(gateway, wallet: "googlepay", token: .string(token))
+        let paid = try await Self.pay(gateway, wallet: "googlepay", token: token)
         #expect(paid.status == .succeeded, "\(paid)")
         #expect(logs.all.contains { $0.contains("googlepay token opened (************1111)") } && !logs.all.contains { $0.contains("4111111111111111") })
         await gateway.shutdown()
 
         let other = try await Self.gateway(isolation: isolation, recipient: "merchant:99", logs: CapturedLogs())
-        let refused = try await Self.pay(other, wallet: "googlepay", token: .string(token))
+        let refused = try await Self.pay(other, wallet: "googlepay", token: token)
         #expect(refused.status == .failed && refused.problem?.code == "wallet_declined" && refused.problem?.providerCode == "bad_signature", "\(refused)")
         await other.shutdown()
     }
@@ -113,8 +118,7 @@ import X509
     @Test(arguments: ["applepay", "googlepay"])
     func aTokenThatPaidOnePaymentIsRefusedForAnother(wallet: String) async throws {
         let gateway = try await Self.gateway(isolation: "in-process", logs: CapturedLogs())
-        let token: JSONValue = wallet == "applepay" ? try Self.token()
-            : .string(try String(contentsOf: Self.google.appendingPathComponent("token.json"), encoding: .utf8))
+        let token = wallet == "applepay" ? try Self.token() : try Self.googleToken()
         let first = try await Self.pay(gateway, wallet: wallet, token: token)
         #expect(first.status == .succeeded, "\(first)")
         let second = try await Self.pay(gateway, wallet: wallet, token: token)

@@ -62,12 +62,6 @@ struct WorldlineAdapterTests {
             method: method, provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
     }
 
-    /// Every file the gateway wrote (its database and journal included), as bytes.
-    static func written(in folder: URL) -> [Data] {
-        guard let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil) else { return [] }
-        return files.compactMap { ($0 as? URL).flatMap { try? Data(contentsOf: $0) } }
-    }
-
     // MARK: Signature
 
     /// `GCS v1HMAC` as the provider documents it, written here on its own
@@ -141,7 +135,7 @@ struct WorldlineAdapterTests {
             let again = try await fx.gateway.verify(attempt: paid.id)
             #expect(again.status == .succeeded && simulator.charges == 1)
             let number = Data("4111111111111111".utf8)
-            #expect(!Self.written(in: fx.folder).contains { $0.range(of: number) != nil }, "the card number was written by the gateway")
+            #expect(!writtenFiles(in: fx.folder).contains { $0.data.range(of: number) != nil }, "the card number was written by the gateway")
             let text = String(decoding: DocumentCoding.encode(try await fx.gateway.session(s.session.id)), as: UTF8.self)
             #expect(!text.contains("4111111111111111"))
         }

@@ -46,7 +46,7 @@ struct WalletCommandTests {
     }
 
     @Test func aRecordedGooglePayTokenDecryptsForItsRecipientAndNoOther() throws {
-        let folder = ApplePayTests.fixtures.deletingLastPathComponent().appendingPathComponent("googlepay").path
+        let folder = GooglePayTests.fixtures.path
         func run(_ recipient: String, at: String) throws -> ProcessResult {
             try runProcess(BuildProducts.gateway.path, ["googlepay", "decrypt", "--token", folder + "/token.json", "--merchant-key", folder + "/merchant-private-key.pem",
                                                         "--recipient-id", recipient, "--root-keys", folder + "/root-keys.json", "--at", at])

@@ -374,14 +374,7 @@ extension SessionSnapshot: JSONPayload {
         }
         w.endObject()
         w.key("fields")
-        w.beginObject()
-        for method in fields.keys.sorted() {
-            w.key(method)
-            w.beginArray()
-            for field in fields[method] ?? [] { w.value(field.jsonValue) }
-            w.endArray()
-        }
-        w.endObject()
+        w.value(Field.jsonValue(forms: fields))
         w.endObject()
     }
 

@@ -121,16 +121,18 @@ extension Checkout {
         try session.checkCanStartAttempt()
         // A chosen instrument pins its provider: its reference means nothing elsewhere.
         let selection = try selection(request, in: session)
-        // The method's form, checked before any provider is called (docs/fields.md).
-        let form = form(of: request.method, pinned: selection?.provider ?? request.provider, in: session)
+        let clock = ContinuousClock.now
+        let profiles = directory.profiles()
+        var decision = Router.route(
+            mode: session.mode, method: request.method, amount: session.amount, country: session.country, capture: session.capture,
+            pinnedProvider: selection?.provider ?? request.provider, profiles: profiles, breakerState: { self.breakerState($0, at: clock) })
+        // The method's form, the first candidate's (a pinned provider's own), checked before any provider is called (docs/fields.md).
+        let first = decision.candidates.first?.providerID
+        let form = profiles.first { $0.id == first }?.fields[request.method] ?? []
         let issues = FieldValidation.validate(instrument: request.instrument, against: form, presentOnly: selection != nil, now: at)
         if !issues.isEmpty { throw ProblemCatalog.invalidFields(issues, method: request.method, path: "instrument.") }
         var instrument = request.instrument
         if let selection { instrument = (instrument ?? [:]).merging([SelectedInstrument.member: selection.selected.jsonValue]) { $1 } }
-        let clock = ContinuousClock.now
-        var decision = Router.route(
-            mode: session.mode, method: request.method, amount: session.amount, country: session.country, capture: session.capture,
-            pinnedProvider: selection?.provider ?? request.provider, profiles: directory.profiles(), breakerState: { self.breakerState($0, at: clock) })
         var skipped: [String] = decision.excluded.map { "\($0.providerID): \($0.reason)" }
         if selection != nil {
             for index in decision.candidates.indices { decision.candidates[index].reason = "the provider that offered the chosen instrument" }

@@ -88,10 +88,10 @@ public final class Checkout: Sendable {
                 // The answer is the session as committed (its version bumped), so a replay reads the same.
                 var committed = session
                 committed.version += 1
-                let methods = self.availableMethods(for: session)
-                let snapshot = SessionSnapshot(session: committed, availableMethods: methods,
-                                               instruments: self.instrumentsView(for: session, availableMethods: methods),
-                                               fields: self.fields(for: session, availableMethods: methods))
+                let offer = self.offer(for: session)
+                let snapshot = SessionSnapshot(session: committed, availableMethods: offer.methods,
+                                               instruments: self.instrumentsView(for: session, availableMethods: offer.methods),
+                                               fields: offer.fields)
                 let event = SessionEvent(sessionID: session.id, at: at, type: "session.created", status: SessionStatus.open.rawValue,
                                          amount: session.amount, detail: "order \(session.orderID)" + (offered.summary.map { "; \($0)" } ?? ""))
                 try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
@@ -108,9 +108,9 @@ public final class Checkout: Sendable {
     public func session(_ id: String, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
             let session = try await load(id, mode: mode)
-            let methods = availableMethods(for: session)
-            return SessionSnapshot(session: session, availableMethods: methods, instruments: instrumentsView(for: session, availableMethods: methods),
-                                   fields: fields(for: session, availableMethods: methods))
+            let offer = offer(for: session)
+            return SessionSnapshot(session: session, availableMethods: offer.methods, instruments: instrumentsView(for: session, availableMethods: offer.methods),
+                                   fields: offer.fields)
         }
     }
 
@@ -168,45 +168,28 @@ public final class Checkout: Sendable {
         }
     }
 
-    /// Methods that may pay `session` now: enabled providers of its mode
-    /// matching its currency, country, amount and capture mode, whose circuit
-    /// is not open.
+    /// The methods `session` offers now: those an eligible provider offers in its currency (sorted).
     public func availableMethods(for session: Session) -> [String] {
-        guard session.status == .open else { return [] }
-        var methods = Set<String>()
-        let at = ContinuousClock.now
-        for profile in directory.profiles() where serves(profile, session, at: at) {
-            methods.formUnion(profile.methods(in: session.amount.currency))
-        }
-        return methods.sorted()
+        offer(for: session).methods
     }
 
-    /// Per method of `availableMethods`, its form: the fields the first
-    /// provider (by priority) that may serve `session` with the method
-    /// declares for it, which is where routing sends the attempt first. When
-    /// that provider declares none, the method has no form.
-    public func fields(for session: Session, availableMethods: [String]) -> [String: [Field]] {
-        guard !availableMethods.isEmpty else { return [:] }
+    /// What `session` offers now, in one pass over the providers that may
+    /// serve it (by priority, then id): its available methods, sorted, and
+    /// per method the form the first of them offering it declares, which is
+    /// where routing sends an attempt first. When that provider declares
+    /// none, the method has no form.
+    func offer(for session: Session) -> (methods: [String], fields: [String: [Field]]) {
+        guard session.status == .open else { return ([], [:]) }
         let at = ContinuousClock.now
         let serving = directory.profiles().filter { serves($0, session, at: at) }.sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
+        var methods = Set<String>()
         var fields: [String: [Field]] = [:]
-        for method in availableMethods {
-            if let declared = serving.first(where: { $0.offers(method, in: session.amount.currency) })?.fields[method] {
-                fields[method] = declared
+        for profile in serving {
+            for method in profile.methods(in: session.amount.currency) where methods.insert(method).inserted {
+                fields[method] = profile.fields[method]
             }
         }
-        return fields
-    }
-
-    /// The form an attempt of `method` is checked against: a pinned
-    /// provider's own (none when it cannot serve the session: routing then
-    /// answers why), else the session's (``fields(for:availableMethods:)``).
-    func form(of method: String, pinned: String?, in session: Session) -> [Field] {
-        if let pinned {
-            guard let profile = directory.profiles().first(where: { $0.id == pinned }), serves(profile, session, at: ContinuousClock.now) else { return [] }
-            return profile.fields[method] ?? []
-        }
-        return fields(for: session, availableMethods: [method])[method] ?? []
+        return (methods.sorted(), fields)
     }
 
     /// Checks what a payer typed against `method`'s form, every field (those
@@ -219,10 +202,11 @@ public final class Checkout: Sendable {
             guard session.status == .open else {
                 throw ProblemCatalog.problem(code: "invalid_state", detail: "session \(id) is \(session.status.rawValue); only an open session's fields are checked")
             }
-            guard self.availableMethods(for: session).contains(method) else {
+            let offer = self.offer(for: session)
+            guard offer.methods.contains(method) else {
                 throw ProblemCatalog.problem(code: "method_unavailable", detail: "\(method.prefix(40)) is not available for session \(id)")
             }
-            let issues = FieldValidation.validate(values, against: self.fields(for: session, availableMethods: [method])[method] ?? [], now: self.now())
+            let issues = FieldValidation.validate(values, against: offer.fields[method] ?? [], now: self.now())
             if !issues.isEmpty { throw ProblemCatalog.invalidFields(issues, method: method, path: "values.") }
         }
     }

@@ -117,20 +117,23 @@ private let logHandler: HostServiceTable.Handler = { _, _, args, userData in
     backend(userData).log(level: level, message: buffer(message, length))
 }
 
+/// The arguments of a callback-style service (`http_send`, `wallet_decrypt`):
+/// `(const uint8_t *request, size_t len, gw_http_callback, void *user_data)`.
+@inline(__always)
+private func callbackRequest(_ args: UnsafeMutablePointer<UnsafeMutableRawPointer?>?)
+    -> (request: UnsafeRawBufferPointer, callback: UnsafeRawPointer?, userData: UnsafeMutableRawPointer?) {
+    (buffer(argument(args, 0, as: UnsafeRawPointer?.self), argument(args, 1, as: Int.self)),
+     argument(args, 2, as: UnsafeRawPointer?.self), argument(args, 3, as: UnsafeMutableRawPointer?.self))
+}
+
 private let httpSendHandler: HostServiceTable.Handler = { _, _, args, userData in
-    let request = argument(args, 0, as: UnsafeRawPointer?.self)
-    let length = argument(args, 1, as: Int.self)
-    let callback = argument(args, 2, as: UnsafeRawPointer?.self)
-    let callbackData = argument(args, 3, as: UnsafeMutableRawPointer?.self)
-    backend(userData).httpSend(request: buffer(request, length), callback: callback, userData: callbackData)
+    let call = callbackRequest(args)
+    backend(userData).httpSend(request: call.request, callback: call.callback, userData: call.userData)
 }
 
 private let walletDecryptHandler: HostServiceTable.Handler = { _, _, args, userData in
-    let request = argument(args, 0, as: UnsafeRawPointer?.self)
-    let length = argument(args, 1, as: Int.self)
-    let callback = argument(args, 2, as: UnsafeRawPointer?.self)
-    let callbackData = argument(args, 3, as: UnsafeMutableRawPointer?.self)
-    backend(userData).walletDecrypt(request: buffer(request, length), callback: callback, userData: callbackData)
+    let call = callbackRequest(args)
+    backend(userData).walletDecrypt(request: call.request, callback: call.callback, userData: call.userData)
 }
 
 private let secretGetHandler: HostServiceTable.Handler = { _, ret, args, userData in

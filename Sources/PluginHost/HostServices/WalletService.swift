@@ -64,42 +64,65 @@ struct WalletService: Sendable {
     let secrets: SecretResolver
     let logger: Logger
 
-    func decrypt(_ body: Data) async -> (Int32, Data) {
-        guard let request = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let wallet = request["wallet"] as? String,
-              let token = request["token"] as? [String: Any] else {
-            return refusal(.invalidRequest, "malformed_request", #"the request is not {"wallet": "applepay" or "googlepay", "token": {...}}"#)
-        }
-        let payment = request["paymentId"] as? String
-        switch wallet {
-        case "applepay": return await decryptApplePay(token, payment: payment)
-        case "googlepay": return decryptGooglePay(token, payment: payment)
-        default: return refusal(.unsupported, "unsupported_wallet", "the host decrypts applepay and googlepay tokens, not \(wallet.prefix(40))")
-        }
+    /// A token opened: its id for the one-payment memory and until when it
+    /// counts, a masked summary for the log, the payment data (whole).
+    private struct Opened {
+        var id: String
+        var until: Date
+        var summary: String
+        var paymentData: JSONValue
     }
 
-    private func decryptApplePay(_ token: [String: Any], payment: String?) async -> (Int32, Data) {
-        guard let certificate = secrets.value(of: Self.appleCertificate), let key = secrets.value(of: Self.appleKey) else {
-            return refusal(.notFound, "no_merchant_keys",
-                           "the manifest's secrets name no \(Self.appleCertificate) and \(Self.appleKey) (or they resolve to nothing)")
+    func decrypt(_ body: Data) async -> (Int32, Data) {
+        guard let request = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let wallet = request["wallet"] as? String,
+              let token = request["token"] as? [String: Any], let tokenJSON = try? JSONSerialization.data(withJSONObject: token) else {
+            return refusal(.invalidRequest, "malformed_request", #"the request is not {"wallet": "applepay" or "googlepay", "token": {...}}"#)
         }
+        let names: (name: String, secrets: [String])
+        switch wallet {
+        case "applepay": names = ("Apple Pay", [Self.appleCertificate, Self.appleKey])
+        case "googlepay": names = ("Google Pay", [Self.googleKey, Self.googleRecipient])
+        default: return refusal(.unsupported, "unsupported_wallet", "the host decrypts applepay and googlepay tokens, not \(wallet.prefix(40))")
+        }
+        let values = names.secrets.compactMap { secrets.value(of: $0) }.map { String(decoding: $0, as: UTF8.self) }
+        guard values.count == names.secrets.count else {
+            return refusal(.notFound, "no_merchant_keys",
+                           "the manifest's secrets name no \(names.secrets.joined(separator: " and ")) (or they resolve to nothing)")
+        }
+        let now = settings.now()
         do throws(WalletTokenError) {
-            let merchant = try ApplePayMerchant(certificatePEM: String(decoding: certificate, as: UTF8.self), privateKeyPEM: String(decoding: key, as: UTF8.self))
-            let tokenJSON = (try? JSONSerialization.data(withJSONObject: token)) ?? Data()
-            let decryptor = ApplePayDecryptor(trustRoots: settings.appleRoots, signingTimeWindow: settings.appleSigningTimeWindow)
-            let parsed = try ApplePayToken(json: tokenJSON)
-            let now = settings.now()
-            let data = try await decryptor.decrypt(parsed, for: merchant, now: now)
-            let id = "applepay:" + parsed.transactionID.map { String(format: "%02x", $0) }.joined()
-            guard settings.opened.claim(id, payment: payment, until: now.addingTimeInterval(2 * settings.appleSigningTimeWindow), now: now) else {
-                return refusal(.invalidRequest, "replayed_token", "this Apple Pay token was already opened for another payment")
+            let opened = wallet == "applepay" ? try await openApplePay(tokenJSON, certificate: values[0], key: values[1], now: now)
+                                              : try openGooglePay(tokenJSON, key: values[0], recipient: values[1], now: now)
+            guard settings.opened.claim(opened.id, payment: request["paymentId"] as? String, until: opened.until, now: now) else {
+                return refusal(.invalidRequest, "replayed_token", "this \(names.name) token was already opened for another payment")
             }
-            logger.info("wallet_decrypt: applepay token opened (\(data.maskedAccountNumber), \(data.transactionAmount) in \(data.currencyCode))")
+            logger.info("wallet_decrypt: \(wallet) token opened (\(opened.summary))")
             var writer = JSONWriter()
-            writer.value(.object(["wallet": .string("applepay"), "paymentData": data.jsonValue(revealingAccountNumber: true)]))
+            writer.value(.object(["wallet": .string(wallet), "paymentData": opened.paymentData]))
             return (ABIStatus.ok.rawValue, Data(writer.bytes))
         } catch {
             return refusal(Self.status(of: error), error.code, error.description)
         }
+    }
+
+    private func openApplePay(_ token: Data, certificate: String, key: String, now: Date) async throws(WalletTokenError) -> Opened {
+        let merchant = try ApplePayMerchant(certificatePEM: certificate, privateKeyPEM: key)
+        let parsed = try ApplePayToken(json: token)
+        let decryptor = ApplePayDecryptor(trustRoots: settings.appleRoots, signingTimeWindow: settings.appleSigningTimeWindow)
+        let data = try await decryptor.decrypt(parsed, for: merchant, now: now)
+        return Opened(id: "applepay:" + Hex.lowercase(parsed.transactionID), until: now.addingTimeInterval(2 * settings.appleSigningTimeWindow),
+                      summary: "\(data.maskedAccountNumber), \(data.transactionAmount) in \(data.currencyCode)",
+                      paymentData: data.jsonValue(revealingAccountNumber: true))
+    }
+
+    private func openGooglePay(_ token: Data, key: String, recipient: String, now: Date) throws(WalletTokenError) -> Opened {
+        let merchantKey: P256.KeyAgreement.PrivateKey
+        do { merchantKey = try P256.KeyAgreement.PrivateKey(pemRepresentation: key) } catch {
+            throw .merchantIdentity("\(Self.googleKey) is not a P-256 private key in PEM")
+        }
+        let data = try GooglePayDecryptor(rootKeys: settings.googleRootKeys, recipientId: recipient, merchantKeys: [merchantKey]).decrypt(token, now: now)
+        return Opened(id: "googlepay:" + data.messageId, until: data.messageExpiration, summary: data.maskedAccountNumber,
+                      paymentData: data.jsonValue(revealingAccountNumber: true))
     }
 
     /// A refused token is the request's fault; a merchant identity the host
@@ -107,33 +130,6 @@ struct WalletService: Sendable {
     static func status(of error: WalletTokenError) -> ABIStatus {
         if case .merchantIdentity = error { return .internal }
         return .invalidRequest
-    }
-
-    private func decryptGooglePay(_ token: [String: Any], payment: String?) -> (Int32, Data) {
-        guard let key = secrets.value(of: Self.googleKey), let recipient = secrets.value(of: Self.googleRecipient) else {
-            return refusal(.notFound, "no_merchant_keys",
-                           "the manifest's secrets name no \(Self.googleKey) and \(Self.googleRecipient) (or they resolve to nothing)")
-        }
-        do throws(WalletTokenError) {
-            let merchantKey: P256.KeyAgreement.PrivateKey
-            do { merchantKey = try P256.KeyAgreement.PrivateKey(pemRepresentation: String(decoding: key, as: UTF8.self)) } catch {
-                throw .merchantIdentity("\(Self.googleKey) is not a P-256 private key in PEM")
-            }
-            let decryptor = GooglePayDecryptor(rootKeys: settings.googleRootKeys, recipientId: String(decoding: recipient, as: UTF8.self),
-                                               merchantKeys: [merchantKey])
-            let tokenJSON = (try? JSONSerialization.data(withJSONObject: token)) ?? Data()
-            let now = settings.now()
-            let data = try decryptor.decrypt(tokenJSON, now: now)
-            guard settings.opened.claim("googlepay:" + data.messageId, payment: payment, until: data.messageExpiration, now: now) else {
-                return refusal(.invalidRequest, "replayed_token", "this Google Pay token was already opened for another payment")
-            }
-            logger.info("wallet_decrypt: googlepay token opened (\(data.maskedAccountNumber))")
-            var writer = JSONWriter()
-            writer.value(.object(["wallet": .string("googlepay"), "paymentData": data.jsonValue(revealingAccountNumber: true)]))
-            return (ABIStatus.ok.rawValue, Data(writer.bytes))
-        } catch {
-            return refusal(Self.status(of: error), error.code, error.description)
-        }
     }
 
     private func refusal(_ status: ABIStatus, _ code: String, _ text: String) -> (Int32, Data) {

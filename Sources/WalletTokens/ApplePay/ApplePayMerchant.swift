@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayPayloads
 import SwiftASN1
 import X509
 

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 
 /// An Apple Pay payment token's `paymentData` (`EC_v1`), as the payer's
 /// device hands it over: read, not yet trusted. ``ApplePayDecryptor`` checks
@@ -80,31 +81,5 @@ public struct ApplePayToken: Sendable, Hashable {
         guard let text = value as? String else { throw .malformedToken("\(path) is missing or not a string") }
         guard let bytes = Hex.decode(text), !bytes.isEmpty else { throw .malformedToken("\(path) is not hexadecimal") }
         return bytes
-    }
-}
-
-/// Hexadecimal text, either case.
-enum Hex {
-    static func decode(_ text: String) -> [UInt8]? {
-        let digits = Array(text.utf8)
-        guard digits.count % 2 == 0 else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(digits.count / 2)
-        var index = 0
-        while index < digits.count {
-            guard let high = value(digits[index]), let low = value(digits[index + 1]) else { return nil }
-            bytes.append(high << 4 | low)
-            index += 2
-        }
-        return bytes
-    }
-
-    private static func value(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
