@@ -213,6 +213,32 @@ final class HeadlessBrowser: @unchecked Sendable {
         (try await command("GET", "/session/\(session)/url")["value"] as? String) ?? ""
     }
 
+    /// The page's URL once it starts with `prefix`: a click that submits a
+    /// form returns when ChromeDriver has sent it, and under load the
+    /// navigation it starts (a POST, then the server's redirect) may not
+    /// have committed yet. Asks again until the browser reports the awaited
+    /// page or `seconds` pass, then answers what it last saw.
+    func url(startingWith prefix: String, within seconds: Int = 30) async throws -> String {
+        try await awaiting(within: seconds, { try await currentURL() }, until: { $0.hasPrefix(prefix) })
+    }
+
+    /// The page's HTML once it contains `text` (or what it last saw after
+    /// `seconds`), for the same reason as ``url(startingWith:within:)``.
+    func source(containing text: String, within seconds: Int = 30) async throws -> String {
+        try await awaiting(within: seconds, { try await source() }, until: { $0.contains(text) })
+    }
+
+    private func awaiting(within seconds: Int, _ read: () async throws -> String,
+                          until done: (String) -> Bool) async throws -> String {
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var seen = try await read()
+        while !done(seen), ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(100))
+            seen = try await read()
+        }
+        return seen
+    }
+
     /// The page's HTML now.
     func source() async throws -> String {
         (try await command("GET", "/session/\(session)/source")["value"] as? String) ?? ""

@@ -279,9 +279,9 @@ struct SwedbankPayAdapterTests {
                 try await browser.type("#expiry", "12/30")
                 try await browser.type("#cvc", "123")
                 try await browser.click("#pay")
-                #expect(try await browser.source().contains("Card ending 0416"), "not on the issuer's page")
+                #expect(try await browser.source(containing: "Card ending 0416").contains("Card ending 0416"), "not on the issuer's page")
                 try await browser.click("#acs-approve")
-                let landed = try await browser.currentURL()
+                let landed = try await browser.url(startingWith: back + "?")
                 #expect(landed.hasPrefix(back + "?sbp_return=complete"), "\(landed)")
                 let paid = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
                                                         PayerInput(returnParams: SandboxGateway.queryParameters(landed)))

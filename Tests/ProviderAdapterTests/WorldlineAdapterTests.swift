@@ -401,7 +401,7 @@ struct WorldlineAdapterTests {
                 try await browser.open(page)
                 #expect(try await browser.source().contains("1091"), "the page does not show the card's last four digits")
                 try await browser.click("#authenticate")
-                let landed = try await browser.currentURL()
+                let landed = try await browser.url(startingWith: back + "?")
                 #expect(landed.hasPrefix(back + "?"), "\(landed)")
                 let paid = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
                                                         PayerInput(returnParams: SandboxGateway.queryParameters(landed)))
