@@ -45,6 +45,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-certificates", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-asn1", from: "1.7.4"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // The C ABI: one self-contained header, the only file a third party needs.
@@ -100,6 +101,15 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "GRDBSQLite", package: "GRDB.swift"),
             ]),
         // The embeddable gateway: plugin host + engine + store, run as a service.
+        // The engine's store on PostgreSQL, for many hosts on one database (docs/postgresql.md).
+        .target(
+            name: "PostgresCheckoutStore",
+            dependencies: [
+                "CheckoutEngine", "GatewayPayloads",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "PaymentGateway",
             dependencies: [
@@ -149,6 +159,7 @@ let package = Package(
             name: "gateway",
             dependencies: [
                 "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP", "ProviderSandbox", "SQLiteCheckoutStore",
+                "PostgresCheckoutStore",
                 "WalletTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -208,7 +219,7 @@ let package = Package(
             dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads"],
             path: "Benchmarks/Checkout"),
 
-        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
         .testTarget(
@@ -224,13 +235,13 @@ let package = Package(
         .testTarget(
             name: "CheckoutEngineTests",
             dependencies: [
-                "CheckoutEngine", "SQLiteCheckoutStore", "GatewayPayloads", "TestSupport", "PaymentFields",
+                "CheckoutEngine", "SQLiteCheckoutStore", "PostgresCheckoutStore", "GatewayPayloads", "TestSupport", "PaymentFields",
                 .product(name: "PropertyBased", package: "swift-property-based"),
             ]),
         .testTarget(
             name: "PaymentGatewayTests",
             dependencies: [
-                "PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport", "WalletTokens",
+                "PaymentGateway", "CheckoutEngine", "SQLiteCheckoutStore", "PostgresCheckoutStore", "PluginHost", "GatewayPayloads", "TestSupport", "WalletTokens",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),

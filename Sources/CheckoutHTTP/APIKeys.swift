@@ -132,7 +132,8 @@ public final class APIKeys: Sendable {
     // MARK: Checking a request
 
     /// What the `Authorization` header `field` (nil: none) comes to. Throws
-    /// only when the store cannot be read (a 500, never a 401 or an admission).
+    /// only when the store cannot be read (a 503 when it is unavailable, else
+    /// a 500; never a 401 or an admission).
     func verify(_ field: String?) async throws -> Verdict {
         guard let field, let token = Self.bearerToken(field) else {
             return .missing("the API needs Authorization: Bearer <key> (a gk_test_… or gk_live_… key; see gateway keys)")
@@ -149,6 +150,8 @@ public final class APIKeys: Sendable {
         let found: APIKeyRecord?
         do {
             found = try await store.apiKey(hash: hash)
+        } catch let unavailable as StoreUnavailable {
+            throw ProblemCatalog.problem(code: "store_unavailable", detail: "the API keys cannot be read: \(unavailable)")
         } catch {
             throw ProblemCatalog.problem(code: "internal_error", detail: "the API keys cannot be read: \(error)", retryable: true)
         }

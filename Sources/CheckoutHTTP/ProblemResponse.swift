@@ -7,6 +7,11 @@ import NIOCore
 
 /// Every error the API answers with is an RFC 9457 problem
 /// (`application/problem+json`) carrying the engine's problem fields.
+/// What a `503 store_unavailable` tells a client to wait before trying
+/// again (`Retry-After`, seconds): about how long the store's pool takes to
+/// reconnect to a database that is back.
+let storeRetryAfterSeconds = 2
+
 struct ProblemError: Error, HTTPResponseError {
     var problem: Problem
 
@@ -30,6 +35,11 @@ struct ProblemError: Error, HTTPResponseError {
         // RFC 9110: a 401 carries a challenge. The API's and the admin
         // API's set their own (``Unauthorized``); a webhook's names the
         // provider's signature, the only credential a notification has.
+        // The store is away (its database down or not answering): nothing
+        // was recorded, and trying again in a moment is what helps.
+        if problem.code == "store_unavailable" {
+            headers[.retryAfter] = "\(storeRetryAfterSeconds)"
+        }
         if problem.status == 401 {
             headers[.wwwAuthenticate] = problem.code == "webhook_unverified"
                 ? #"Signature realm="gateway-webhooks""# : Unauthorized.challenge(realm: "gateway", tokenGiven: false)
@@ -62,6 +72,10 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return ProblemError.response(for: error.problem)
         } catch let problem as Problem {
             return ProblemError.response(for: problem)
+        } catch let unavailable as StoreUnavailable {
+            // A route that reads the store itself (an API key's lookup, the
+            // event stream) rather than through the engine's problems.
+            return ProblemError.response(for: ProblemCatalog.problem(code: "store_unavailable", detail: "\(unavailable)"))
         } catch let error as HTTPError where error.status == .notFound {
             guard let allowed = routes?.methods(forPath: request.uri.path) else {
                 return ProblemError.response(for: ProblemCatalog.problem(code: "not_found", detail: "no route for \(request.method) \(request.uri.path)"))

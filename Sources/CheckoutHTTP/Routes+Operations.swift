@@ -25,8 +25,7 @@ extension CheckoutAPI {
             do {
                 _ = try await gateway.store.sessionVersion("readiness-probe")
             } catch {
-                throw ProblemError(ProblemCatalog.problem(code: "internal_error", detail: "the store does not answer: \(error)", retryable: true)
-                    .withStatus(503))
+                throw ProblemError(ProblemCatalog.problem(code: "store_unavailable", detail: "the store does not answer: \(error)"))
             }
             let loaded = gateway.providerRecords.filter { $0.state == .loaded }.compactMap(\.id)
             guard !loaded.isEmpty else {

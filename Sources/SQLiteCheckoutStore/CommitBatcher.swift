@@ -15,34 +15,8 @@ import Synchronization
 /// on the same store can race it here), so the one statement that writes a
 /// key also checks it.
 struct PreparedChange: Sendable {
-    /// The session's row, at its next version.
-    private struct SessionRow: Sendable {
-        var id: String
-        var status: String
-        /// The version it was read at (0: a new session, inserted).
-        var readVersion: Int
-        var amount: Int64
-        var currency: String
-        var orderID: String
-        var createdAt: Double
-        var updatedAt: Double
-        var expiresAt: Double
-        var document: Data
-        /// How many of the change's events are the session's: its row counts
-        /// them (`events`), and they are numbered from that count.
-        var events: Int
-    }
-
-    private struct AttemptRow: Sendable {
-        var id: String
-        var providerID: String
-        var status: String
-        /// When reconciliation next looks at it; nil when it has nothing due.
-        var due: Double?
-    }
-
-    private let session: SessionRow?
-    private let attempts: [AttemptRow]
+    private let session: StoreRows.SessionRow?
+    private let attempts: [StoreRows.AttemptRow]
     private let events: [SessionEvent]
     private let answer: IdempotentAnswer?
     private let webhook: (provider: String, eventID: String, receivedAt: Double)?
@@ -54,29 +28,9 @@ struct PreparedChange: Sendable {
     }
 
     init(_ change: StoreChange) throws {
-        if let session = change.session {
-            var next = session
-            next.version += 1
-            self.session = SessionRow(
-                id: session.id, status: session.status.rawValue, readVersion: session.version,
-                amount: session.amount.value, currency: session.amount.currency, orderID: session.orderID,
-                createdAt: session.createdAt.timeIntervalSince1970, updatedAt: session.updatedAt.timeIntervalSince1970,
-                expiresAt: session.expiresAt.timeIntervalSince1970, document: DocumentCoding.encode(next),
-                events: change.events.reduce(0) { $0 + ($1.sessionID == session.id ? 1 : 0) })
-            attempts = session.attempts.map { attempt in
-                // A payment with an operation held (a capture, refund or void
-                // not settled yet) is due when the earliest of them is.
-                let due: Double? = switch attempt.status {
-                case .processing: attempt.leaseUntil?.timeIntervalSince1970 ?? 0
-                case .pending: attempt.nextCheckAt?.timeIntervalSince1970 ?? 0
-                default: attempt.balance.flatMap { $0.inFlight.isEmpty ? nil : ($0.nextHeldCheck?.timeIntervalSince1970 ?? 0) }
-                }
-                return AttemptRow(id: attempt.id, providerID: attempt.providerID, status: attempt.status.rawValue, due: due)
-            }
-        } else {
-            session = nil
-            attempts = []
-        }
+        let rows = StoreRows(change)
+        session = rows.session
+        attempts = rows.attempts
         events = change.events
         answer = change.answer
         webhook = change.webhook.map { ($0.provider, $0.eventID, Date().timeIntervalSince1970) }

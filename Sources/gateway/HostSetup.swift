@@ -3,7 +3,9 @@ import Foundation
 import Logging
 import PaymentGateway
 import PluginHost
+import PostgresCheckoutStore
 import SQLiteCheckoutStore
+import ArgumentParser
 
 /// Builds the plugin host (and the embedded gateway) from command-line options.
 enum HostSetup {
@@ -25,20 +27,49 @@ enum HostSetup {
         URL(fileURLWithPath: options.manifests, isDirectory: true)
     }
 
-    /// The embedded gateway on the options' manifests and data folder (SQLite
-    /// at `<data>/checkout.sqlite`), with sandbox adapters keeping their
-    /// simulated books under `<data>` so later commands find them.
+    /// The embedded gateway on the options' manifests, data folder and store,
+    /// with sandbox adapters keeping their simulated books under `<data>` so
+    /// later commands find them.
     static func gateway(_ options: HostOptions, verbose: Bool = false) async throws -> PaymentGateway {
         keepSandboxBooks(in: options.data)
         bootstrapLogging(verbose: verbose)
-        return try await PaymentGateway.open(configuration: PaymentGateway.Configuration(manifests: options.manifests, data: options.data))
+        var configuration = PaymentGateway.Configuration(manifests: options.manifests, data: options.data)
+        configuration.store = try await store(options)
+        return try await PaymentGateway.open(configuration: configuration)
     }
 
-    /// The store alone (`<data>/checkout.sqlite`, created and migrated if
-    /// need be), for commands that load no adapter (`gateway keys`). The
-    /// gateway opens the same file, so a running server sees what they write.
-    static func store(_ options: HostOptions) throws -> any CheckoutStore & APIKeyStore {
-        try SQLiteCheckoutStore(path: storePath(options.data))
+    /// The store the options name: PostgreSQL for `--database postgres://…`,
+    /// else SQLite at `<data>/checkout.sqlite` (created and migrated if need
+    /// be). A running server on the same store sees what a command writes.
+    ///
+    /// A command waits up to `wait` for PostgreSQL (a clear error after it,
+    /// saying what the database answered); `gateway serve` waits for nothing
+    /// (`nil`): it starts, and is ready once the database answers.
+    static func store(_ options: HostOptions, logger: Logger = Logger(label: "gateway.store"),
+                      wait: Duration? = .seconds(30)) async throws -> any CheckoutStore & APIKeyStore {
+        guard let url = options.database else {
+            if options.databasePasswordFile != nil || options.databasePasswordEnv != nil {
+                throw ValidationError("--database-password-file and --database-password-env go with --database postgres://…")
+            }
+            return try SQLiteCheckoutStore(path: storePath(options.data))
+        }
+        let configuration: PostgresConfiguration
+        do {
+            let password = try PostgresConfiguration.password(file: options.databasePasswordFile, environment: options.databasePasswordEnv)
+            configuration = try PostgresConfiguration(url: url, password: password)
+        } catch let invalid as PostgresConfiguration.Invalid {
+            throw ValidationError(invalid.description)
+        }
+        let store = PostgresCheckoutStore(configuration: configuration, logger: logger)
+        if let wait {
+            do {
+                _ = try await store.ready(within: wait)
+            } catch {
+                await store.close()
+                throw ValidationError("\(error)")
+            }
+        }
+        return store
     }
 
     static func storePath(_ data: String) -> String {

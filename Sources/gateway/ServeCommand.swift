@@ -4,12 +4,14 @@ import Foundation
 import WalletTokens
 import Logging
 import PaymentGateway
+import CheckoutEngine
+import PostgresCheckoutStore
 
 /// `gateway serve`: the checkout API over HTTP on the embedded default.
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve the checkout API (HTTP) on the embedded default: SQLite under --data, the manifests folder watched live.",
+        abstract: "Serve the checkout API (HTTP): SQLite under --data by default, or PostgreSQL shared by several hosts with --database; the manifests folder watched live.",
         discussion: """
             Admin routes (/admin) exist only when a token is configured: GATEWAY_ADMIN_TOKEN, or a file named by \
             --admin-token-file or GATEWAY_ADMIN_TOKEN_FILE (16 characters at least). SIGHUP reloads the manifests; \
@@ -77,21 +79,27 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--googlepay-root-keys \(googlePayRootKeys): \(error)")
             }
         }
-        // One store for the engine and the API keys.
-        let store = try HostSetup.store(host)
+        // One store for the engine and the API keys. PostgreSQL is not
+        // waited for: the server starts, answers 503 (and /readyz fails)
+        // until the database answers, and makes the first test key then.
+        let store = try await HostSetup.store(host, logger: logger, wait: nil)
         configuration.store = store
         let keys = APIKeys(store: store)
-        let keyLine: String
-        switch try await FirstTestKey.ensure(keys: keys, data: configuration.data) {
-        case .created(let file, let record):
-            logger.notice("no API key yet: made test key \(record.id) (\(record.prefix)), its secret written to \(file.path)")
-            keyLine = "made a test API key: it is in \(file.path) (send it as Authorization: Bearer $(cat \(file.path)))\n"
-        case .existing(let file?):
-            keyLine = "the test API key of the first start is in \(file.path) (gateway keys manages keys)\n"
-        case .existing(nil):
-            keyLine = ""
+        let firstKey = Task { [data = configuration.data] in
+            while !Task.isCancelled {
+                do {
+                    FileHandle.standardOutput.write(Data(Self.firstKeyLine(try await FirstTestKey.ensure(keys: keys, data: data), logger: logger).utf8))
+                    return
+                } catch let unavailable as StoreUnavailable {
+                    logger.warning("the first API key waits for the store: \(unavailable)")
+                    try? await Task.sleep(for: .seconds(1))
+                } catch {
+                    logger.error("the first API key could not be made: \(error)")
+                    return
+                }
+            }
         }
-        FileHandle.standardOutput.write(Data(keyLine.utf8))
+        if host.database == nil { await firstKey.value }
         let simulators = sandbox ? try await InProcessSandbox.start(data: configuration.data, latencyMilliseconds: sandboxLatencyMs, logger: logger) : nil
         configuration.sandbox = simulators?.overlay
         configuration.callObserver = { metrics.adapterCall($0) }
@@ -106,6 +114,7 @@ struct ServeCommand: AsyncParsableCommand {
         let webhookAddress = webhookHost ?? address
         let webhooksLine = webhookPort == nil ? "" : "; webhooks only on the webhook listener"
         let simulatorsLine = simulators.map { "; provider simulators on \($0.overlay.baseURL)" } ?? ""
+        defer { firstKey.cancel() }
         do {
             try await checkoutServer.run { port in
                 let line = "gateway serving the checkout API on http://\(address):\(port) (admin API \(admin == nil ? "off: no token configured" : "on"))\(webhooksLine)\(simulatorsLine)\n"
@@ -118,5 +127,18 @@ struct ServeCommand: AsyncParsableCommand {
             throw error
         }
         await simulators?.stop()
+        await (store as? PostgresCheckoutStore)?.close()
+    }
+
+    static func firstKeyLine(_ outcome: FirstTestKey.Outcome, logger: Logger) -> String {
+        switch outcome {
+        case .created(let file, let record):
+            logger.notice("no API key yet: made test key \(record.id) (\(record.prefix)), its secret written to \(file.path)")
+            return "made a test API key: it is in \(file.path) (send it as Authorization: Bearer $(cat \(file.path)))\n"
+        case .existing(let file?):
+            return "the test API key of the first start is in \(file.path) (gateway keys manages keys)\n"
+        case .existing(nil):
+            return ""
+        }
     }
 }

@@ -104,6 +104,19 @@ public struct Attempt: Sendable, Equatable, Codable {
 }
 
 extension Attempt {
+    /// When reconciliation next has work on this attempt, as a store indexes
+    /// it (nil: nothing due): a processing attempt when its lease runs out,
+    /// a pending one at its next check, a payment with a capture, refund or
+    /// void held when the earliest of them is next checked. A live attempt
+    /// with no time recorded is due at once.
+    public var dueAt: Date? {
+        switch status {
+        case .processing: leaseUntil ?? Date(timeIntervalSince1970: 0)
+        case .pending: nextCheckAt ?? Date(timeIntervalSince1970: 0)
+        default: balance.flatMap { $0.inFlight.isEmpty ? nil : ($0.nextHeldCheck ?? Date(timeIntervalSince1970: 0)) }
+        }
+    }
+
     /// For the document codec only: restores the status as it was stored.
     mutating func restore(status: AttemptStatus) {
         self.status = status

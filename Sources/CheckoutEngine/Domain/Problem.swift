@@ -211,6 +211,10 @@ public enum ProblemCatalog {
             title: "Internal error", status: 500, retryable: true,
             en: "Something went wrong on our side. Please try again in a moment.",
             ar: "حدث خطأ من جانبنا. يرجى المحاولة مرة أخرى بعد قليل."),
+        "store_unavailable": Entry(
+            title: "Payment store unavailable", status: 503, retryable: true,
+            en: "The payment service is temporarily unavailable. Please try again in a moment.",
+            ar: "خدمة الدفع غير متاحة مؤقتاً. يرجى المحاولة مرة أخرى بعد قليل."),
         "operation_in_progress": Entry(
             title: "Another operation is being settled", status: 409, retryable: true,
             en: "This payment is being updated. Please try again in a moment.",

@@ -157,6 +157,9 @@ extension Checkout {
             do {
                 // The key is bound to this request, and names this attempt, before the provider hears of it.
                 session = try await commit(session, events: [started], answer: key?.intent(reference: attemptID, at: at))
+            } catch let conflict as StoreConflict {
+                releaseProbe(candidate.providerID)
+                throw IntentRefused(conflict: conflict)
             } catch {
                 releaseProbe(candidate.providerID)
                 throw error

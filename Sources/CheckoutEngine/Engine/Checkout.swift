@@ -39,6 +39,9 @@ public final class Checkout: Sendable {
     let breakers = Mutex<[String: CircuitBreaker]>([:])
     let fingerprinter: Fingerprinter
     let sealer: InstrumentSealer
+    /// This engine's name among the hosts that share its store: what it
+    /// claims due reconciliation work under (``Reconciler``).
+    public let engineID = Identifiers.make("eng")
 
     /// - Parameter fingerprintKey: the secret that keys idempotency
     ///   fingerprints (at least 32 bytes). Keep it stable across restarts (a
@@ -273,6 +276,10 @@ public final class Checkout: Sendable {
     }
 
     func storeProblem(_ error: any Error) -> Problem {
+        if let unavailable = error as? StoreUnavailable {
+            logger.warning("\(unavailable)")
+            return ProblemCatalog.problem(code: "store_unavailable", detail: "\(unavailable); nothing was sent to a provider for a change that could not be recorded first")
+        }
         logger.error("store failure: \(error)")
         return ProblemCatalog.problem(code: "provider_error", detail: "the payment store failed: \(error)", retryable: true)
     }
@@ -297,20 +304,46 @@ public final class Checkout: Sendable {
         let store = self.store
         // Made only when thrown: a problem's text is built with string searches.
         let conflict: @Sendable () -> Problem = { ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was already used with a different request") }
+        // The key's answer if it has one, else `body` told what it is bound to.
+        let once: @Sendable () async throws -> Response = {
+            let stored = try await store.answer(forKey: scoped)
+            if let stored {
+                guard stored.fingerprint == fingerprint else { throw conflict() }
+                if let body = stored.body { return try DocumentCoding.decode(Response.self, from: body) }
+            }
+            return try await body(IdempotencyScope(key: scoped, fingerprint: fingerprint, bound: stored))
+        }
         do {
             let answer = try await gate.run(key: scoped, fingerprint: fingerprint) { () async throws -> any Sendable in
-                let stored = try await store.answer(forKey: scoped)
-                if let stored {
+                do {
+                    return try await once()
+                } catch let error where Self.lostTheKeyToAnotherHost(error) {
+                    // The gate serialises one key in this process only: another
+                    // host sharing the store bound the key between this try's
+                    // read and its first write, and this try wrote and sent
+                    // nothing. Answered as a retry under the key would be:
+                    // from the other host's answer, or its try as it now is.
+                    guard let stored = try await store.answer(forKey: scoped) else { throw error }
                     guard stored.fingerprint == fingerprint else { throw conflict() }
-                    if let body = stored.body { return try DocumentCoding.decode(Response.self, from: body) }
+                    return try await once()
                 }
-                return try await body(IdempotencyScope(key: scoped, fingerprint: fingerprint, bound: stored))
             }
             return answer as! Response
         } catch is IdempotencyGate<any Sendable>.Refusal {
             throw conflict()
         } catch StoreConflict.duplicateKey {
-            throw ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was used concurrently by another host")
+            throw ProblemCatalog.problem(code: "operation_in_progress", detail: "idempotency key \"\(key)\" is being answered by another host; retry with the same key for its answer")
+        }
+    }
+
+    /// Errors a try meets, before it writes or sends anything, when another
+    /// host's try under the same key got ahead: the key bound already (the
+    /// commit refused), or that try's attempt live or paid already.
+    static func lostTheKeyToAnotherHost(_ error: any Error) -> Bool {
+        switch error {
+        case StoreConflict.duplicateKey, is IntentRefused: true
+        case DomainError.attemptInProgress, DomainError.sessionAlreadyPaid: true
+        default: false
         }
     }
 
@@ -324,9 +357,17 @@ public final class Checkout: Sendable {
             throw ProblemCatalog.problem(from: refused)
         } catch let conflict as StoreConflict {
             throw ProblemCatalog.problem(code: "invalid_state", detail: "\(conflict): another request changed it first; read it again", retryable: true)
+        } catch let refused as IntentRefused {
+            throw ProblemCatalog.problem(code: "invalid_state", detail: "\(refused.conflict): another request changed it first; nothing was sent; read it again", retryable: true)
         } catch {
             throw storeProblem(error)
         }
+    }
+
+    /// A try's first commit (its intent: the attempt `processing`, the key
+    /// bound) was refused: nothing was written and no provider was called.
+    struct IntentRefused: Error {
+        var conflict: StoreConflict
     }
 
     static func isCountryCode(_ code: String) -> Bool {

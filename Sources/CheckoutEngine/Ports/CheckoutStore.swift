@@ -28,6 +28,14 @@ public protocol CheckoutStore: Sendable {
     /// Live attempts whose next verify is due at `now` (pending ones, and
     /// processing ones whose engine lost its lease), oldest first.
     func dueAttempts(at now: Date, limit: Int) async throws -> [AttemptRef]
+    /// Claims for `claimant` the live attempts due at `now` that no other
+    /// claimant holds, until `until`: what one reconciliation pass verifies.
+    /// Hosts sharing a store each get other attempts, so each due check runs
+    /// on one host; a claim ends at `until`, or when the attempt's next
+    /// commit changes its status or when it is due (the attempt is then due
+    /// again, for anyone). A store only one host uses may answer
+    /// ``dueAttempts(at:limit:)`` (the default).
+    func claimDueAttempts(at now: Date, limit: Int, claimant: String, until: Date) async throws -> [AttemptRef]
     /// Payments with a capture, refund or void held (not settled yet),
     /// the earliest due first.
     func heldPayments(limit: Int) async throws -> [AttemptRef]
@@ -42,6 +50,29 @@ extension CheckoutStore {
     public func sessionVersion(_ id: String) async throws -> Int? {
         try await session(id)?.version
     }
+
+    public func claimDueAttempts(at now: Date, limit: Int, claimant: String, until: Date) async throws -> [AttemptRef] {
+        try await dueAttempts(at: now, limit: limit)
+    }
+}
+
+/// The store cannot be reached now (its database is down, or does not answer
+/// within the store's deadline): nothing was written by the call that got
+/// this, or, for a commit whose end was not heard, what was written is
+/// found by reading again. The API answers `503 store_unavailable`,
+/// retryable, with a `Retry-After`.
+public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
+    /// What failed, for ops (never a password).
+    public var reason: String
+    /// When a retry may succeed, in seconds.
+    public var retryAfter: Int
+
+    public init(_ reason: String, retryAfter: Int = 2) {
+        self.reason = reason
+        self.retryAfter = retryAfter
+    }
+
+    public var description: String { "the payment store is unavailable: \(reason)" }
 }
 
 /// One atomic change.
@@ -110,4 +141,57 @@ public enum StoreConflict: Error, Sendable, Equatable {
     case staleSession(id: String, expected: Int)
     case duplicateKey(String)
     case duplicateWebhook(provider: String, eventID: String)
+}
+
+/// A change as the rows a store writes, computed once for every store: the
+/// session's indexed columns and its document at the next version, and each
+/// attempt's row with when reconciliation next has work on it.
+public struct StoreRows: Sendable {
+    public struct SessionRow: Sendable {
+        public var id: String
+        public var status: String
+        /// The version it was read at (0: a new session, inserted).
+        public var readVersion: Int
+        public var amount: Int64
+        public var currency: String
+        public var orderID: String
+        public var createdAt: Double
+        public var updatedAt: Double
+        public var expiresAt: Double
+        /// The session as JSON, at its next version.
+        public var document: Data
+        /// How many of the change's events are the session's own: its row
+        /// counts them, and they are numbered from that count.
+        public var events: Int
+    }
+
+    public struct AttemptRow: Sendable {
+        public var id: String
+        public var providerID: String
+        public var status: String
+        /// ``Attempt/dueAt`` in seconds since 1970; nil when nothing is due.
+        public var due: Double?
+    }
+
+    public let session: SessionRow?
+    public let attempts: [AttemptRow]
+
+    public init(_ change: StoreChange) {
+        guard let session = change.session else {
+            self.session = nil
+            attempts = []
+            return
+        }
+        var next = session
+        next.version += 1
+        self.session = SessionRow(
+            id: session.id, status: session.status.rawValue, readVersion: session.version,
+            amount: session.amount.value, currency: session.amount.currency, orderID: session.orderID,
+            createdAt: session.createdAt.timeIntervalSince1970, updatedAt: session.updatedAt.timeIntervalSince1970,
+            expiresAt: session.expiresAt.timeIntervalSince1970, document: DocumentCoding.encode(next),
+            events: change.events.reduce(0) { $0 + ($1.sessionID == session.id ? 1 : 0) })
+        attempts = session.attempts.map {
+            AttemptRow(id: $0.id, providerID: $0.providerID, status: $0.status.rawValue, due: $0.dueAt?.timeIntervalSince1970)
+        }
+    }
 }

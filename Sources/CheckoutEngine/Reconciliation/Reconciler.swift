@@ -13,12 +13,21 @@ public struct Reconciler: Sendable {
     public var parallelism: Int
     /// At most this many attempts and sessions looked at per pass.
     public var batch: Int
+    /// Who claims the due attempts in the store (the engine's
+    /// ``Checkout/engineID`` unless said otherwise; a claimant may take its
+    /// own claims again), and for how long a claim keeps other hosts off an attempt whose verify has
+    /// not been committed: longer than a verify call takes.
+    public var claimant: String
+    public var claimFor: TimeInterval
 
-    public init(checkout: Checkout, interval: Duration = .seconds(1), parallelism: Int = 16, batch: Int = 500) {
+    public init(checkout: Checkout, interval: Duration = .seconds(1), parallelism: Int = 16, batch: Int = 500,
+                claimant: String? = nil, claimFor: TimeInterval = 120) {
         self.checkout = checkout
         self.interval = interval
         self.parallelism = max(1, parallelism)
         self.batch = batch
+        self.claimant = claimant ?? checkout.engineID
+        self.claimFor = claimFor
     }
 
     /// What one pass did.
@@ -46,7 +55,8 @@ public struct Reconciler: Sendable {
     public func runPass() async -> Pass {
         var pass = Pass()
         let at = checkout.now()
-        let due = (try? await checkout.store.dueAttempts(at: at, limit: batch)) ?? []
+        let due = (try? await checkout.store.claimDueAttempts(at: at, limit: batch, claimant: claimant,
+                                                               until: at.addingTimeInterval(claimFor))) ?? []
         await withTaskGroup(of: Bool.self) { group in
             var iterator = due.makeIterator()
             func next() -> Bool {

@@ -1,0 +1,168 @@
+import CheckoutEngine
+import Logging
+import NIOSSL
+import PostgresNIO
+import Synchronization
+
+/// Keeps the store's connection pool, and knows whether the database
+/// answers.
+///
+/// The pool exists only while the database answers. Until then (at start,
+/// or once a call finds the database gone) the store is *down*: every call
+/// fails at once with ``CheckoutEngine/StoreUnavailable``, and a recovery
+/// task opens a connection of its own every so often (100 ms, doubling to
+/// 2 s). When one opens, it creates the schema if need be and applies the
+/// migrations (``PostgresMigrations``) on that connection, then starts a new
+/// pool: the store is *up* again. A new pool rather than the old one's own
+/// retries, whose backoff grows to a minute and whose waiters queue until
+/// its circuit breaker trips: a host is back within about two seconds of its
+/// database, and never keeps a caller waiting on a database it knows is gone.
+final class PoolKeeper: Sendable {
+    private enum State {
+        case up(PostgresClient, Task<Void, Never>)
+        case down(reason: String)
+        case closed
+    }
+
+    let configuration: PostgresConfiguration
+    private let logger: Logger
+    private let state = Mutex<State>(.down(reason: "connecting"))
+    private let recovery = Mutex<Task<Void, Never>?>(nil)
+    private let applied = Mutex<[String]>([])
+
+    init(configuration: PostgresConfiguration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+        startRecovery()
+    }
+
+    /// The pool, or ``CheckoutEngine/StoreUnavailable`` saying why there is none.
+    func client() throws -> PostgresClient {
+        switch state.withLock({ $0 }) {
+        case .up(let client, _): return client
+        case .down(let reason): throw StoreUnavailable("\(configuration) does not answer: \(reason)")
+        case .closed: throw StoreUnavailable("the store is closed")
+        }
+    }
+
+    var isUp: Bool {
+        if case .up = state.withLock({ $0 }) { return true }
+        return false
+    }
+
+    /// The migrations the database has, in order (read by the last recovery).
+    var migrations: [String] { applied.withLock { $0 } }
+
+    /// A call on `client` found the database unreachable: the store is down
+    /// (if `client` is still its pool) and recovery starts.
+    func failed(_ client: PostgresClient, reason: String) {
+        let dropped: Task<Void, Never>? = state.withLock { state in
+            guard case .up(let current, let running) = state, current === client else { return nil }
+            state = .down(reason: reason)
+            return running
+        }
+        guard let dropped else { return }
+        logger.error("PostgreSQL store unavailable (\(configuration)): \(reason); reconnecting")
+        dropped.cancel()
+        startRecovery()
+    }
+
+    /// Stops the pool and any recovery; every call fails from now on.
+    func close() async {
+        let running: Task<Void, Never>? = state.withLock { state in
+            defer { state = .closed }
+            if case .up(_, let running) = state { return running }
+            return nil
+        }
+        recovery.withLock { $0 }?.cancel()
+        running?.cancel()
+        await running?.value
+    }
+
+    private func startRecovery() {
+        recovery.withLock { task in
+            task = Task { await self.recover() }
+        }
+    }
+
+    private func recover() async {
+        var wait = Duration.milliseconds(100)
+        while !Task.isCancelled {
+            do {
+                let names = try await migrateOnOwnConnection()
+                applied.withLock { $0 = names }
+                let client = PostgresClient(configuration: try poolConfiguration(), backgroundLogger: logger)
+                let running = Task { await client.run() }
+                let closed = state.withLock { state -> Bool in
+                    if case .closed = state { return true }
+                    state = .up(client, running)
+                    return false
+                }
+                if closed {
+                    running.cancel()
+                } else {
+                    logger.info("PostgreSQL store ready: \(configuration), \(names.count) migrations applied")
+                }
+                return
+            } catch {
+                let reason = PostgresCheckoutStore.reason(error)
+                let closed = state.withLock { state -> Bool in
+                    if case .closed = state { return true }
+                    state = .down(reason: reason)
+                    return false
+                }
+                if closed { return }
+                logger.warning("PostgreSQL store not ready (\(configuration)): \(reason); trying again in \(wait)")
+                try? await Task.sleep(for: wait)
+                wait = min(wait * 2, .seconds(2))
+            }
+        }
+    }
+
+    /// Opens a connection of its own, creates the schema if need be, applies
+    /// the migrations it lacks, and closes it.
+    private func migrateOnOwnConnection() async throws -> [String] {
+        var options = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: try connectionTLS())
+        options.options.connectTimeout = .seconds(2)
+        options.options.additionalStartupParameters = startupParameters
+        let connection = try await PostgresConnection.connect(configuration: options, id: 0, logger: logger)
+        do {
+            try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \"\(configuration.schema)\""), logger: logger)
+            let names = try await PostgresMigrations.migrate(connection, schema: configuration.schema, logger: logger)
+            try await connection.close()
+            return names
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    private var startupParameters: [(String, String)] {
+        [("search_path", "\"\(configuration.schema)\""), ("application_name", "gateway")]
+    }
+
+    private func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
+        switch configuration.tls {
+        case .disable: .disable
+        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        }
+    }
+
+    private func poolConfiguration() throws -> PostgresClient.Configuration {
+        let tls: PostgresClient.Configuration.TLS = switch configuration.tls {
+        case .disable: .disable
+        case .prefer: .prefer(.makeClientConfiguration())
+        case .require: .require(.makeClientConfiguration())
+        }
+        var options = PostgresClient.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: tls)
+        options.options.maximumConnections = configuration.poolSize
+        options.options.connectTimeout = configuration.callTimeout
+        options.options.additionalStartupParameters = startupParameters
+        return options
+    }
+}

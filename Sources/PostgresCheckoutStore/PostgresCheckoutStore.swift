@@ -1,0 +1,319 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// The engine's store on PostgreSQL, for several hosts sharing one database.
+///
+/// - Every guarantee of ``CheckoutStore`` holds across hosts because the
+///   database enforces it, not the process: a commit is one transaction whose
+///   session `UPDATE … WHERE version = read` matches no row when another host
+///   committed first (``StoreConflict/staleSession(id:expected:)``); an
+///   idempotency key is a primary key written by an upsert that refuses
+///   another request's fingerprint; a session's events are numbered from
+///   the count its row returns, under the row's lock.
+/// - Reconciliation work is claimed (``claimDueAttempts(at:limit:claimant:until:)``,
+///   `FOR UPDATE SKIP LOCKED`), so each due check runs on one host.
+/// - Every statement is prepared once per pooled connection (``SQL``).
+/// - The store starts without the database: its pool connects in the
+///   background, its migrations (``PostgresMigrations``) run as soon as the
+///   database answers, and until then, or while the database is away, every
+///   call fails fast with ``CheckoutEngine/StoreUnavailable`` after at most
+///   the configured deadline; the pool reconnects by itself.
+/// - Each commit tells listening hosts of its session's new events
+///   (`NOTIFY gateway_events`, sent when the transaction commits): see
+///   ``changes()``.
+public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, Sendable {
+    public let configuration: PostgresConfiguration
+    let logger: Logger
+    private let pool: PoolKeeper
+
+    /// Makes the store and starts connecting; it never waits for the
+    /// database (see ``PoolKeeper``). Call ``close()`` when done with it.
+    public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "gateway.postgres")) {
+        self.configuration = configuration
+        self.logger = logger
+        pool = PoolKeeper(configuration: configuration, logger: logger)
+    }
+
+    /// Stops the pool and its reconnecting; calls fail from now on.
+    public func close() async {
+        await pool.close()
+    }
+
+    /// Waits until the database answers and its schema is migrated, or
+    /// throws ``CheckoutEngine/StoreUnavailable`` with what it last answered
+    /// after `timeout`: for commands that need the store at once
+    /// (`gateway keys`). Answers the migrations applied, in order.
+    public func ready(within timeout: Duration) async throws -> [String] {
+        let clock = ContinuousClock()
+        let end = clock.now + timeout
+        while !pool.isUp, clock.now < end {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        _ = try pool.client()
+        return pool.migrations
+    }
+
+    /// Whether the database answered the last call (and the schema is migrated).
+    public var isAvailable: Bool { pool.isUp }
+
+    // MARK: Calls with a deadline
+
+    /// Runs `body` on a pooled connection within the configured deadline.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        let client = try pool.client()
+        let logger = self.logger
+        return try await bounded(client) { try await client.withConnection { try await body($0, logger) } }
+    }
+
+    /// Runs `body` in one transaction within the configured deadline: all of
+    /// it is written or none. A ``StoreConflict`` thrown by `body` rolls back
+    /// and is rethrown as it is.
+    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        let client = try pool.client()
+        let logger = self.logger
+        return try await bounded(client) {
+            do {
+                return try await client.withTransaction(logger: logger) { try await body($0, logger) }
+            } catch let failed as PostgresTransactionError {
+                if let conflict = failed.closureError as? StoreConflict { throw conflict }
+                if let lost = failed.commitError {
+                    // The COMMIT was sent and its answer lost: what was
+                    // written, if anything, is found by reading again.
+                    throw StoreUnavailable("the answer to a COMMIT was lost: \(Self.reason(lost))")
+                }
+                throw failed.closureError ?? failed.beginError ?? failed
+            }
+        }
+    }
+
+    private enum Raced<T: Sendable>: Sendable {
+        case value(T)
+        case timedOut
+    }
+
+    /// `operation`, or ``CheckoutEngine/StoreUnavailable`` once the deadline
+    /// passes. A deadline cancels the wait for a connection; a statement
+    /// already sent is waited for, and its result, if it comes, is the answer
+    /// (a commit that succeeded is never reported as failed).
+    private func bounded<T: Sendable>(_ client: PostgresClient, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
+        let timeout = configuration.callTimeout
+        do {
+            return try await withThrowingTaskGroup(of: Raced<T>.self) { group in
+                group.addTask { .value(try await operation()) }
+                group.addTask {
+                    try? await Task.sleep(for: timeout)
+                    return .timedOut
+                }
+                var timedOut = false
+                while true {
+                    do {
+                        switch try await group.next() {
+                        case .value(let value)?:
+                            group.cancelAll()
+                            return value
+                        case .timedOut?:
+                            timedOut = true
+                            group.cancelAll()
+                        case nil:
+                            throw StoreUnavailable("no answer within \(timeout)")
+                        }
+                    } catch {
+                        group.cancelAll()
+                        if timedOut, !(error is StoreConflict) { throw StoreUnavailable("no answer within \(timeout): \(Self.reason(error))") }
+                        throw error
+                    }
+                }
+            }
+        } catch {
+            // The caller's own cancellation (a client gone) says nothing
+            // about the database.
+            if Task.isCancelled || !Self.isUnavailability(error) { throw error }
+            let unavailable = error as? StoreUnavailable ?? StoreUnavailable(Self.reason(error))
+            pool.failed(client, reason: unavailable.reason)
+            throw unavailable
+        }
+    }
+
+    /// Whether `error` says the database cannot be reached now (rather than
+    /// that a statement was wrong).
+    static func isUnavailability(_ error: any Error) -> Bool {
+        if error is StoreUnavailable { return true }
+        if error is StoreConflict { return false }
+        if let error = error as? PSQLError {
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
+                 .sslUnsupported, .failedToAddSSLHandler:
+                return true
+            case .server:
+                // 08: connection exceptions; 57P01-57P03: shut down or starting;
+                // 53300: too many connections; 3D000: no such database.
+                let state = error.serverInfo?[.sqlState] ?? ""
+                return state.hasPrefix("08") || state.hasPrefix("57P") || state == "53300" || state == "3D000" || state == "28P01"
+            default:
+                return false
+            }
+        }
+        // The pool's own errors (connection creation failing, its circuit
+        // breaker open) come from its module, unnamed here.
+        return String(reflecting: type(of: error)).contains("ConnectionPoolError")
+    }
+
+    /// What went wrong, for a log or a problem's detail: PostgreSQL's own
+    /// message and SQLSTATE when it sent one. Never a password (the pool
+    /// never puts one in an error).
+    static func reason(_ error: any Error) -> String {
+        if let unavailable = error as? StoreUnavailable { return unavailable.reason }
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                return "PostgreSQL: \(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
+            }
+            return "PostgreSQL connection: \(error.code)"
+        }
+        return String(describing: error)
+    }
+
+    // MARK: CheckoutStore
+
+    public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
+        let written = PostgresChange(change)
+        return try await transaction { connection, logger in try await written.write(connection, logger: logger) }
+    }
+
+    public func session(_ id: String) async throws -> Session? {
+        let document: Data? = try await withConnection { connection, logger in
+            try await connection.rows(SQL.SessionDocument.self, .text(id), logger: logger).first?.decode(Data.self)
+        }
+        return try document.map { try DocumentCoding.decode(Session.self, from: $0) }
+    }
+
+    public func sessionVersion(_ id: String) async throws -> Int? {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.SessionVersion.self, .text(id), logger: logger).first.map { Int(try $0.decode(Int64.self)) }
+        }
+    }
+
+    public func sessionID(ofAttempt attemptID: String) async throws -> String? {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.SessionOfAttempt.self, .text(attemptID), logger: logger).first?.decode(String.self)
+        }
+    }
+
+    public func answer(forKey key: String) async throws -> IdempotentAnswer? {
+        try await withConnection { connection, logger in
+            guard let row = try await connection.rows(SQL.Answer.self, .text(key), logger: logger).first else { return nil }
+            let (fingerprint, body, reference, created) = try row.decode((String, Data?, String?, Double).self)
+            return IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, reference: reference,
+                                    createdAt: Date(timeIntervalSince1970: created))
+        }
+    }
+
+    public func events(ofSession id: String, after: Int64) async throws -> [SessionEvent] {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.Events.self, .text(id), .int(after), logger: logger).map(Self.event(from:))
+        }
+    }
+
+    static func event(from row: PostgresRow) throws -> SessionEvent {
+        let (number, session, at, type, attempt, status, provider, amount, currency, detail) =
+            try row.decode((Int64, String, Double, String, String?, String?, String?, Int64?, String?, String?).self)
+        var event = SessionEvent(
+            sessionID: session, at: Date(timeIntervalSince1970: at), type: type, attemptID: attempt, status: status,
+            providerID: provider, amount: amount.flatMap { value in currency.map { Money(value: value, currency: $0) } }, detail: detail)
+        event.sequence = number
+        return event
+    }
+
+    public func dueAttempts(at now: Date, limit: Int) async throws -> [AttemptRef] {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.DueAttempts.self, .float(now.timeIntervalSince1970), .int(Int64(limit)), logger: logger).map {
+                let (id, session) = try $0.decode((String, String).self)
+                return AttemptRef(sessionID: session, attemptID: id)
+            }
+        }
+    }
+
+    public func claimDueAttempts(at now: Date, limit: Int, claimant: String, until: Date) async throws -> [AttemptRef] {
+        let claimed = try await transaction { connection, logger in
+            try await connection.rows(
+                SQL.ClaimDueAttempts.self, .float(now.timeIntervalSince1970), .int(Int64(limit)), .text(claimant),
+                .float(until.timeIntervalSince1970), logger: logger
+            ).map { row in
+                let (id, session, due) = try row.decode((String, String, Double).self)
+                return (due, AttemptRef(sessionID: session, attemptID: id))
+            }
+        }
+        // UPDATE … RETURNING answers in no particular order: oldest due first.
+        return claimed.sorted { ($0.0, $0.1.attemptID) < ($1.0, $1.1.attemptID) }.map(\.1)
+    }
+
+    public func heldPayments(limit: Int) async throws -> [AttemptRef] {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.HeldPayments.self, .int(Int64(limit)), logger: logger).map {
+                let (id, session) = try $0.decode((String, String).self)
+                return AttemptRef(sessionID: session, attemptID: id)
+            }
+        }
+    }
+
+    public func expiredSessions(at now: Date, limit: Int) async throws -> [String] {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.ExpiredSessions.self, .float(now.timeIntervalSince1970), .int(Int64(limit)), logger: logger)
+                .map { try $0.decode(String.self) }
+        }
+    }
+
+    public func hasWebhook(provider: String, eventID: String) async throws -> Bool {
+        try await withConnection { connection, logger in
+            try await !connection.rows(SQL.WebhookSeen.self, .text(provider), .text(eventID), logger: logger).isEmpty
+        }
+    }
+
+    // MARK: APIKeyStore
+
+    public func createAPIKey(_ key: APIKeyRecord) async throws {
+        try await withConnection { connection, logger in
+            _ = try await connection.rows(
+                SQL.InsertAPIKey.self, .text(key.id), .text(key.name), .text(key.mode.rawValue), .text(key.hash), .text(key.prefix),
+                .float(key.createdAt.timeIntervalSince1970), .float(key.revokedAt?.timeIntervalSince1970), logger: logger)
+        }
+    }
+
+    public func apiKey(hash: String) async throws -> APIKeyRecord? {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.APIKeyByHash.self, .text(hash), logger: logger).first.map(Self.apiKey(from:))
+        }
+    }
+
+    public func apiKeys() async throws -> [APIKeyRecord] {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.APIKeys.self, logger: logger).map(Self.apiKey(from:))
+        }
+    }
+
+    public func revokeAPIKey(id: String, at: Date) async throws -> APIKeyRecord? {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.RevokeAPIKey.self, .text(id), .float(at.timeIntervalSince1970), logger: logger)
+                .first.map(Self.apiKey(from:))
+        }
+    }
+
+    /// A row as a key. The table's CHECK admits only the two modes; a row
+    /// with another is an error, never a key of some mode.
+    private static func apiKey(from row: PostgresRow) throws -> APIKeyRecord {
+        let (id, name, stored, hash, prefix, created, revoked) = try row.decode((String, String?, String, String, String, Double, Double?).self)
+        guard let mode = PaymentMode(rawValue: stored) else {
+            throw StoredDataError(description: "API key \(id) has no valid mode (\(stored.prefix(16)))")
+        }
+        return APIKeyRecord(id: id, name: name, mode: mode, hash: hash, prefix: prefix,
+                            createdAt: Date(timeIntervalSince1970: created), revokedAt: revoked.map(Date.init(timeIntervalSince1970:)))
+    }
+}
+
+/// A row the store cannot read as what it should be.
+struct StoredDataError: Error, CustomStringConvertible {
+    var description: String
+}

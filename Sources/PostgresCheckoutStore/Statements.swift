@@ -1,0 +1,245 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The text of one statement the store runs: prepared once on each pooled
+/// connection (under its type's name), then only bound and executed. The
+/// parameter types are declared, never inferred from a first binding (a
+/// NULL there would leave the server guessing).
+protocol StatementText {
+    static var sql: String { get }
+    static var types: [PostgresDataType] { get }
+}
+
+/// A statement of the store with its values, for postgres-nio.
+struct Prepared<Text: StatementText>: PostgresPreparedStatement {
+    static var name: String { "gateway_" + String(describing: Text.self) }
+    static var sql: String { Text.sql }
+    static var bindingDataTypes: [PostgresDataType] { Text.types }
+    typealias Row = PostgresRow
+
+    let bindings: PostgresBindings
+
+    func makeBindings() -> PostgresBindings { bindings }
+    func decodeRow(_ row: PostgresRow) -> PostgresRow { row }
+}
+
+/// A value bound to a statement's parameter.
+enum Bound {
+    case text(String?)
+    case int(Int64?)
+    case float(Double?)
+    case bytes(Data?)
+
+    static func bindings(_ values: [Bound]) throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: values.count)
+        for value in values {
+            switch value {
+            case .text(let text): bindings.append(text)
+            case .int(let int): bindings.append(int)
+            case .float(let float): bindings.append(float)
+            case .bytes(let data): try bindings.append(data)
+            }
+        }
+        return bindings
+    }
+}
+
+extension PostgresConnection {
+    /// Runs `Text` with `values` and answers its rows.
+    func rows<Text: StatementText>(_ text: Text.Type, _ values: Bound..., logger: Logger) async throws -> [PostgresRow] {
+        var rows: [PostgresRow] = []
+        for try await row in try await execute(Prepared<Text>(bindings: try Bound.bindings(values)), logger: logger) {
+            rows.append(row)
+        }
+        return rows
+    }
+}
+
+/// Every statement the store runs, by what it does.
+enum SQL {
+    // MARK: Reads
+
+    enum SessionDocument: StatementText {
+        static let sql = "SELECT document FROM session WHERE id = $1"
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    enum SessionVersion: StatementText {
+        static let sql = "SELECT version FROM session WHERE id = $1"
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    enum SessionOfAttempt: StatementText {
+        static let sql = "SELECT session_id FROM attempt WHERE id = $1"
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    enum Answer: StatementText {
+        static let sql = "SELECT fingerprint, body, reference, created_at FROM idempotency WHERE key = $1"
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    enum Events: StatementText {
+        static let sql = """
+            SELECT number, session_id, at, type, attempt_id, status, provider_id, amount, currency, detail
+            FROM event WHERE session_id = $1 AND number > $2 ORDER BY number
+            """
+        static let types: [PostgresDataType] = [.text, .int8]
+    }
+
+    enum DueAttempts: StatementText {
+        static let sql = "SELECT id, session_id FROM attempt WHERE due_at IS NOT NULL AND due_at <= $1 ORDER BY due_at, id LIMIT $2"
+        static let types: [PostgresDataType] = [.float8, .int8]
+    }
+
+    /// Takes the due attempts no one else holds: rows another host is
+    /// claiming at this moment are skipped (`SKIP LOCKED`), rows it claimed
+    /// and whose claim has not ended are passed over, so no two hosts get
+    /// one attempt. A claimant may take its own claims again.
+    enum ClaimDueAttempts: StatementText {
+        static let sql = """
+            WITH due AS (
+                SELECT id FROM attempt
+                WHERE due_at IS NOT NULL AND due_at <= $1
+                  AND (claimed_until IS NULL OR claimed_until <= $1 OR claimed_by = $3)
+                ORDER BY due_at, id LIMIT $2
+                FOR UPDATE SKIP LOCKED)
+            UPDATE attempt SET claimed_until = $4, claimed_by = $3 FROM due WHERE attempt.id = due.id
+            RETURNING attempt.id, attempt.session_id, attempt.due_at
+            """
+        static let types: [PostgresDataType] = [.float8, .int8, .text, .float8]
+    }
+
+    enum HeldPayments: StatementText {
+        static let sql = """
+            SELECT id, session_id FROM attempt
+            WHERE due_at IS NOT NULL AND status IN ('succeeded', 'authorized') ORDER BY due_at, id LIMIT $1
+            """
+        static let types: [PostgresDataType] = [.int8]
+    }
+
+    enum ExpiredSessions: StatementText {
+        static let sql = """
+            SELECT id FROM session
+            WHERE status = 'open' AND expires_at <= $1
+              AND NOT EXISTS (SELECT 1 FROM attempt WHERE attempt.session_id = session.id AND attempt.due_at IS NOT NULL)
+            ORDER BY expires_at, id LIMIT $2
+            """
+        static let types: [PostgresDataType] = [.float8, .int8]
+    }
+
+    enum WebhookSeen: StatementText {
+        static let sql = "SELECT 1 FROM webhook WHERE provider_id = $1 AND event_id = $2"
+        static let types: [PostgresDataType] = [.text, .text]
+    }
+
+    // MARK: A commit (one transaction)
+
+    /// Nothing is inserted for a notification already applied: no row back.
+    enum InsertWebhook: StatementText {
+        static let sql = "INSERT INTO webhook (provider_id, event_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1"
+        static let types: [PostgresDataType] = [.text, .text, .float8]
+    }
+
+    /// A new session; no row back when its id exists (a stale "new" session).
+    /// Tells listening hosts of its events (sent at COMMIT, not before).
+    enum InsertSession: StatementText {
+        static let sql = """
+            INSERT INTO session (id, status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, events)
+            VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10)
+            ON CONFLICT (id) DO NOTHING
+            RETURNING events, pg_notify('gateway_events', id || ':' || events)
+            """
+        static let types: [PostgresDataType] = [.text, .text, .int8, .text, .text, .float8, .float8, .float8, .bytea, .int8]
+    }
+
+    /// Writes nothing unless the stored version is the one read: a commit
+    /// waiting on another's row lock re-reads the row when it is released,
+    /// finds the new version and matches no row.
+    enum UpdateSession: StatementText {
+        static let sql = """
+            UPDATE session SET status = $2, version = $3 + 1, amount = $4, currency = $5, order_id = $6, created_at = $7,
+                updated_at = $8, expires_at = $9, document = $10, events = events + $11
+            WHERE id = $1 AND version = $3
+            RETURNING events, pg_notify('gateway_events', id || ':' || events)
+            """
+        static let types: [PostgresDataType] = [.text, .text, .int8, .int8, .text, .text, .float8, .float8, .float8, .bytea, .int8]
+    }
+
+    /// An attempt's row; a change of its status or due time ends any claim
+    /// on it (the work claimed was done, or is due again).
+    enum WriteAttempt: StatementText {
+        static let sql = """
+            INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL
+            WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at
+            """
+        static let types: [PostgresDataType] = [.text, .text, .text, .text, .float8]
+    }
+
+    /// Events of another session than the change's own (the engine commits
+    /// none; tools may): numbered from that session's count, or from a
+    /// counter of their own for a session with no row.
+    enum CountOtherEvents: StatementText {
+        static let sql = """
+            UPDATE session SET events = events + $2 WHERE id = $1
+            RETURNING events, pg_notify('gateway_events', id || ':' || events)
+            """
+        static let types: [PostgresDataType] = [.text, .int8]
+    }
+
+    enum CountRowlessEvents: StatementText {
+        static let sql = """
+            INSERT INTO event_counter (session_id, last) VALUES ($1, $2)
+            ON CONFLICT (session_id) DO UPDATE SET last = event_counter.last + excluded.last
+            RETURNING last, pg_notify('gateway_events', session_id || ':' || last)
+            """
+        static let types: [PostgresDataType] = [.text, .int8]
+    }
+
+    enum InsertEvent: StatementText {
+        static let sql = """
+            INSERT INTO event (session_id, number, at, type, attempt_id, status, provider_id, amount, currency, detail)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            """
+        static let types: [PostgresDataType] = [.text, .int8, .float8, .text, .text, .text, .text, .int8, .text, .text]
+    }
+
+    /// A key is written when it is new, or filled in when an intent bound it
+    /// to this same request and it has no answer yet; else no row back.
+    enum WriteKey: StatementText {
+        static let sql = """
+            INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (key) DO UPDATE SET body = excluded.body, reference = excluded.reference
+            WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
+            RETURNING 1
+            """
+        static let types: [PostgresDataType] = [.text, .text, .bytea, .text, .float8]
+    }
+
+    // MARK: API keys
+
+    static let apiKeyColumns = "id, name, mode, hash, prefix, created_at, revoked_at"
+
+    enum InsertAPIKey: StatementText {
+        static let sql = "INSERT INTO api_key (\(apiKeyColumns)) VALUES ($1, $2, $3, $4, $5, $6, $7)"
+        static let types: [PostgresDataType] = [.text, .text, .text, .text, .text, .float8, .float8]
+    }
+
+    enum APIKeyByHash: StatementText {
+        static let sql = "SELECT \(apiKeyColumns) FROM api_key WHERE hash = $1"
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    enum APIKeys: StatementText {
+        static let sql = "SELECT \(apiKeyColumns) FROM api_key ORDER BY created_at, id"
+        static let types: [PostgresDataType] = []
+    }
+
+    /// A key revoked already keeps its first time.
+    enum RevokeAPIKey: StatementText {
+        static let sql = "UPDATE api_key SET revoked_at = coalesce(revoked_at, $2) WHERE id = $1 RETURNING \(apiKeyColumns)"
+        static let types: [PostgresDataType] = [.text, .float8]
+    }
+}

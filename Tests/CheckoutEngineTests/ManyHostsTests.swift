@@ -1,0 +1,211 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PostgresCheckoutStore
+import Synchronization
+import TestSupport
+import Testing
+
+/// Two engines (two hosts: each its own store value, pool and caches) on one
+/// PostgreSQL database, calling one provider: the engine's guarantees hold
+/// across them because the database enforces them.
+@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"))
+struct ManyHostsTests {
+    /// Two hosts on one new schema, sharing `clock` and `provider`.
+    struct Hosts {
+        let stores: [PostgresCheckoutStore]
+        let engines: [Checkout]
+
+        static func start(_ provider: ScriptedProvider, clock: TestClock) async throws -> Hosts {
+            let schema = TestPostgres.newSchema()
+            var stores: [PostgresCheckoutStore] = []
+            for _ in 0..<2 { stores.append(try await TestPostgres.store(schema: schema)) }
+            var configuration = CheckoutConfiguration()
+            configuration.reconcileBackoff = [1, 2, 4]
+            let engines = stores.map { store in
+                Checkout(store: store, providers: StaticProviderDirectory([(profile("a", priority: 1), provider as any PaymentProvider)]),
+                         fingerprintKey: testKey, configuration: configuration, now: { clock.now })
+            }
+            return Hosts(stores: stores, engines: engines)
+        }
+
+        func close() async {
+            for store in stores { await store.close() }
+        }
+
+        func session(key: String? = nil) async throws -> Session {
+            try await engines[0].createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-1"),
+                                               idempotencyKey: key).session
+        }
+    }
+
+    /// 100 identical requests at once, half to each host: one session is
+    /// made, one authorize is sent, and every caller gets the same answer.
+    @Test func aHundredIdenticalRequestsAcrossTwoHostsRunOnce() async throws {
+        let provider = ScriptedProvider("a") { call in
+            // The provider takes a moment, as a real one does: the other
+            // host's requests arrive while the first is being answered.
+            try? await Task.sleep(for: .milliseconds(30))
+            return .answered(ScriptedProvider.success(call))
+        }
+        let hosts = try await Hosts.start(provider, clock: TestClock())
+        defer { Task { await hosts.close() } }
+        let request = NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-100")
+        let sessions = try await withThrowingTaskGroup(of: String.self) { group in
+            for i in 0..<100 {
+                group.addTask { try await hosts.engines[i % 2].createSession(request, idempotencyKey: "create-100").session.id }
+            }
+            return try await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        #expect(Set(sessions).count == 1, "one session for one key: \(Set(sessions))")
+        let session = try #require(sessions.first)
+
+        let attempts = try await withThrowingTaskGroup(of: Attempt.self) { group in
+            for i in 0..<100 {
+                group.addTask { try await hosts.engines[i % 2].attempt(session: session, NewAttempt(method: "mada"), idempotencyKey: "pay-100") }
+            }
+            return try await group.reduce(into: [Attempt]()) { $0.append($1) }
+        }
+        #expect(provider.count(.authorize) == 1, "the provider was asked \(provider.count(.authorize)) times")
+        #expect(Set(attempts.map(\.id)).count == 1)
+        let stored = try #require(try await hosts.stores[1].session(session))
+        #expect(stored.attempts.count == 1 && stored.attempts[0].status == .succeeded && stored.status == .completed)
+        // Asked again once it is answered, on either host: the answer.
+        for engine in hosts.engines {
+            let again = try await engine.attempt(session: session, NewAttempt(method: "mada"), idempotencyKey: "pay-100")
+            #expect(again.id == stored.attempts[0].id && again.status == .succeeded)
+        }
+        #expect(provider.count(.authorize) == 1)
+    }
+
+    /// Attempts on one session from both hosts at once, each under its own
+    /// key: at most one is ever live, and only live attempts reach the provider.
+    @Test func concurrentAttemptsOnOneSessionFromBothHostsLeaveAtMostOneLive() async throws {
+        let provider = ScriptedProvider("a") { call in
+            try? await Task.sleep(for: .milliseconds(10))
+            if case .authorize(let r) = call {
+                // The payer must act: the attempt stays live (pending).
+                return .answered(AdapterResult(status: .pending, providerReference: "ref-\(r.paymentId)",
+                                               action: PaymentAction(type: .redirect, url: "https://acs.example/\(r.paymentId)")))
+            }
+            return .answered(ScriptedProvider.success(call))
+        }
+        let hosts = try await Hosts.start(provider, clock: TestClock())
+        defer { Task { await hosts.close() } }
+        let session = try await hosts.session()
+        let outcomes = await withTaskGroup(of: String.self) { group in
+            for i in 0..<40 {
+                group.addTask {
+                    do {
+                        return try await hosts.engines[i % 2].attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: "try-\(i)").status.rawValue
+                    } catch {
+                        return error.code
+                    }
+                }
+            }
+            return await group.reduce(into: [String]()) { $0.append($1) }
+        }
+        let stored = try #require(try await hosts.stores[0].session(session.id))
+        #expect(stored.attempts.filter { !$0.status.isFinal }.count <= 1)
+        #expect(stored.attempts.count == 1, "\(stored.attempts.map(\.status))")
+        #expect(outcomes.filter { $0 == "pending" }.count == 1)
+        #expect(outcomes.filter { $0 != "pending" }.allSatisfy { $0 == "invalid_state" }, "\(Set(outcomes))")
+        #expect(provider.count(.authorize) == 1)
+    }
+
+    /// A host stops mid-attempt (its store gone, its provider call never
+    /// answered): once the attempt's lease ends, the other host's
+    /// reconciliation verifies it, and the provider's one charge is the
+    /// attempt's outcome.
+    @Test func aHostGoneMidAttemptHasItsAttemptReconciledByTheOther() async throws {
+        let charges = Mutex<[String: Int]>([:])
+        let sent = AsyncStream<String>.makeStream()
+        let provider = ScriptedProvider("a") { call in
+            switch call {
+            case .authorize(let r):
+                // The provider charges, then the host that asked is gone
+                // before its answer arrives: it never returns.
+                charges.withLock { $0[r.paymentId, default: 0] += 1 }
+                sent.continuation.yield(r.paymentId)
+                try? await Task.sleep(for: .seconds(3600))
+                return .unknown("the host is gone")
+            case .verify(let r):
+                let charged = charges.withLock { $0[r.paymentId, default: 0] }
+                return .answered(charged == 1 ? AdapterResult(status: .succeeded, providerReference: "ref-\(r.paymentId)", amount: Money(value: 1000, currency: "SAR"))
+                                              : AdapterResult(status: .failed, problem: AdapterProblem(code: "not_found", message: "no such payment", retryable: false)))
+            default:
+                return .answered(ScriptedProvider.success(call))
+            }
+        }
+        let clock = TestClock()
+        let hosts = try await Hosts.start(provider, clock: clock)
+        defer { Task { await hosts.close() } }
+        let session = try await hosts.session()
+        let doomed = Task { try? await hosts.engines[0].attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: "pay") }
+        var events = sent.stream.makeAsyncIterator()
+        let paymentID = try #require(await events.next())
+        await hosts.stores[0].close()   // host A is gone: it commits nothing more
+        let reconciler = Reconciler(checkout: hosts.engines[1])
+        #expect(await reconciler.runPass().verified == 0, "not before the lease ends")
+        #expect(try await hosts.stores[1].session(session.id)?.attempts.first?.status == .processing)
+        clock.advance(60)
+        let pass = await reconciler.runPass()
+        #expect(pass.verified == 1)
+        let stored = try #require(try await hosts.stores[1].session(session.id))
+        #expect(stored.attempts.map(\.id) == [paymentID] && stored.attempts[0].status == .succeeded && stored.status == .completed)
+        #expect(charges.withLock { $0 } == [paymentID: 1])
+        #expect(provider.count(.authorize) == 1, "the other host sent nothing again")
+        doomed.cancel()
+    }
+
+    /// Thirty attempts due for a check, both hosts reconciling at once (each
+    /// several passes): each check runs once, on one host.
+    @Test func eachDueCheckRunsOnExactlyOneHost() async throws {
+        let provider = ScriptedProvider("a") { call in
+            switch call {
+            case .authorize(let r):
+                return .answered(AdapterResult(status: .pending, providerReference: "ref-\(r.paymentId)"))
+            case .verify(let r):
+                // A check takes a while, so the passes overlap.
+                try? await Task.sleep(for: .milliseconds(20))
+                return .answered(AdapterResult(status: .succeeded, providerReference: r.providerReference, amount: Money(value: 1000, currency: "SAR")))
+            default:
+                return .answered(ScriptedProvider.success(call))
+            }
+        }
+        let clock = TestClock()
+        let hosts = try await Hosts.start(provider, clock: clock)
+        defer { Task { await hosts.close() } }
+        for i in 0..<30 {
+            let session = try await hosts.session()
+            let attempt = try await hosts.engines[i % 2].attempt(session: session.id, NewAttempt(method: "mada"))
+            #expect(attempt.status == .pending)
+        }
+        clock.advance(10)
+        let passes = await withTaskGroup(of: Reconciler.Pass.self) { group in
+            for host in 0..<2 {
+                group.addTask {
+                    let reconciler = Reconciler(checkout: hosts.engines[host], parallelism: 4, batch: 6)
+                    var total = Reconciler.Pass()
+                    for _ in 0..<4 {
+                        let pass = await reconciler.runPass()
+                        total.verified += pass.verified
+                        total.failed += pass.failed
+                    }
+                    return total
+                }
+            }
+            return await group.reduce(into: [Reconciler.Pass]()) { $0.append($1) }
+        }
+        let verifies = provider.calls.compactMap { call -> String? in
+            if case .verify(let r) = call { return r.paymentId }
+            return nil
+        }
+        #expect(verifies.count == 30 && Set(verifies).count == 30, "\(verifies.count) checks for 30 attempts")
+        #expect(passes.map(\.verified).reduce(0, +) == 30 && passes.allSatisfy { $0.failed == 0 }, "\(passes)")
+    }
+}
+
+private extension Error {
+    var code: String { (self as? Problem)?.code ?? "\(self)" }
+}
