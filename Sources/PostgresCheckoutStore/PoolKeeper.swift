@@ -122,12 +122,7 @@ final class PoolKeeper: Sendable {
     /// Opens a connection of its own, creates the schema if need be, applies
     /// the migrations it lacks, and closes it.
     private func migrateOnOwnConnection() async throws -> [String] {
-        var options = PostgresConnection.Configuration(
-            host: configuration.host, port: configuration.port, username: configuration.username,
-            password: configuration.password, database: configuration.database, tls: try connectionTLS())
-        options.options.connectTimeout = .seconds(2)
-        options.options.additionalStartupParameters = startupParameters
-        let connection = try await PostgresConnection.connect(configuration: options, id: 0, logger: logger)
+        let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(), id: 0, logger: logger)
         do {
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \"\(configuration.schema)\""), logger: logger)
             let names = try await PostgresMigrations.migrate(connection, schema: configuration.schema, logger: logger)
@@ -137,6 +132,17 @@ final class PoolKeeper: Sendable {
             try? await connection.close()
             throw error
         }
+    }
+
+    /// A connection of its own (not the pool's): for migrations, and for
+    /// listening (``EventListener``).
+    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+        var options = PostgresConnection.Configuration(
+            host: configuration.host, port: configuration.port, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: try connectionTLS())
+        options.options.connectTimeout = .seconds(2)
+        options.options.additionalStartupParameters = startupParameters
+        return options
     }
 
     private var startupParameters: [(String, String)] {

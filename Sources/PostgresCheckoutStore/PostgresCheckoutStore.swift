@@ -25,22 +25,31 @@ import Synchronization
 /// - Each commit tells listening hosts of its session's new events
 ///   (`NOTIFY gateway_events`, sent when the transaction commits): see
 ///   ``changes()``.
-public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, Sendable {
+public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedEventFeed, Sendable {
     public let configuration: PostgresConfiguration
     let logger: Logger
     private let pool: PoolKeeper
+    private let listener: EventListener
 
     /// Makes the store and starts connecting; it never waits for the
     /// database (see ``PoolKeeper``). Call ``close()`` when done with it.
     public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "gateway.postgres")) {
         self.configuration = configuration
         self.logger = logger
-        pool = PoolKeeper(configuration: configuration, logger: logger)
+        let pool = PoolKeeper(configuration: configuration, logger: logger)
+        self.pool = pool
+        listener = EventListener(connect: { try pool.connectionConfiguration() }, logger: logger)
     }
 
-    /// Stops the pool and its reconnecting; calls fail from now on.
+    /// Stops the pool, its reconnecting and its listening; calls fail from now on.
     public func close() async {
+        await listener.close()
         await pool.close()
+    }
+
+    /// Every host's commits, as they commit (see ``EventListener``).
+    public func committedEvents() -> AsyncStream<CommittedEvents> {
+        listener.notices()
     }
 
     /// Waits until the database answers and its schema is migrated, or

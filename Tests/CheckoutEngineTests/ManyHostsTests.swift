@@ -1,7 +1,8 @@
 import CheckoutEngine
 import Foundation
 import GatewayPayloads
-import PostgresCheckoutStore
+import PostgresNIO
+@testable import PostgresCheckoutStore
 import Synchronization
 import TestSupport
 import Testing
@@ -203,6 +204,71 @@ struct ManyHostsTests {
         }
         #expect(verifies.count == 30 && Set(verifies).count == 30, "\(verifies.count) checks for 30 attempts")
         #expect(passes.map(\.verified).reduce(0, +) == 30 && passes.allSatisfy { $0.failed == 0 }, "\(passes)")
+    }
+}
+
+extension ManyHostsTests {
+    /// A reader on host A sees the events host B commits, each once and in
+    /// order, also across A losing its listening connection; and a reader
+    /// resumes after any number on either host.
+    @Test(.timeLimit(.minutes(2))) func aStreamOnOneHostSeesTheOtherHostsEventsOnceEachInOrder() async throws {
+        let provider = ScriptedProvider.approving("a")
+        let hosts = try await Hosts.start(provider, clock: TestClock())
+        defer { Task { await hosts.close() } }
+        let session = try await hosts.session()
+        let stream = try await hosts.engines[0].events(ofSession: session.id)
+        var reader = Reader(stream)
+        #expect(try await reader.read(upTo: 1).map(\.type) == ["session.created"])
+
+        // Host B pays: A's reader gets B's events.
+        let paid = try await hosts.engines[1].attempt(session: session.id, NewAttempt(method: "mada"))
+        #expect(paid.status == .succeeded)
+        var recorded = try await hosts.stores[1].events(ofSession: session.id, after: 0)
+        #expect(try await reader.read(upTo: recorded.last!.sequence).map(\.sequence) == Array(2...recorded.last!.sequence))
+
+        // A's listening connection is cut: what B commits meanwhile still
+        // reaches A's reader, once A listens again.
+        let cut = try await hosts.stores[1].withConnection { connection, logger in
+            try await connection.query("SELECT count(pg_terminate_backend(pid))::int8 FROM pg_stat_activity WHERE query LIKE 'LISTEN%'", logger: logger)
+                .collect().first?.decode(Int64.self) ?? 0
+        }
+        #expect(cut >= 1)
+        _ = try await hosts.engines[1].refund(payment: paid.id, amount: 300, idempotencyKey: "refund-1")
+        recorded = try await hosts.stores[1].events(ofSession: session.id, after: 0)
+        let last = recorded.last!.sequence
+        let after = try await reader.read(upTo: last)
+        #expect(after.map(\.sequence) == Array((last - Int64(after.count) + 1)...last) && after.last?.type == recorded.last?.type)
+        #expect(reader.all.map(\.sequence) == Array(1...last), "every event once, in order")
+
+        // Resumed after event 2, on either host: the same events.
+        for engine in hosts.engines {
+            var resumed = Reader(try await engine.events(ofSession: session.id, after: 2))
+            #expect(try await resumed.read(upTo: last).map(\.sequence) == Array(3...last))
+        }
+    }
+
+    /// Reads a stream up to an event number, or fails after a minute.
+    struct Reader {
+        private var iterator: SessionEvents.Iterator
+        private(set) var all: [SessionEvent] = []
+
+        init(_ events: SessionEvents) {
+            iterator = events.makeAsyncIterator()
+        }
+
+        mutating func read(upTo number: Int64) async throws -> [SessionEvent] {
+            var read: [SessionEvent] = []
+            let deadline = ContinuousClock.now + .seconds(60)
+            while read.last.map({ $0.sequence < number }) ?? true {
+                guard ContinuousClock.now < deadline else { throw Timeout(number: number, read: read.map(\.sequence)) }
+                guard let event = try await iterator.next() else { break }
+                read.append(event)
+            }
+            all += read
+            return read
+        }
+
+        struct Timeout: Error { var number: Int64; var read: [Int64] }
     }
 }
 

@@ -143,7 +143,8 @@ final class ServeProcess: @unchecked Sendable {
         var result: Result<pid_t, any Error>?
     }
 
-    init(_ arguments: [String]) throws {
+    /// - Parameter environment: set for the server beside the test's own.
+    init(_ arguments: [String], environment: [String: String] = [:]) throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)").path
         out = base + ".out"
         err = base + ".err"
@@ -155,7 +156,7 @@ final class ServeProcess: @unchecked Sendable {
             ? ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--"] + gateway : gateway
         let spawned = Spawned(), exit = self.exit
         Thread {
-            let result = Result { try Self.spawn(command, standardOutput: outFD, standardError: errFD) }
+            let result = Result { try Self.spawn(command, environment: environment, standardOutput: outFD, standardError: errFD) }
             spawned.result = result
             spawned.done.signal()
             guard case .success(let pid) = result else { return }
@@ -176,7 +177,7 @@ final class ServeProcess: @unchecked Sendable {
             .map { unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self) }
     }()
 
-    private static func spawn(_ command: [String], standardOutput: Int32, standardError: Int32) throws -> pid_t {
+    private static func spawn(_ command: [String], environment: [String: String], standardOutput: Int32, standardError: Int32) throws -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -185,7 +186,7 @@ final class ServeProcess: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, standardError, 2)
         _ = addCloseFrom?(&actions, 3)
         let argv = command.map { strdup($0) } + [nil]
-        let envp = ProcessInfo.processInfo.environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        let envp = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
         defer {
             for pointer in argv { free(pointer) }
             for pointer in envp { free(pointer) }
@@ -211,10 +212,21 @@ final class ServeProcess: @unchecked Sendable {
         throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "gateway serve did not start: \(stdout) \(stderr)"])
     }
 
-    /// SIGTERM, then the exit (waited for on a thread of its own).
+    /// SIGTERM, then the exit.
     func stop() async -> ChildProcess.Termination? {
+        await signal(SIGTERM)
+    }
+
+    /// SIGKILL (a host that dies mid-call, with no chance to record
+    /// anything), then the exit.
+    func kill() async -> ChildProcess.Termination? {
+        await signal(SIGKILL)
+    }
+
+    /// Sends `signal`, then waits for the exit on a thread of its own.
+    private func signal(_ signal: Int32) async -> ChildProcess.Termination? {
         stopped.withLock { $0 = true }
-        kill(pid, SIGTERM)
+        Glibc.kill(pid, signal)
         let exit = self.exit
         return await withCheckedContinuation { continuation in
             Thread {
@@ -228,7 +240,7 @@ final class ServeProcess: @unchecked Sendable {
     /// A test that failed before stopping it leaves no server behind.
     deinit {
         if !stopped.withLock({ $0 }) {
-            kill(pid, SIGKILL)
+            Glibc.kill(pid, SIGKILL)
             exit.ended.wait()
         }
         unlink(out)

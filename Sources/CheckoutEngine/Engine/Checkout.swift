@@ -39,6 +39,8 @@ public final class Checkout: Sendable {
     let breakers = Mutex<[String: CircuitBreaker]>([:])
     let fingerprinter: Fingerprinter
     let sealer: InstrumentSealer
+    /// Relays other hosts' events (``relayOtherHostsEvents()``), once started.
+    let relay = Mutex<Task<Void, Never>?>(nil)
     /// This engine's name among the hosts that share its store: what it
     /// claims due reconciliation work under (``Reconciler``).
     public let engineID = Identifiers.make("eng")
@@ -57,6 +59,10 @@ public final class Checkout: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
+    }
+
+    deinit {
+        relay.withLock { $0?.cancel() }
     }
 
     // MARK: Sessions
@@ -167,7 +173,47 @@ public final class Checkout: Sendable {
                        buffer: Int = SessionEvents.defaultBuffer) async throws(Problem) -> SessionEvents {
         try await guarded {
             _ = try await load(id, mode: mode)
+            relayOtherHostsEvents()
             return SessionEvents(sessionID: id, after: after, store: store, hub: hub, buffer: max(buffer, 1))
+        }
+    }
+
+    /// On a store several hosts share (``CommittedEventFeed``), hands the
+    /// events other hosts commit to this host's readers, from the first
+    /// stream opened on: for each notice of a session someone reads here, the
+    /// events after the last one its readers were handed are read from the
+    /// store and published (a reader drops what it has, and fills any gap
+    /// from the store: ``SessionEvents``). After a lost feed, every watched
+    /// session is read again.
+    func relayOtherHostsEvents() {
+        guard let feed = store as? any CommittedEventFeed else { return }
+        relay.withLock { running in
+            guard running == nil else { return }
+            let notices = feed.committedEvents()
+            running = Task { [weak self] in
+                for await notice in notices {
+                    guard let self else { return }
+                    switch notice {
+                    case .recorded(let session, let last):
+                        let (watched, delivered) = self.hub.watching(session)
+                        guard watched, (delivered ?? 0) < last else { continue }
+                        await self.publishRecorded(session, after: delivered ?? last - 1)
+                    case .resync:
+                        for (session, delivered) in self.hub.watched() {
+                            await self.publishRecorded(session, after: delivered ?? 0)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func publishRecorded(_ session: String, after: Int64) async {
+        do {
+            hub.publish(try await store.events(ofSession: session, after: after))
+        } catch {
+            // The readers fill the gap from the store with the next event.
+            logger.warning("events of \(session) committed by another host could not be read: \(error)")
         }
     }
 

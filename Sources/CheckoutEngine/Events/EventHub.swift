@@ -25,10 +25,12 @@ final class EventHub: Sendable {
         let id = nextID.add(1, ordering: .relaxed).newValue
         subscribers.withLock { $0[sessionID, default: [:]][id] = continuation }
         continuation.onTermination = { [weak self] _ in
-            self?.subscribers.withLock { all in
+            let nobody = self?.subscribers.withLock { all -> Bool in
                 all[sessionID]?[id] = nil
                 if all[sessionID]?.isEmpty == true { all[sessionID] = nil }
+                return all[sessionID] == nil
             }
+            if nobody == true { self?.lastDelivered.withLock { $0[sessionID] = nil } }
         }
         return stream
     }
@@ -49,8 +51,28 @@ final class EventHub: Sendable {
         }
     }
 
+    /// The sessions someone is reading now, with the number of the last event
+    /// handed to their readers (nil: none yet).
+    func watched() -> [(session: String, last: Int64?)] {
+        let sessions = subscribers.withLock { Array($0.keys) }
+        return lastDelivered.withLock { last in sessions.map { ($0, last[$0]) } }
+    }
+
+    /// Whether someone reads `sessionID` now, and the number of the last
+    /// event handed to its readers.
+    func watching(_ sessionID: String) -> (watched: Bool, last: Int64?) {
+        let watched = subscribers.withLock { $0[sessionID] != nil }
+        return (watched, watched ? lastDelivered.withLock { $0[sessionID] } : nil)
+    }
+
+    private let lastDelivered = Mutex<[String: Int64]>([:])
+
     private func deliver(_ events: [SessionEvent], to sessionID: String) {
         let targets = subscribers.withLock { $0[sessionID].map { Array($0.values) } ?? [] }
+        if targets.isEmpty { return }
+        if let newest = events.map(\.sequence).max() {
+            lastDelivered.withLock { $0[sessionID] = Swift.max($0[sessionID] ?? 0, newest) }
+        }
         for continuation in targets {
             for event in events {
                 guard case .enqueued = continuation.yield(event) else {

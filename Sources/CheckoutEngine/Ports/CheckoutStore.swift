@@ -195,3 +195,20 @@ public struct StoreRows: Sendable {
         }
     }
 }
+
+/// A store several hosts share tells each host of the events the others
+/// commit, so that an event stream open on one host sees a session's events
+/// whichever host wrote them. A store only one host uses need not.
+public protocol CommittedEventFeed: Sendable {
+    /// Notices of commits (any host's, this one's included), in the order
+    /// they were committed, until the store is closed.
+    func committedEvents() -> AsyncStream<CommittedEvents>
+}
+
+public enum CommittedEvents: Sendable, Equatable {
+    /// `session`'s events up to number `last` are recorded.
+    case recorded(session: String, last: Int64)
+    /// Notices may have been missed (the feed's connection was lost and is
+    /// back): every open stream should look at the store again.
+    case resync
+}
