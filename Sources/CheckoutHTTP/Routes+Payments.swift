@@ -5,6 +5,7 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PaymentGateway
+import PluginHost
 
 extension CheckoutAPI {
     /// Payment operations and the provider list.
@@ -46,8 +47,12 @@ extension CheckoutAPI {
             return Self.json(attempt)
         }
 
+        // The list is a bare array; the host's manifests digest (of the same
+        // records) is a header, X-Manifests-Digest, so the body keeps its shape.
         router.get("/v1/providers") { _, _ -> Response in
-            Self.json(Self.providersJSON(gateway))
+            let records = gateway.providerRecords
+            return Self.json(Self.providersJSON(gateway, records: records),
+                             headers: [Self.manifestsDigestHeader: ManifestDigest.host(records)])
         }
     }
 
@@ -90,15 +95,21 @@ extension CheckoutAPI {
         }
     }
 
+    /// `X-Manifests-Digest` of `GET /v1/providers`: ``ManifestDigest/host(_:)``
+    /// of the records listed, lower-case hex.
+    static let manifestsDigestHeader = HTTPField.Name("X-Manifests-Digest")!
+
     /// Each manifest's provider: id, version, mode (test or live, as it is
     /// routed: `--sandbox` runs the shipped providers as test), enabled, state
-    /// (with why when refused), methods, circuit state, isolation and health
-    /// (ready, restarting, quarantined with why; an isolated adapter's network confinement).
-    static func providersJSON(_ gateway: PaymentGateway) -> [UInt8] {
+    /// (with why when refused), manifest file and its SHA-256, methods, circuit
+    /// state, isolation and health (ready, restarting, quarantined with why;
+    /// an isolated adapter's network confinement). `records`: the gateway's
+    /// current ones when nil.
+    static func providersJSON(_ gateway: PaymentGateway, records: [ProviderRecord]? = nil) -> [UInt8] {
         let circuits = gateway.checkout.circuitStates()
         var writer = JSONWriter()
         writer.beginArray()
-        for record in gateway.providerRecords {
+        for record in records ?? gateway.providerRecords {
             writer.beginObject()
             writer.member("id", record.id)
             writer.member("version", record.version)
@@ -106,6 +117,7 @@ extension CheckoutAPI {
             if let enabled = record.enabled { writer.member("enabled", enabled) }
             writer.member("state", record.state.rawValue)
             writer.member("manifest", URL(fileURLWithPath: record.manifestPath).lastPathComponent)
+            writer.member("manifestSha256", record.manifestSha256)
             writer.key("methods")
             writer.beginArray()
             for method in record.methods { writer.string(method) }

@@ -13,7 +13,9 @@ import Synchronization
 ///   provider stops being offered and routed at once; its adapter instance
 ///   stays reachable for the attempts already made on it (``HostedProviders``).
 /// - A file that turns invalid (or whose adapter no longer loads) is refused
-///   and logged, and its last good state stays in force; so does every other
+///   and logged, and its last good state stays in force (with that state's
+///   ``ProviderRecord/manifestSha256``: the digest shows what runs, so this
+///   host differs from one that applied the change); so does every other
 ///   provider's. A new file that is invalid is refused on its own.
 public final class ManifestReloader: Sendable {
     /// What a reload did.

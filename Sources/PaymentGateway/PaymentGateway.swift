@@ -89,6 +89,13 @@ public final class PaymentGateway: Service, Sendable {
     /// What became of each manifest.
     public var providerRecords: [ProviderRecord] { providers.records }
 
+    /// The digest of every manifest this host has applied
+    /// (``ManifestDigest/host(_:)`` of ``providerRecords``): two hosts over
+    /// the same manifests report the same value, whatever their load order;
+    /// a host whose digest differs from the others' has not applied the same
+    /// manifests.
+    public var manifestsDigest: String { ManifestDigest.host(providerRecords) }
+
     /// Reconciles until graceful shutdown (or cancellation), then stops the
     /// adapters, letting their calls in flight finish within the grace period.
     public func run() async throws {

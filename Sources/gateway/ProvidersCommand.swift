@@ -11,9 +11,16 @@ struct ProvidersCommand: AsyncParsableCommand {
         defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Every manifest found, with its mode (test or live) and state (loaded, disabled or refused).")
+        static let configuration = CommandConfiguration(
+            abstract: "Every manifest found, with its mode (test or live), state (loaded, disabled or refused) and digest.",
+            discussion: """
+                DIGEST is the start of the SHA-256 of each manifest file; the last line, "manifests digest", \
+                is the digest of them all (the same as the X-Manifests-Digest of GET /v1/providers): a host \
+                whose digest differs from the others' has not applied the same manifests. With --json, that \
+                line goes to standard error, in full.
+                """)
         @OptionGroup var host: HostOptions
-        @Flag(name: .long, help: "Print a JSON array.") var json = false
+        @Flag(name: .long, help: "Print a JSON array (each provider's manifestSha256 in full).") var json = false
         @Flag(name: .long, help: "Log what the loader does to standard error.") var verbose = false
 
         func run() async throws {
@@ -23,12 +30,15 @@ struct ProvidersCommand: AsyncParsableCommand {
             do { records = try await ManifestReloader.onLoadingQueue { try ProviderRegistry.load(directory: directory, loader: loader) } }
             catch { throw ValidationError("cannot read the manifests folder \(directory.path): \(error.localizedDescription)") }
             let rows = records.map(ProviderRow.init)
+            let digest = ManifestDigest.host(records)
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+                // Standard output stays the JSON array scripts already read.
+                FileHandle.standardError.write(Data("manifests digest: \(digest)\n".utf8))
             } else {
-                print(ProviderRow.table(rows))
+                print(ProviderRow.table(rows, manifestsDigest: digest))
             }
             for record in records { await record.adapter?.shutdown(grace: .seconds(1)) }
         }
@@ -78,6 +88,8 @@ struct ProviderRow: Encodable {
     var reasonKind: String?
     var methods: [String]
     var manifest: String
+    /// SHA-256 of the manifest file's bytes (``ProviderRecord/manifestSha256``).
+    var manifestSha256: String?
     /// `in-process` or `process`.
     var isolation: String?
     /// For an isolated adapter: `confined`, or `not confined: <reason>`.
@@ -95,16 +107,23 @@ struct ProviderRow: Encodable {
         reasonKind = record.failure?.kind
         methods = record.methods
         manifest = record.manifestPath
+        manifestSha256 = record.manifestSha256
         isolation = record.manifest?.isolation.rawValue
         network = record.adapter?.networkConfinement?.description
         health = record.adapter.map { $0.health.name }
     }
 
-    static func table(_ rows: [ProviderRow]) -> String {
-        let header = ["ID", "VERSION", "MODE", "ENABLED", "STATE", "ISOLATION", "METHODS"]
-        let cells = rows.map { [$0.id ?? "?", $0.version ?? "?", $0.mode ?? "?", $0.enabled.map { $0 ? "yes" : "no" } ?? "?",
-                                $0.state.rawValue + ($0.health.map { $0 == "ready" ? "" : " (\($0))" } ?? ""),
-                                $0.isolation ?? "?", $0.methods.joined(separator: ",")] }
+    /// The table, then a line per isolated adapter and per refusal, then the
+    /// host's `manifests digest` (``ManifestDigest/host(_:)``); digests show
+    /// their first 12 hex digits.
+    static func table(_ rows: [ProviderRow], manifestsDigest: String) -> String {
+        let header = ["ID", "VERSION", "MODE", "ENABLED", "STATE", "ISOLATION", "DIGEST", "METHODS"]
+        let cells: [[String]] = rows.map { row -> [String] in
+            let digest: String = row.manifestSha256.map { String($0.prefix(12)) } ?? "?"
+            return [row.id ?? "?", row.version ?? "?", row.mode ?? "?", row.enabled.map { $0 ? "yes" : "no" } ?? "?",
+                    row.state.rawValue + (row.health.map { $0 == "ready" ? "" : " (\($0))" } ?? ""),
+                    row.isolation ?? "?", digest, row.methods.joined(separator: ",")]
+        }
         let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max()! }
         func line(_ values: [String]) -> String {
             zip(values, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
@@ -118,6 +137,7 @@ struct ProviderRow: Encodable {
             out.append("\(row.id ?? (row.manifest as NSString).lastPathComponent) refused: \(row.reason!)")
         }
         if rows.isEmpty { out.append("(no manifests)") }
+        out.append("manifests digest: \(manifestsDigest.prefix(12))")
         return out.joined(separator: "\n")
     }
 }

@@ -5,6 +5,8 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import PaymentGateway
+import PluginHost
 import Testing
 
 /// Every route's success and failure paths, in process (HummingbirdTesting's router client).
@@ -170,6 +172,67 @@ import Testing
             #expect(try await client.json(.get, "/readyz").status == 200)
         }
         await fixture.gateway.shutdown()
+    }
+
+    /// Each provider shows the SHA-256 of its manifest file's bytes, and the
+    /// response the host's digest of them all (`X-Manifests-Digest`): an edit
+    /// applied by a reload changes that provider's digest and the host's, and
+    /// a host over a copy of the same manifests (one file renamed, so loaded
+    /// in another order) reports the same host digest until it lags behind.
+    @Test func providersShowEachManifestsDigestAndTheHostsDigest() async throws {
+        let fixture = try APIFixture()
+        let twin = try APIFixture { manifests in
+            try FileManager.default.moveItem(at: manifests.appendingPathComponent("example-c.json"),
+                                             to: manifests.appendingPathComponent("zz-example-c.json"))
+        }
+        try await fixture.app().test(.router) { client in
+            let header = HTTPField.Name("X-Manifests-Digest")!
+            /// Each provider's `manifestSha256`, by manifest file name.
+            func digests(_ reply: Reply) throws -> [String: String] {
+                var digests: [String: String] = [:]
+                for provider in try #require(reply.json as? [[String: Any]]) {
+                    let file = try #require(provider["manifest"] as? String)
+                    digests[file] = try #require(provider["manifestSha256"] as? String, "\(file) has no manifestSha256")
+                }
+                return digests
+            }
+            func fileDigest(_ name: String) throws -> String {
+                LibraryStore.sha256Hex(try Data(contentsOf: fixture.manifests.appendingPathComponent(name)))
+            }
+            let before = try await client.json(.get, "/v1/providers")
+            let shown = try digests(before)
+            let files = try ManifestFile.list(in: fixture.manifests).map(\.lastPathComponent)
+            #expect(shown.keys.sorted() == files)
+            for (file, digest) in shown {
+                let expected = try fileDigest(file)
+                #expect(digest == expected, "\(file)")
+            }
+            let host = try #require(before.headers[header])
+            #expect(host.count == 64 && host.allSatisfy { "0123456789abcdef".contains($0) })
+            #expect(host == fixture.gateway.manifestsDigest)
+            // The same manifests, loaded in another order on another host: the same digest.
+            #expect(twin.gateway.providerRecords.compactMap(\.id) != fixture.gateway.providerRecords.compactMap(\.id))
+            #expect(twin.gateway.manifestsDigest == host)
+
+            // An edit applied: that provider's digest and the host's change, the others' do not.
+            let url = fixture.manifests.appendingPathComponent("mock.json")
+            let text = try String(contentsOf: url, encoding: .utf8)
+            let edited = text.replacingOccurrences(of: "\"priority\": 1000", with: "\"priority\": 900")
+            try #require(edited != text)
+            try Data(edited.utf8).write(to: url, options: .atomic)
+            #expect(try await fixture.gateway.manifests.reload().applied == ["mock.json"])
+            let after = try await client.json(.get, "/v1/providers")
+            let now = try digests(after)
+            let editedDigest = try fileDigest("mock.json")
+            #expect(now["mock.json"] == editedDigest && editedDigest != shown["mock.json"])
+            #expect(now.filter { $0.key != "mock.json" } == shown.filter { $0.key != "mock.json" })
+            let changed = try #require(after.headers[header])
+            #expect(changed != host && changed == fixture.gateway.manifestsDigest)
+            // The twin has not applied the edit: its digest shows it lags.
+            #expect(twin.gateway.manifestsDigest == host)
+        }
+        await fixture.gateway.shutdown()
+        await twin.gateway.shutdown()
     }
 
     @Test func withoutATokenTheAdminRoutesDoNotExist() async throws {

@@ -139,7 +139,7 @@ struct ProvidersModeOutputTests {
         #expect(rows.map(\.state) == ["loaded", "disabled", "loaded", "refused"])
 
         let table = try gateway([]).stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
-        #expect(table.first == ["ID", "VERSION", "MODE", "ENABLED", "STATE", "ISOLATION", "METHODS"])
+        #expect(table.first == ["ID", "VERSION", "MODE", "ENABLED", "STATE", "ISOLATION", "DIGEST", "METHODS"])
         let modeByID = Dictionary(table.dropFirst().prefix(4).map { ($0[0], $0[2]) }, uniquingKeysWith: { first, _ in first })
         #expect(modeByID == ["example-c": "test", "hyperpay": "live", "mock": "test", "acme": "?"])
     }

@@ -12,6 +12,15 @@ public struct ProviderRecord: Sendable {
     }
 
     public var manifestPath: String
+    /// SHA-256 (lower-case hex, ``ManifestDigest/file(_:)``) of the manifest
+    /// file's bytes this record was made from, as read from disk before
+    /// parsing. Loaded or disabled: the bytes applied. Refused: the bytes
+    /// that were refused, so ops see which version of the file it was. When
+    /// a running host refuses a change to a file that was good and keeps its
+    /// last good state (``ManifestReloader``), the record in force is the
+    /// last good one, digest included: what the host runs. Nil only when the
+    /// file could not be read.
+    public var manifestSha256: String?
     /// Nil only when the file did not say (not JSON, or no valid `id`).
     public var id: String?
     public var version: String?
@@ -68,6 +77,7 @@ public enum ProviderRegistry {
 
     private static func record(url: URL, reading: Result<Manifest, LoadFailure>, bytes: Data?) -> ProviderRecord {
         var record = ProviderRecord(manifestPath: url.path, state: .refused, methods: [])
+        record.manifestSha256 = bytes.map(ManifestDigest.file)
         switch reading {
         case .failure(let failure):
             record.failure = failure
