@@ -216,7 +216,7 @@ let package = Package(
             path: "Benchmarks/Bridge"),
         .executableTarget(
             name: "checkout-benchmark",
-            dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads"],
+            dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", "SQLiteCheckoutStore"],
             path: "Benchmarks/Checkout"),
 
         .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", .product(name: "Logging", package: "swift-log")],

@@ -12,12 +12,20 @@
 //   (1) durable: SQLite on disk (the embedded default);
 //   (2) baseline: the same engine on an in-memory SQLite store (no disk);
 //   (3) the bare bridge: the same number of authorize calls to the mock, no engine.
+//
+// `--compare-postgres --database postgres://USER@HOST:PORT/DB --database-password-file F` (issue 17):
+//   (a) one host: durable payments on PostgreSQL against SQLite on disk, alternated, five rounds;
+//   (b) two hosts against one on PostgreSQL: this program started again as one, then two worker
+//       processes (`--postgres-worker`), each a gateway with its own pool, started together; with the
+//       CPU time each process spent per payment (its own, and the PostgreSQL server's), which is what
+//       predicts how far more hosts on more machines would go.
 import CheckoutEngine
 import Foundation
 import GatewayPayloads
 import Logging
 import PaymentGateway
 import PluginHost
+import PostgresCheckoutStore
 import SQLiteCheckoutStore
 
 let arguments = CommandLine.arguments
@@ -122,6 +130,122 @@ func mockVariant(_ name: String, _ key: String, _ literal: String) throws -> Str
     try FileManager.default.copyItem(at: URL(fileURLWithPath: manifests), to: folder)
     _ = try ManifestCatalogue.setMember(key, to: literal, ofProvider: "mock", in: folder)
     return folder.path
+}
+
+/// The CPU time (user + system, seconds) this process has used.
+func ownCPUSeconds() -> Double {
+    var usage = rusage()
+    getrusage(RUSAGE_SELF.rawValue, &usage)
+    return Double(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
+}
+
+/// The CPU time every `postgres` process on the machine has used, and its
+/// exited children (seconds).
+func postgresCPUSeconds() -> Double {
+    let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+    var total = 0.0
+    for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+        guard let stat = try? String(contentsOfFile: "/proc/\(entry)/stat", encoding: .utf8),
+              let open = stat.firstIndex(of: "("), let close = stat.lastIndex(of: ")"),
+              stat[stat.index(after: open)..<close] == "postgres" else { continue }
+        let fields = stat[stat.index(close, offsetBy: 2)...].split(separator: " ")
+        // After the name: state is field 3, utime 14, stime 15, and the
+        // children's that were waited for, cutime 16 and cstime 17 (1-based,
+        // proc(5)): backends that exited count in the postmaster's.
+        guard fields.count > 14 else { continue }
+        total += fields[11...14].compactMap { Double($0) }.reduce(0, +) / ticks
+    }
+    return total
+}
+
+func postgresStore(schema: String) throws -> PostgresCheckoutStore {
+    let url = option("--database", "")
+    guard !url.isEmpty else { fatalError("--compare-postgres needs --database postgres://USER@HOST:PORT/DB (and --database-password-file F)") }
+    let password = try PostgresConfiguration.password(file: arguments.contains("--database-password-file") ? option("--database-password-file", "") : nil,
+                                                      environment: nil)
+    var configuration = try PostgresConfiguration(url: url, password: password)
+    configuration.schema = schema
+    configuration.poolSize = Int(option("--pool", "16"))!
+    return PostgresCheckoutStore(configuration: configuration)
+}
+
+if arguments.contains("--postgres-worker") {
+    // One host of (b): warms up, says "ready", waits for "go" on its input,
+    // runs its payments, prints its figures as one JSON line.
+    let store = try postgresStore(schema: option("--schema", "bench"))
+    _ = try await store.ready(within: .seconds(60))
+    let host = try gateway(store: store, data: scratch.appendingPathComponent("worker"))
+    let run = option("--run", "w")
+    _ = try await payments(host, run: "\(run)-warm", count: 1000)
+    FileHandle.standardOutput.write(Data("ready\n".utf8))
+    _ = readLine()
+    let cpu0 = ownCPUSeconds()
+    let figures = try await payments(host, run: run, count: payments)
+    let cpu = ownCPUSeconds() - cpu0
+    FileHandle.standardOutput.write(Data((String(format: #"{"perSecond":%.1f,"p50":%.1f,"p99":%.1f,"cpuMicrosecondsPerPayment":%.1f}"#,
+                                                  figures.perSecond, figures.p50, figures.p99, cpu * 1e6 / Double(payments)) + "\n").utf8))
+    await host.shutdown()
+    await store.close()
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
+
+if arguments.contains("--compare-postgres") {
+    let schema = "bench_" + UUID().uuidString.prefix(8).lowercased()
+    let store = try postgresStore(schema: schema)
+    _ = try await store.ready(within: .seconds(60))
+    let sqlite = try gateway(store: nil, data: scratch.appendingPathComponent("sqlite"))
+    let postgres = try gateway(store: store, data: scratch.appendingPathComponent("postgres"))
+    print("checkout benchmark, PostgreSQL against SQLite: \(payments) payments, \(concurrency) at a time, "
+          + "\(ProcessInfo.processInfo.activeProcessorCount) cores, pool \(store.configuration.poolSize)")
+    let median = try await compare("SQLite", sqlite, "PostgreSQL", postgres)
+    print(String(format: "(a) median ratio PostgreSQL/SQLite %.3f (goal at least 0.5)", median))
+
+    // (b) one host, then two, each a process of its own, on the same schema.
+    func hosts(_ count: Int, round: Int) async throws -> [String] {
+        var workers: [(Process, FileHandle, FileHandle)] = []
+        for index in 0..<count {
+            let worker = Process()
+            worker.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            worker.arguments = ["--postgres-worker", "--schema", schema, "--run", "h\(count)-r\(round)-w\(index)", "--payments", "\(payments)",
+                                "--concurrency", "\(concurrency)", "--manifests", manifests, "--database", option("--database", ""),
+                                "--pool", option("--pool", "16")]
+                + (arguments.contains("--database-password-file") ? ["--database-password-file", option("--database-password-file", "")] : [])
+            let input = Pipe(), output = Pipe()
+            worker.standardInput = input
+            worker.standardOutput = output
+            try worker.run()
+            workers.append((worker, input.fileHandleForWriting, output.fileHandleForReading))
+        }
+        func line(_ handle: FileHandle) -> String {
+            var bytes: [UInt8] = []
+            while let byte = try? handle.read(upToCount: 1), let first = byte.first, first != UInt8(ascii: "\n") { bytes.append(first) }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+        for (_, _, output) in workers { precondition(line(output) == "ready", "a worker did not start") }
+        let pg0 = postgresCPUSeconds()
+        for (_, input, _) in workers { input.write(Data("go\n".utf8)) }
+        let results = workers.map { line($0.2) }
+        let pgCPU = postgresCPUSeconds() - pg0
+        for (worker, _, _) in workers { worker.waitUntilExit() }
+        return results + [String(format: "%.1f", pgCPU * 1e6 / Double(payments * count))]
+    }
+    for round in 0..<3 {
+        for count in [1, 2] {
+            let figures = try await hosts(count, round: round)
+            let rows = figures.dropLast().compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Double] }
+            let total = rows.reduce(0) { $0 + ($1["perSecond"] ?? 0) }
+            print(String(format: "(b) round %d, %d host%@: %.0f payments/s in all; per host: %@; PostgreSQL CPU per payment %@ µs",
+                         round + 1, count, count == 1 ? "" : "s", total,
+                         rows.map { String(format: "%.0f/s p50 %.0f µs, CPU %.0f µs/payment", $0["perSecond"] ?? 0, $0["p50"] ?? 0, $0["cpuMicrosecondsPerPayment"] ?? 0) }
+                            .joined(separator: " | "), figures.last ?? "?"))
+        }
+    }
+    await sqlite.shutdown()
+    await postgres.shutdown()
+    await store.close()
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
 }
 
 if compareIsolation || compareInstruments {

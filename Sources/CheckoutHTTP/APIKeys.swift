@@ -132,8 +132,10 @@ public final class APIKeys: Sendable {
     // MARK: Checking a request
 
     /// What the `Authorization` header `field` (nil: none) comes to. Throws
-    /// only when the store cannot be read (a 503 when it is unavailable, else
-    /// a 500; never a 401 or an admission).
+    /// only when the store cannot be read (never a 401 or an admission):
+    /// ``StoreUnavailable`` as it is, which the API answers `503` with a
+    /// detail that does not repeat its reason (``ProblemMiddleware`` logs
+    /// it), else a 500.
     func verify(_ field: String?) async throws -> Verdict {
         guard let field, let token = Self.bearerToken(field) else {
             return .missing("the API needs Authorization: Bearer <key> (a gk_test_… or gk_live_… key; see gateway keys)")
@@ -150,9 +152,7 @@ public final class APIKeys: Sendable {
         let found: APIKeyRecord?
         do {
             found = try await store.apiKey(hash: hash)
-        } catch let unavailable as StoreUnavailable {
-            throw ProblemCatalog.problem(code: "store_unavailable", detail: "the API keys cannot be read: \(unavailable)")
-        } catch {
+        } catch let error where !(error is StoreUnavailable) {
             throw ProblemCatalog.problem(code: "internal_error", detail: "the API keys cannot be read: \(error)", retryable: true)
         }
         guard let found, Self.constantTimeEqual(found.hash, hash) else {

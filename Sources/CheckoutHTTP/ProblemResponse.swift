@@ -3,6 +3,7 @@ import Foundation
 import GatewayPayloads
 import HTTPTypes
 import Hummingbird
+import Logging
 import NIOCore
 
 /// Every error the API answers with is an RFC 9457 problem
@@ -10,7 +11,19 @@ import NIOCore
 /// What a `503 store_unavailable` tells a client to wait before trying
 /// again (`Retry-After`, seconds): about how long the store's pool takes to
 /// reconnect to a database that is back.
-let storeRetryAfterSeconds = 2
+let storeRetryAfterSeconds = StoreUnavailable.defaultRetryAfter
+
+extension ProblemCatalog {
+    /// The `503 store_unavailable` for a store failure met outside the
+    /// engine, with `error` logged (at warning, once: here) and not told:
+    /// its text may name the database's host, user and schema, and the
+    /// caller may not be authenticated (`/readyz`, an API key's lookup).
+    static func storeUnavailable(_ error: any Error, logger: Logger) -> Problem {
+        let why = error is StoreUnavailable ? "\(error)" : "the payment store does not answer: \(error)"
+        logger.warning("\(why)")
+        return problem(code: "store_unavailable", detail: StoreUnavailable.callerDetail(waiting: storeRetryAfterSeconds))
+    }
+}
 
 struct ProblemError: Error, HTTPResponseError {
     var problem: Problem
@@ -35,8 +48,8 @@ struct ProblemError: Error, HTTPResponseError {
         // RFC 9110: a 401 carries a challenge. The API's and the admin
         // API's set their own (``Unauthorized``); a webhook's names the
         // provider's signature, the only credential a notification has.
-        // The store is away (its database down or not answering): nothing
-        // was recorded, and trying again in a moment is what helps.
+        // The store is away (its database down or not answering): trying
+        // again in a moment (under the same idempotency key) is what helps.
         if problem.code == "store_unavailable" {
             headers[.retryAfter] = "\(storeRetryAfterSeconds)"
         }
@@ -75,7 +88,7 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
         } catch let unavailable as StoreUnavailable {
             // A route that reads the store itself (an API key's lookup, the
             // event stream) rather than through the engine's problems.
-            return ProblemError.response(for: ProblemCatalog.problem(code: "store_unavailable", detail: "\(unavailable)"))
+            return ProblemError.response(for: ProblemCatalog.storeUnavailable(unavailable, logger: context.logger))
         } catch let error as HTTPError where error.status == .notFound {
             guard let allowed = routes?.methods(forPath: request.uri.path) else {
                 return ProblemError.response(for: ProblemCatalog.problem(code: "not_found", detail: "no route for \(request.method) \(request.uri.path)"))

@@ -21,11 +21,12 @@ extension CheckoutAPI {
 
         // Ready when the store answers a read and at least one enabled
         // provider's adapter is loaded.
-        let readyz: @Sendable (Request, GatewayRequestContext) async throws -> Response = { _, _ in
+        let readyz: @Sendable (Request, GatewayRequestContext) async throws -> Response = { _, context in
             do {
                 _ = try await gateway.store.sessionVersion("readiness-probe")
             } catch {
-                throw ProblemError(ProblemCatalog.problem(code: "store_unavailable", detail: "the store does not answer: \(error)"))
+                // Anyone may ask: why is logged, not told.
+                throw ProblemError(ProblemCatalog.storeUnavailable(error, logger: context.logger))
             }
             let loaded = gateway.providerRecords.filter { $0.state == .loaded }.compactMap(\.id)
             guard !loaded.isEmpty else {

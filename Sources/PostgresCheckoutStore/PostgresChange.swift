@@ -1,98 +1,99 @@
 import CheckoutEngine
 import Foundation
+import GatewayPayloads
 import Logging
 import PostgresNIO
 
-/// A change made ready for writing (its document encoded before any
-/// connection is taken), then written in one transaction.
+/// A change made ready for writing (its document and its attempts' and
+/// events' rows encoded before any connection is taken), then written by
+/// one call of `gateway_commit` (``SQL/Commit``): one round trip, one
+/// transaction.
 ///
 /// A conflict is found by the statement that would write: the webhook's
 /// insert, the session's insert or version-checked update, the key's upsert
-/// each answer no row when another commit (on this host or another) got
-/// there first, and the change throws a ``StoreConflict``, which rolls the
-/// whole transaction back: nothing is half-written.
+/// each match no row when another commit (on this host or another) got
+/// there first, and the function raises its own SQLSTATE, which undoes the
+/// whole statement: nothing is half-written. It comes back here as the
+/// ``StoreConflict`` it means.
 struct PostgresChange: Sendable {
     private let session: StoreRows.SessionRow?
-    private let attempts: [StoreRows.AttemptRow]
+    private let attempts: String
     private let events: [SessionEvent]
+    private let eventRows: String
     private let answer: IdempotentAnswer?
     private let webhook: (provider: String, eventID: String, receivedAt: Double)?
 
     init(_ change: StoreChange) {
         let rows = StoreRows(change)
         session = rows.session
-        attempts = rows.attempts
+        var writer = JSONWriter(capacity: 64 * rows.attempts.count + 2)
+        writer.beginArray()
+        for attempt in rows.attempts {
+            writer.beginArray()
+            writer.string(attempt.id)
+            writer.string(attempt.providerID)
+            writer.string(attempt.status)
+            if let due = attempt.due { writer.double(due) } else { writer.null() }
+            writer.endArray()
+        }
+        writer.endArray()
+        attempts = String(decoding: writer.bytes, as: UTF8.self)
         events = change.events
+        writer = JSONWriter(capacity: 160 * change.events.count + 2)
+        writer.beginArray()
+        for event in change.events {
+            writer.beginArray()
+            writer.string(event.sessionID)
+            writer.double(event.at.timeIntervalSince1970)
+            writer.string(event.type)
+            for text in [event.attemptID, event.status, event.providerID] {
+                if let text { writer.string(text) } else { writer.null() }
+            }
+            if let amount = event.amount {
+                writer.integer(amount.value)
+                writer.string(amount.currency)
+            } else {
+                writer.null()
+                writer.null()
+            }
+            if let detail = event.detail { writer.string(detail) } else { writer.null() }
+            writer.endArray()
+        }
+        writer.endArray()
+        eventRows = String(decoding: writer.bytes, as: UTF8.self)
         answer = change.answer
         webhook = change.webhook.map { ($0.provider, $0.eventID, Date().timeIntervalSince1970) }
     }
 
-    /// Writes the change inside the caller's transaction; returns its events
-    /// with their numbers.
+    /// Writes the change; returns its events with their numbers.
     func write(_ connection: PostgresConnection, logger: Logger) async throws -> [SessionEvent] {
-        if let webhook {
-            let inserted = try await connection.rows(
-                SQL.InsertWebhook.self, .text(webhook.provider), .text(webhook.eventID), .float(webhook.receivedAt), logger: logger)
-            guard !inserted.isEmpty else { throw StoreConflict.duplicateWebhook(provider: webhook.provider, eventID: webhook.eventID) }
-        }
-        // The number of each session's last event once this change is written.
-        var last: [String: Int64] = [:]
-        if let session {
-            let row: PostgresRow?
-            if session.readVersion == 0 {
-                row = try await connection.rows(
-                    SQL.InsertSession.self, .text(session.id), .text(session.status), .int(session.amount), .text(session.currency),
-                    .text(session.orderID), .float(session.createdAt), .float(session.updatedAt), .float(session.expiresAt),
-                    .bytes(session.document), .int(Int64(session.events)), logger: logger).first
-            } else {
-                row = try await connection.rows(
-                    SQL.UpdateSession.self, .text(session.id), .text(session.status), .int(Int64(session.readVersion)), .int(session.amount),
-                    .text(session.currency), .text(session.orderID), .float(session.createdAt), .float(session.updatedAt),
-                    .float(session.expiresAt), .bytes(session.document), .int(Int64(session.events)), logger: logger).first
-            }
-            guard let row else { throw StoreConflict.staleSession(id: session.id, expected: session.readVersion) }
-            last[session.id] = try row.decode(Int64.self)
-            for attempt in attempts {
-                _ = try await connection.rows(
-                    SQL.WriteAttempt.self, .text(attempt.id), .text(session.id), .text(attempt.providerID), .text(attempt.status),
-                    .float(attempt.due), logger: logger)
+        let row: PostgresRow?
+        do {
+            row = try await connection.rows(
+                SQL.Commit.self,
+                .text(session?.id), .text(session?.status), .int(session.map { Int64($0.readVersion) }), .int(session?.amount),
+                .text(session?.currency), .text(session?.orderID), .float(session?.createdAt), .float(session?.updatedAt),
+                .float(session?.expiresAt), .bytes(session?.document), .int(session.map { Int64($0.events) }),
+                .text(attempts), .text(eventRows),
+                .text(answer?.key), .text(answer?.fingerprint), .bytes(answer?.body), .text(answer?.reference),
+                .float(answer?.createdAt.timeIntervalSince1970),
+                .text(webhook?.provider), .text(webhook?.eventID), .float(webhook?.receivedAt),
+                logger: logger).first
+        } catch let error as PSQLError {
+            switch error.serverInfo?[.sqlState] {
+            case "GWSTL": throw StoreConflict.staleSession(id: session?.id ?? "", expected: session?.readVersion ?? 0)
+            case "GWKEY": throw StoreConflict.duplicateKey(answer?.key ?? "")
+            case "GWWHK": throw StoreConflict.duplicateWebhook(provider: webhook?.provider ?? "", eventID: webhook?.eventID ?? "")
+            default: throw error
             }
         }
-        // Events of other sessions (never the engine's): each such session's
-        // count is taken first, under its row's lock (or its counter's).
-        var others: [String: Int64] = [:]
-        for event in events where event.sessionID != session?.id { others[event.sessionID, default: 0] += 1 }
-        for (id, count) in others.sorted(by: { $0.key < $1.key }) {
-            var row = try await connection.rows(SQL.CountOtherEvents.self, .text(id), .int(count), logger: logger).first
-            if row == nil {
-                row = try await connection.rows(SQL.CountRowlessEvents.self, .text(id), .int(count), logger: logger).first
-            }
-            guard let row else { throw StoredDataError(description: "no event count for session \(id)") }
-            last[id] = try row.decode(Int64.self)
-        }
-        // Numbered from each session's count, in the change's order.
-        var next: [String: Int64] = [:]
-        for (id, count) in last {
-            next[id] = count - (id == session?.id ? Int64(session!.events) : others[id] ?? 0) + 1
+        guard let row else { throw StoredDataError(description: "gateway_commit answered no row") }
+        let numbers = try row.decode([Int64].self)
+        guard numbers.count == events.count else {
+            throw StoredDataError(description: "gateway_commit numbered \(numbers.count) events of \(events.count)")
         }
         var stored = events
-        for index in stored.indices {
-            let event = stored[index]
-            guard let number = next[event.sessionID] else { continue }
-            _ = try await connection.rows(
-                SQL.InsertEvent.self, .text(event.sessionID), .int(number), .float(event.at.timeIntervalSince1970), .text(event.type),
-                .text(event.attemptID), .text(event.status), .text(event.providerID), .int(event.amount?.value),
-                .text(event.amount?.currency), .text(event.detail), logger: logger)
-            stored[index].sequence = number
-            next[event.sessionID] = number + 1
-        }
-        if let answer {
-            let written = try await connection.rows(
-                SQL.WriteKey.self, .text(answer.key), .text(answer.fingerprint), .bytes(answer.body), .text(answer.reference),
-                .float(answer.createdAt.timeIntervalSince1970), logger: logger)
-            // Bound to another request (by another host: the engine checked first).
-            guard !written.isEmpty else { throw StoreConflict.duplicateKey(answer.key) }
-        }
+        for index in stored.indices { stored[index].sequence = numbers[index] }
         return stored
     }
 }

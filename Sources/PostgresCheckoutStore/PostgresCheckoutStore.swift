@@ -78,27 +78,6 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         return try await bounded(client) { try await client.withConnection { try await body($0, logger) } }
     }
 
-    /// Runs `body` in one transaction within the configured deadline: all of
-    /// it is written or none. A ``StoreConflict`` thrown by `body` rolls back
-    /// and is rethrown as it is.
-    func transaction<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
-        let client = try pool.client()
-        let logger = self.logger
-        return try await bounded(client) {
-            do {
-                return try await client.withTransaction(logger: logger) { try await body($0, logger) }
-            } catch let failed as PostgresTransactionError {
-                if let conflict = failed.closureError as? StoreConflict { throw conflict }
-                if let lost = failed.commitError {
-                    // The COMMIT was sent and its answer lost: what was
-                    // written, if anything, is found by reading again.
-                    throw StoreUnavailable("the answer to a COMMIT was lost: \(Self.reason(lost))")
-                }
-                throw failed.closureError ?? failed.beginError ?? failed
-            }
-        }
-    }
-
     private enum Raced<T: Sendable>: Sendable {
         case value(T)
         case timedOut
@@ -189,7 +168,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
         let written = PostgresChange(change)
-        return try await transaction { connection, logger in try await written.write(connection, logger: logger) }
+        return try await withConnection { connection, logger in try await written.write(connection, logger: logger) }
     }
 
     public func session(_ id: String) async throws -> Session? {
@@ -246,7 +225,9 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     public func claimDueAttempts(at now: Date, limit: Int, claimant: String, until: Date) async throws -> [AttemptRef] {
-        let claimed = try await transaction { connection, logger in
+        // One statement (its own transaction): the rows it claims are locked
+        // from its SELECT to its end, and skipped by every other claim.
+        let claimed = try await withConnection { connection, logger in
             try await connection.rows(
                 SQL.ClaimDueAttempts.self, .float(now.timeIntervalSince1970), .int(Int64(limit)), .text(claimant),
                 .float(until.timeIntervalSince1970), logger: logger

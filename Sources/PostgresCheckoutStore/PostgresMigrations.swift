@@ -103,6 +103,113 @@ enum PostgresMigrations {
                 revoked_at float8)
             """,
         ]),
+        // A commit in one round trip: the same writes as v1's statements, in
+        // one function the commit calls as a single statement (its own
+        // transaction). A conflict raises its own SQLSTATE, which undoes the
+        // whole statement: GWSTL stale session, GWKEY key bound to another
+        // request (or answered), GWWHK notification already applied.
+        Migration(name: "v2: commits in one round trip (gateway_commit)", statements: [
+            """
+            CREATE FUNCTION gateway_commit(
+                s_id text, s_status text, s_read_version bigint, s_amount bigint, s_currency text, s_order_id text,
+                s_created_at float8, s_updated_at float8, s_expires_at float8, s_document bytea, s_events bigint,
+                p_attempts jsonb, p_events jsonb,
+                k_key text, k_fingerprint text, k_body bytea, k_reference text, k_created_at float8,
+                w_provider text, w_event text, w_received_at float8)
+            RETURNS bigint[] LANGUAGE plpgsql AS $$
+            DECLARE
+                own_last bigint;
+                own_next bigint;
+                other record;
+                other_last bigint;
+                starts jsonb := '{}';
+                item jsonb;
+                sid text;
+                n bigint;
+                numbers bigint[] := '{}';
+            BEGIN
+                IF w_provider IS NOT NULL THEN
+                    INSERT INTO webhook (provider_id, event_id, received_at) VALUES (w_provider, w_event, w_received_at)
+                        ON CONFLICT DO NOTHING;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION 'notification % of % already applied', w_event, w_provider USING ERRCODE = 'GWWHK';
+                    END IF;
+                END IF;
+                IF s_id IS NOT NULL THEN
+                    IF s_read_version = 0 THEN
+                        INSERT INTO session (id, status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, events)
+                            VALUES (s_id, s_status, 1, s_amount, s_currency, s_order_id, s_created_at, s_updated_at, s_expires_at, s_document, s_events)
+                            ON CONFLICT (id) DO NOTHING
+                            RETURNING events INTO own_last;
+                    ELSE
+                        UPDATE session SET status = s_status, version = s_read_version + 1, amount = s_amount, currency = s_currency,
+                                order_id = s_order_id, created_at = s_created_at, updated_at = s_updated_at, expires_at = s_expires_at,
+                                document = s_document, events = events + s_events
+                            WHERE id = s_id AND version = s_read_version
+                            RETURNING events INTO own_last;
+                    END IF;
+                    IF own_last IS NULL THEN
+                        RAISE EXCEPTION 'session % is not at version %', s_id, s_read_version USING ERRCODE = 'GWSTL';
+                    END IF;
+                    IF s_events > 0 THEN
+                        PERFORM pg_notify('gateway_events', s_id || ':' || own_last);
+                    END IF;
+                    own_next := own_last - s_events + 1;
+                    INSERT INTO attempt (id, session_id, provider_id, status, due_at)
+                        SELECT a->>0, s_id, a->>1, a->>2, (a->>3)::float8 FROM jsonb_array_elements(p_attempts) AS a
+                        ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL
+                        WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at;
+                END IF;
+                -- Events of other sessions than the change's own (tools write
+                -- these, not the engine): each session's count first.
+                FOR other IN
+                    SELECT e->>0 AS session_id, count(*) AS events FROM jsonb_array_elements(p_events) AS e
+                    WHERE s_id IS NULL OR e->>0 <> s_id GROUP BY 1 ORDER BY 1
+                LOOP
+                    other_last := NULL;
+                    UPDATE session SET events = events + other.events WHERE id = other.session_id RETURNING events INTO other_last;
+                    IF other_last IS NULL THEN
+                        INSERT INTO event_counter (session_id, last) VALUES (other.session_id, other.events)
+                            ON CONFLICT (session_id) DO UPDATE SET last = event_counter.last + excluded.last
+                            RETURNING last INTO other_last;
+                    END IF;
+                    PERFORM pg_notify('gateway_events', other.session_id || ':' || other_last);
+                    starts := starts || jsonb_build_object(other.session_id, other_last - other.events + 1);
+                END LOOP;
+                FOR item IN SELECT value FROM jsonb_array_elements(p_events) WITH ORDINALITY AS t(value, position) ORDER BY position LOOP
+                    sid := item->>0;
+                    IF sid = s_id THEN
+                        n := own_next;
+                        own_next := own_next + 1;
+                    ELSE
+                        n := (starts->>sid)::bigint;
+                        starts := starts || jsonb_build_object(sid, n + 1);
+                    END IF;
+                    INSERT INTO event (session_id, number, at, type, attempt_id, status, provider_id, amount, currency, detail)
+                        VALUES (sid, n, (item->>1)::float8, item->>2, item->>3, item->>4, item->>5, (item->>6)::bigint, item->>7, item->>8);
+                    numbers := numbers || n;
+                END LOOP;
+                IF k_key IS NOT NULL THEN
+                    INSERT INTO idempotency (key, fingerprint, body, reference, created_at)
+                        VALUES (k_key, k_fingerprint, k_body, k_reference, k_created_at)
+                        ON CONFLICT (key) DO UPDATE SET body = excluded.body, reference = excluded.reference
+                        WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint;
+                    IF NOT FOUND THEN
+                        RAISE EXCEPTION 'idempotency key % is bound to another request, or answered', k_key USING ERRCODE = 'GWKEY';
+                    END IF;
+                END IF;
+                RETURN numbers;
+            END $$
+            """,
+        ]),
+        // A session's document and a key's answer are a few kilobytes (an
+        // answer holds the session's forms): past the default 2 kB a row is
+        // compressed (pglz) on every write, the largest CPU cost of a commit.
+        // Rows up to a page's size are kept as they are instead.
+        Migration(name: "v3: documents and answers kept uncompressed up to a page", statements: [
+            "ALTER TABLE session SET (toast_tuple_target = 8160)",
+            "ALTER TABLE idempotency SET (toast_tuple_target = 8160)",
+        ]),
     ]
 
     /// Applies the migrations `connection`'s schema lacks; answers every

@@ -134,88 +134,25 @@ enum SQL {
         static let types: [PostgresDataType] = [.text, .text]
     }
 
-    // MARK: A commit (one transaction)
+    // MARK: A commit
 
-    /// Nothing is inserted for a notification already applied: no row back.
-    enum InsertWebhook: StatementText {
-        static let sql = "INSERT INTO webhook (provider_id, event_id, received_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING 1"
-        static let types: [PostgresDataType] = [.text, .text, .float8]
-    }
-
-    /// A new session; no row back when its id exists (a stale "new" session).
-    /// Tells listening hosts of its events (sent at COMMIT, not before).
-    enum InsertSession: StatementText {
+    /// The whole change in one round trip: `gateway_commit` (migration v2)
+    /// writes it as one statement, its own transaction, and answers the
+    /// numbers given to its events, in order. Documents arrays are JSON
+    /// (`[[id, provider, status, due], ...]`, `[[session, at, type, attempt,
+    /// status, provider, amount, currency, detail], ...]`): nullable elements
+    /// have no array encoding of their own.
+    enum Commit: StatementText {
         static let sql = """
-            INSERT INTO session (id, status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, events)
-            VALUES ($1, $2, 1, $3, $4, $5, $6, $7, $8, $9, $10)
-            ON CONFLICT (id) DO NOTHING
-            RETURNING events, pg_notify('gateway_events', id || ':' || events)
+            SELECT gateway_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13::jsonb,
+                                  $14, $15, $16, $17, $18, $19, $20, $21)
             """
-        static let types: [PostgresDataType] = [.text, .text, .int8, .text, .text, .float8, .float8, .float8, .bytea, .int8]
-    }
-
-    /// Writes nothing unless the stored version is the one read: a commit
-    /// waiting on another's row lock re-reads the row when it is released,
-    /// finds the new version and matches no row.
-    enum UpdateSession: StatementText {
-        static let sql = """
-            UPDATE session SET status = $2, version = $3 + 1, amount = $4, currency = $5, order_id = $6, created_at = $7,
-                updated_at = $8, expires_at = $9, document = $10, events = events + $11
-            WHERE id = $1 AND version = $3
-            RETURNING events, pg_notify('gateway_events', id || ':' || events)
-            """
-        static let types: [PostgresDataType] = [.text, .text, .int8, .int8, .text, .text, .float8, .float8, .float8, .bytea, .int8]
-    }
-
-    /// An attempt's row; a change of its status or due time ends any claim
-    /// on it (the work claimed was done, or is due again).
-    enum WriteAttempt: StatementText {
-        static let sql = """
-            INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL
-            WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at
-            """
-        static let types: [PostgresDataType] = [.text, .text, .text, .text, .float8]
-    }
-
-    /// Events of another session than the change's own (the engine commits
-    /// none; tools may): numbered from that session's count, or from a
-    /// counter of their own for a session with no row.
-    enum CountOtherEvents: StatementText {
-        static let sql = """
-            UPDATE session SET events = events + $2 WHERE id = $1
-            RETURNING events, pg_notify('gateway_events', id || ':' || events)
-            """
-        static let types: [PostgresDataType] = [.text, .int8]
-    }
-
-    enum CountRowlessEvents: StatementText {
-        static let sql = """
-            INSERT INTO event_counter (session_id, last) VALUES ($1, $2)
-            ON CONFLICT (session_id) DO UPDATE SET last = event_counter.last + excluded.last
-            RETURNING last, pg_notify('gateway_events', session_id || ':' || last)
-            """
-        static let types: [PostgresDataType] = [.text, .int8]
-    }
-
-    enum InsertEvent: StatementText {
-        static let sql = """
-            INSERT INTO event (session_id, number, at, type, attempt_id, status, provider_id, amount, currency, detail)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-            """
-        static let types: [PostgresDataType] = [.text, .int8, .float8, .text, .text, .text, .text, .int8, .text, .text]
-    }
-
-    /// A key is written when it is new, or filled in when an intent bound it
-    /// to this same request and it has no answer yet; else no row back.
-    enum WriteKey: StatementText {
-        static let sql = """
-            INSERT INTO idempotency (key, fingerprint, body, reference, created_at) VALUES ($1, $2, $3, $4, $5)
-            ON CONFLICT (key) DO UPDATE SET body = excluded.body, reference = excluded.reference
-            WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
-            RETURNING 1
-            """
-        static let types: [PostgresDataType] = [.text, .text, .bytea, .text, .float8]
+        static let types: [PostgresDataType] = [
+            .text, .text, .int8, .int8, .text, .text, .float8, .float8, .float8, .bytea, .int8,
+            .text, .text,
+            .text, .text, .bytea, .text, .float8,
+            .text, .text, .float8,
+        ]
     }
 
     // MARK: API keys

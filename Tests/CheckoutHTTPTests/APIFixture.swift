@@ -37,7 +37,10 @@ final class APIFixture: Sendable {
     /// - Parameter keyCache: how long the server trusts a verified key
     ///   (``APIKeys/cacheFor``); zero asks the store on every request.
     /// - Parameter editManifests: changes the scratch manifests folder before the gateway loads it.
-    init(adminToken: String? = nil, keyCache: Duration = .seconds(1), editManifests: (URL) throws -> Void = { _ in }) throws {
+    /// - Parameter storeInFront: the store the gateway and the API keys use, in front of ``store``
+    ///   (``store`` itself unless told).
+    init(adminToken: String? = nil, keyCache: Duration = .seconds(1), editManifests: (URL) throws -> Void = { _ in },
+         storeInFront: (SQLiteCheckoutStore) -> any CheckoutStore & APIKeyStore = { $0 }) throws {
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: folder.appendingPathComponent("manifests"))
         try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifests/schema"))
@@ -50,10 +53,11 @@ final class APIFixture: Sendable {
         let metrics = self.metrics
         configuration.callObserver = { metrics.adapterCall($0) }
         store = try SQLiteCheckoutStore(path: folder.appendingPathComponent("data/checkout.sqlite").path)
-        configuration.store = store
+        let served = storeInFront(store)
+        configuration.store = served
         gateway = try PaymentGateway(configuration: configuration, logger: logs.logger("gateway"))
         admin = adminToken.flatMap(AdminAccess.init(token:))
-        keys = APIKeys(store: store, cacheFor: keyCache)
+        keys = APIKeys(store: served, cacheFor: keyCache)
         for (secret, name) in [(Self.testKey, "fixture test key"), (Self.liveKey, "fixture live key")] {
             guard let record = APIKeys.record(forSecret: secret, name: name) else { throw CocoaError(.coderInvalidValue) }
             try store.createAPIKey(record)

@@ -89,6 +89,11 @@ extension Checkout {
 
     /// Hands a provider's notification to its adapter; a verified one drives
     /// the same transitions as a verify, once per provider event id.
+    ///
+    /// A notification that cannot be looked up or recorded (the store
+    /// unavailable or failing) is refused with the store's problem (a `503`
+    /// when it is unavailable), never answered as ignored: a provider
+    /// resends what was refused, and drops what was acknowledged.
     public func webhook(provider providerID: String, headers: [String: String], body: Data) async throws(Problem) -> WebhookOutcome {
         try await guarded {
             let provider = try self.provider(providerID)
@@ -97,10 +102,13 @@ extension Checkout {
             guard let result = await provider.webhook(request), result.verified else {
                 throw ProblemCatalog.problem(code: "webhook_unverified", detail: "\(providerID) could not verify this notification; nothing changed")
             }
-            if let eventID = result.eventId, (try? await store.hasWebhook(provider: providerID, eventID: eventID)) == true {
+            if let eventID = result.eventId, try await store.hasWebhook(provider: providerID, eventID: eventID) {
                 return .duplicate
             }
-            guard let paymentID = result.paymentId, let sessionID = try? await store.sessionID(ofAttempt: paymentID) else {
+            guard let paymentID = result.paymentId else {
+                return .ignored("the notification names no payment")
+            }
+            guard let sessionID = try await store.sessionID(ofAttempt: paymentID) else {
                 return .ignored("the notification names no payment this host made")
             }
             return try await locks.withLock(sessionID) {

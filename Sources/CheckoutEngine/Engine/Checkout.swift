@@ -321,10 +321,23 @@ public final class Checkout: Sendable {
         return committed
     }
 
+    /// The problem for a store failure, logged here (once: the problem is
+    /// not logged again).
+    ///
+    /// An unavailable store is met before a provider is called (nothing
+    /// reaches a provider for a change that could not be recorded first) and
+    /// also after, when the commit recording a provider's answer fails: the
+    /// detail says nothing of what was sent, only that a retry under the
+    /// same idempotency key is safe (the intent bound the key before the
+    /// call) and tells the outcome. It never names the store's location or
+    /// its error text (the reason is logged): a problem may reach callers
+    /// who are not authenticated.
     func storeProblem(_ error: any Error) -> Problem {
         if let unavailable = error as? StoreUnavailable {
             logger.warning("\(unavailable)")
-            return ProblemCatalog.problem(code: "store_unavailable", detail: "\(unavailable); nothing was sent to a provider for a change that could not be recorded first")
+            return ProblemCatalog.problem(
+                code: "store_unavailable",
+                detail: "\(unavailable.callerDetail); retrying with the same idempotency key is safe and learns this request's outcome")
         }
         logger.error("store failure: \(error)")
         return ProblemCatalog.problem(code: "provider_error", detail: "the payment store failed: \(error)", retryable: true)

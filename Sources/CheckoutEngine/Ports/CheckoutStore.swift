@@ -29,7 +29,8 @@ public protocol CheckoutStore: Sendable {
     /// processing ones whose engine lost its lease), oldest first.
     func dueAttempts(at now: Date, limit: Int) async throws -> [AttemptRef]
     /// Claims for `claimant` the live attempts due at `now` that no other
-    /// claimant holds, until `until`: what one reconciliation pass verifies.
+    /// claimant holds, until `until`: what one round of a reconciliation
+    /// pass verifies at once (``Reconciler``).
     /// Hosts sharing a store each get other attempts, so each due check runs
     /// on one host; a claim ends at `until`, or when the attempt's next
     /// commit changes its status or when it is due (the attempt is then due
@@ -61,18 +62,37 @@ extension CheckoutStore {
 /// this, or, for a commit whose end was not heard, what was written is
 /// found by reading again. The API answers `503 store_unavailable`,
 /// retryable, with a `Retry-After`.
+///
+/// `reason` (and so `description`) is for the logs only: it may name the
+/// database's host, port, user and schema and quote the database's error.
+/// A caller, who may not even be authenticated (`/readyz`, an API key's
+/// lookup), is told ``callerDetail`` and nothing more.
 public struct StoreUnavailable: Error, Sendable, CustomStringConvertible {
-    /// What failed, for ops (never a password).
+    /// What failed, for ops (never a password); never shown to callers.
     public var reason: String
     /// When a retry may succeed, in seconds.
     public var retryAfter: Int
 
-    public init(_ reason: String, retryAfter: Int = 2) {
+    /// How long a caller is told to wait when the store does not say: about
+    /// how long a pool takes to reconnect to a database that is back.
+    public static let defaultRetryAfter = 2
+
+    public init(_ reason: String, retryAfter: Int = StoreUnavailable.defaultRetryAfter) {
         self.reason = reason
         self.retryAfter = retryAfter
     }
 
+    /// For the logs: with the reason.
     public var description: String { "the payment store is unavailable: \(reason)" }
+
+    /// What a caller is told: that the store is unavailable and when to
+    /// retry, never where the store is or what it said.
+    public var callerDetail: String { Self.callerDetail(waiting: retryAfter) }
+
+    /// ``callerDetail`` for a wait of `seconds`.
+    public static func callerDetail(waiting seconds: Int) -> String {
+        "the payment store is unavailable; retry after \(seconds) seconds"
+    }
 }
 
 /// One atomic change.
