@@ -33,7 +33,10 @@ final class EventListener: Sendable {
 
     /// A new reader of the notices, from now on.
     func notices() -> AsyncStream<CommittedEvents> {
-        let (stream, continuation) = AsyncStream.makeStream(of: CommittedEvents.self, bufferingPolicy: .bufferingNewest(4096))
+        // Unbounded: a notice dropped here would be missed silently (no
+        // resync follows it); the reader (the engine's relay) only reads the
+        // store for sessions someone watches, and keeps up.
+        let (stream, continuation) = AsyncStream.makeStream(of: CommittedEvents.self)
         let id: Int? = readers.withLock { readers in
             guard !readers.closed else { return nil }
             readers.next += 1

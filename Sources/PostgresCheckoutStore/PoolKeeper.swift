@@ -67,6 +67,32 @@ final class PoolKeeper: Sendable {
         startRecovery()
     }
 
+    /// Whether the database answers a connection of the store's own (not the
+    /// pool's) within two seconds: tells a lost database from a busy pool.
+    func databaseAnswers() async -> Bool {
+        do {
+            let connection = try await PostgresConnection.connect(configuration: try connectionConfiguration(), id: 2, logger: logger)
+            defer { Task { try? await connection.close() } }
+            return try await withThrowingTaskGroup(of: Bool.self) { group in
+                group.addTask {
+                    try await connection.query("SELECT 1", logger: self.logger)
+                    return true
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(2))
+                    // Closing fails a SELECT that hangs (a statement sent is
+                    // not cancelled otherwise), so the probe never waits longer.
+                    try? await connection.close()
+                    return false
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? false
+            }
+        } catch {
+            return false
+        }
+    }
+
     /// Stops the pool and any recovery; every call fails from now on.
     func close() async {
         let running: Task<Void, Never>? = state.withLock { state in
@@ -149,19 +175,33 @@ final class PoolKeeper: Sendable {
         [("search_path", "\"\(configuration.schema)\""), ("application_name", "gateway")]
     }
 
+    /// What TLS checks (``PostgresConfiguration/TLSMode``): nothing of the
+    /// certificate for `prefer` and `require`, as libpq; the chain and the
+    /// host name for `verify-full`, against `sslrootcert` when given.
+    private func tlsConfiguration() -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        switch configuration.tls {
+        case .verifyFull:
+            if let roots = configuration.rootCertificate { tls.trustRoots = .file(roots) }
+        default:
+            tls.certificateVerification = .none
+        }
+        return tls
+    }
+
     private func connectionTLS() throws -> PostgresConnection.Configuration.TLS {
         switch configuration.tls {
         case .disable: .disable
-        case .prefer: .prefer(try NIOSSLContext(configuration: .makeClientConfiguration()))
-        case .require: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+        case .prefer: .prefer(try NIOSSLContext(configuration: tlsConfiguration()))
+        case .require, .verifyFull: .require(try NIOSSLContext(configuration: tlsConfiguration()))
         }
     }
 
     private func poolConfiguration() throws -> PostgresClient.Configuration {
         let tls: PostgresClient.Configuration.TLS = switch configuration.tls {
         case .disable: .disable
-        case .prefer: .prefer(.makeClientConfiguration())
-        case .require: .require(.makeClientConfiguration())
+        case .prefer: .prefer(tlsConfiguration())
+        case .require, .verifyFull: .require(tlsConfiguration())
         }
         var options = PostgresClient.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,

@@ -24,7 +24,7 @@ import Synchronization
 ///   the configured deadline; the pool reconnects by itself.
 /// - Each commit tells listening hosts of its session's new events
 ///   (`NOTIFY gateway_events`, sent when the transaction commits): see
-///   ``changes()``.
+///   ``committedEvents()``.
 public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedEventFeed, Sendable {
     public let configuration: PostgresConfiguration
     let logger: Logger
@@ -107,15 +107,26 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
                             timedOut = true
                             group.cancelAll()
                         case nil:
-                            throw StoreUnavailable("no answer within \(timeout)")
+                            throw DeadlinePassed(timeout: timeout, error: nil)
                         }
                     } catch {
                         group.cancelAll()
-                        if timedOut, !(error is StoreConflict) { throw StoreUnavailable("no answer within \(timeout): \(Self.reason(error))") }
+                        if timedOut, !(error is StoreConflict) { throw DeadlinePassed(timeout: timeout, error: error) }
                         throw error
                     }
                 }
             }
+        } catch let late as DeadlinePassed {
+            // No answer in time: a database gone, or a pool whose every
+            // connection is busy. Only the first drops the pool: a connection
+            // of the store's own asks the database directly.
+            let reason = "no answer within \(late.timeout)" + (late.error.map { ": \(Self.reason($0))" } ?? "")
+            if Task.isCancelled { throw StoreUnavailable(reason) }
+            if await pool.databaseAnswers() {
+                throw StoreUnavailable(reason + " (the database answers: every pooled connection was busy; a larger pool= or timeout= may be needed)")
+            }
+            pool.failed(client, reason: reason)
+            throw StoreUnavailable(reason)
         } catch {
             // The caller's own cancellation (a client gone) says nothing
             // about the database.
@@ -124,6 +135,11 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
             pool.failed(client, reason: unavailable.reason)
             throw unavailable
         }
+    }
+
+    private struct DeadlinePassed: Error {
+        var timeout: Duration
+        var error: (any Error)?
     }
 
     /// Whether `error` says the database cannot be reached now (rather than

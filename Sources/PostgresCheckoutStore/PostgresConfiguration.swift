@@ -3,7 +3,7 @@ import Foundation
 /// Where the PostgreSQL store connects, read from a `postgres://` URL and a
 /// password given apart from it.
 ///
-/// `postgres://USER@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require&pool=N&schema=NAME&timeout=SECONDS]`
+/// `postgres://USER@HOST[:PORT]/DATABASE[?sslmode=disable|prefer|require|verify-full&sslrootcert=FILE&pool=N&schema=NAME&timeout=SECONDS]`
 ///
 /// The password is never part of the URL: a URL that carries one is refused,
 /// so that it shows neither in a process list nor in a log. It comes from a
@@ -25,9 +25,18 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
     /// statements) before it answers ``CheckoutEngine/StoreUnavailable``.
     public var callTimeout: Duration
 
+    /// As libpq's `sslmode`: `disable` plain; `prefer` TLS when the server
+    /// offers it, else plain; `require` TLS, the server's certificate not
+    /// checked (encryption against eavesdropping only); `verify-full` TLS
+    /// with the certificate checked against the system's roots, or
+    /// ``rootCertificate``, for the host named.
     public enum TLSMode: String, Sendable {
         case disable, prefer, require
+        case verifyFull = "verify-full"
     }
+    /// With `verify-full`: a PEM file of the roots to trust (libpq's
+    /// `sslrootcert`) instead of the system's.
+    public var rootCertificate: String?
 
     public init(host: String, port: Int = 5432, username: String, password: String?, database: String,
                 schema: String = "public", tls: TLSMode = .prefer, poolSize: Int = 10, callTimeout: Duration = .seconds(5)) {
@@ -66,9 +75,14 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
             switch item.name {
             case "sslmode":
                 guard let mode = TLSMode(rawValue: value) else {
-                    throw Invalid(description: "--database: sslmode must be disable, prefer or require, got \(value)")
+                    throw Invalid(description: "--database: sslmode must be disable, prefer, require or verify-full, got \(value)")
                 }
                 tls = mode
+            case "sslrootcert":
+                guard FileManager.default.isReadableFile(atPath: value) else {
+                    throw Invalid(description: "--database: sslrootcert \(value) cannot be read")
+                }
+                rootCertificate = value
             case "pool":
                 guard let size = Int(value), (1...500).contains(size) else {
                     throw Invalid(description: "--database: pool must be a number of connections from 1 to 500, got \(value)")
@@ -85,7 +99,7 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
                 }
                 callTimeout = .milliseconds(Int64(seconds * 1000))
             default:
-                throw Invalid(description: "--database: unknown parameter \(item.name) (known: sslmode, pool, schema, timeout)")
+                throw Invalid(description: "--database: unknown parameter \(item.name) (known: sslmode, sslrootcert, pool, schema, timeout)")
             }
         }
     }
@@ -101,7 +115,8 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
             guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
                 throw Invalid(description: "--database-password-file \(file) cannot be read")
             }
-            let password = text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            // The first line, without its end (\n, or \r\n: one Character in Swift).
+            let password = text.split(maxSplits: 1, omittingEmptySubsequences: false, whereSeparator: \.isNewline).first.map(String.init) ?? ""
             guard !password.isEmpty else { throw Invalid(description: "--database-password-file \(file) is empty") }
             return password
         }
@@ -116,7 +131,9 @@ public struct PostgresConfiguration: Sendable, CustomStringConvertible {
 
     /// The URL as ops may see it: no password, whatever was given.
     public var description: String {
-        "postgres://\(username)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)&pool=\(poolSize)&schema=\(schema)"
+        let seconds = Double(callTimeout.components.seconds) + Double(callTimeout.components.attoseconds) / 1e18
+        return "postgres://\(username)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)&pool=\(poolSize)&schema=\(schema)&timeout=\(seconds)"
+            + (rootCertificate.map { "&sslrootcert=\($0)" } ?? "")
     }
 
     static func isPlainName(_ name: String) -> Bool {

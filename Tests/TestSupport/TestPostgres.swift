@@ -25,7 +25,7 @@ public enum TestPostgres {
     public static var requiredButMissing: Bool { !isAvailable && environment["CI"] != nil }
 
     /// The cluster's data folder and `scripts/test-postgres`, for tests that
-    /// stop and start a cluster of their own (``newCluster()``).
+    /// stop and start a cluster of their own (`scripts/test-postgres cluster DIR`).
     public static var root: String? { environment["GATEWAY_TEST_POSTGRES_ROOT"] }
     public static var script: String? { environment["GATEWAY_TEST_POSTGRES_SCRIPT"] }
 
