@@ -174,7 +174,11 @@ if arguments.contains("--postgres-worker") {
     // runs its payments, prints its figures as one JSON line.
     let store = try postgresStore(schema: option("--schema", "bench"))
     _ = try await store.ready(within: .seconds(60))
-    let host = try gateway(store: store, data: scratch.appendingPathComponent("worker"))
+    // Hosts on one database share the idempotency fingerprint key (docs/postgresql.md).
+    let data = scratch.appendingPathComponent("worker")
+    try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
+    try FileManager.default.copyItem(atPath: option("--idempotency-key", ""), toPath: data.appendingPathComponent("idempotency.key").path)
+    let host = try gateway(store: store, data: data)
     let run = option("--run", "w")
     _ = try await payments(host, run: "\(run)-warm", count: 1000)
     FileHandle.standardOutput.write(Data("ready\n".utf8))
@@ -209,7 +213,8 @@ if arguments.contains("--compare-postgres") {
             worker.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
             worker.arguments = ["--postgres-worker", "--schema", schema, "--run", "h\(count)-r\(round)-w\(index)", "--payments", "\(payments)",
                                 "--concurrency", "\(concurrency)", "--manifests", manifests, "--database", option("--database", ""),
-                                "--pool", option("--pool", "16")]
+                                "--pool", option("--pool", "16"),
+                                "--idempotency-key", scratch.appendingPathComponent("postgres/idempotency.key").path]
                 + (arguments.contains("--database-password-file") ? ["--database-password-file", option("--database-password-file", "")] : [])
             let input = Pipe(), output = Pipe()
             worker.standardInput = input

@@ -21,6 +21,9 @@ final class PoolKeeper: Sendable {
     private enum State {
         case up(PostgresClient, Task<Void, Never>)
         case down(reason: String)
+        /// For good (this host's fingerprint key is not the others'): no
+        /// reconnecting until the host is restarted.
+        case refused(reason: String)
         case closed
     }
 
@@ -29,6 +32,31 @@ final class PoolKeeper: Sendable {
     private let state = Mutex<State>(.down(reason: "connecting"))
     private let recovery = Mutex<Task<Void, Never>?>(nil)
     private let applied = Mutex<[String]>([])
+    /// The fingerprint key's check this host expects (``SharedFingerprintKey``).
+    private let keyCheck = Mutex<String?>(nil)
+
+    func expectKeyCheck(_ check: String) {
+        keyCheck.withLock { $0 = check }
+    }
+
+    /// Records `check` when the database has none, and refuses (throws
+    /// ``KeyMismatch``) when it has another.
+    static func agree(on check: String, _ connection: PostgresConnection, logger: Logger) async throws {
+        let rows = try await connection.query("""
+            WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ('idempotency_key', \(check))
+                              ON CONFLICT (name) DO NOTHING RETURNING value)
+            SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = 'idempotency_key' LIMIT 1
+            """, logger: logger).collect()
+        guard let kept = try rows.first?.decode(String.self), kept == check else { throw KeyMismatch() }
+    }
+
+    struct KeyMismatch: Error, CustomStringConvertible {
+        var description: String {
+            "this host's idempotency fingerprint key (<data>/idempotency.key) is not the one the other hosts on this database use: "
+                + "copy theirs to this host (sha256sum of the file must print the same on every host) and restart it; "
+                + "it serves no request until then (docs/postgresql.md)"
+        }
+    }
 
     init(configuration: PostgresConfiguration, logger: Logger) {
         self.configuration = configuration
@@ -41,6 +69,7 @@ final class PoolKeeper: Sendable {
         switch state.withLock({ $0 }) {
         case .up(let client, _): return client
         case .down(let reason): throw StoreUnavailable("\(configuration) does not answer: \(reason)")
+        case .refused(let reason): throw StoreUnavailable(reason)
         case .closed: throw StoreUnavailable("the store is closed")
         }
     }
@@ -93,6 +122,18 @@ final class PoolKeeper: Sendable {
         }
     }
 
+    /// Refuses every call from now on, for `reason`, and drops the pool.
+    func refuse(reason: String) {
+        let dropped: Task<Void, Never>? = state.withLock { state in
+            if case .closed = state { return nil }
+            defer { state = .refused(reason: reason) }
+            if case .up(_, let running) = state { return running }
+            return nil
+        }
+        recovery.withLock { $0 }?.cancel()
+        dropped?.cancel()
+    }
+
     /// Stops the pool and any recovery; every call fails from now on.
     func close() async {
         let running: Task<Void, Never>? = state.withLock { state in
@@ -120,9 +161,12 @@ final class PoolKeeper: Sendable {
                 let client = PostgresClient(configuration: try poolConfiguration(), backgroundLogger: logger)
                 let running = Task { await client.run() }
                 let closed = state.withLock { state -> Bool in
-                    if case .closed = state { return true }
-                    state = .up(client, running)
-                    return false
+                    switch state {
+                    case .closed, .refused: return true
+                    default:
+                        state = .up(client, running)
+                        return false
+                    }
                 }
                 if closed {
                     running.cancel()
@@ -130,12 +174,19 @@ final class PoolKeeper: Sendable {
                     logger.info("PostgreSQL store ready: \(configuration), \(names.count) migrations applied")
                 }
                 return
+            } catch let mismatch as KeyMismatch {
+                logger.critical("\(mismatch)")
+                refuse(reason: mismatch.description)
+                return
             } catch {
                 let reason = PostgresCheckoutStore.reason(error)
                 let closed = state.withLock { state -> Bool in
-                    if case .closed = state { return true }
-                    state = .down(reason: reason)
-                    return false
+                    switch state {
+                    case .closed, .refused: return true
+                    default:
+                        state = .down(reason: reason)
+                        return false
+                    }
                 }
                 if closed { return }
                 logger.warning("PostgreSQL store not ready (\(configuration)): \(reason); trying again in \(wait)")
@@ -152,6 +203,7 @@ final class PoolKeeper: Sendable {
         do {
             try await connection.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \"\(configuration.schema)\""), logger: logger)
             let names = try await PostgresMigrations.migrate(connection, schema: configuration.schema, logger: logger)
+            if let check = keyCheck.withLock({ $0 }) { try await Self.agree(on: check, connection, logger: logger) }
             try await connection.close()
             return names
         } catch {

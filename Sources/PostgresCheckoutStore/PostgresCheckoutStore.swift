@@ -25,7 +25,7 @@ import Synchronization
 /// - Each commit tells listening hosts of its session's new events
 ///   (`NOTIFY gateway_events`, sent when the transaction commits): see
 ///   ``committedEvents()``.
-public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedEventFeed, Sendable {
+public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedEventFeed, SharedFingerprintKey, Sendable {
     public let configuration: PostgresConfiguration
     let logger: Logger
     private let pool: PoolKeeper
@@ -46,6 +46,29 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         await listener.close()
         await pool.close()
     }
+
+    /// The engine's fingerprint key check: agreed with the database before
+    /// any call of this store goes on (here when the store is up already;
+    /// else by the recovery that brings it up, and again at every
+    /// reconnection). A host whose check differs serves nothing.
+    public func expectFingerprintKey(check: String) {
+        pool.expectKeyCheck(check)
+        let pool = self.pool, logger = self.logger
+        let agreement = Task {
+            guard let client = try? pool.client() else { return }   // down: the recovery agrees first
+            do {
+                try await client.withConnection { try await PoolKeeper.agree(on: check, $0, logger: logger) }
+            } catch let mismatch as PoolKeeper.KeyMismatch {
+                logger.critical("\(mismatch)")
+                pool.refuse(reason: mismatch.description)
+                throw StoreUnavailable(mismatch.description)
+            }
+        }
+        keyAgreement.withLock { $0 = agreement }
+    }
+
+    /// The check's agreement while it runs (every call waits for it), or once it failed.
+    private let keyAgreement = Mutex<Task<Void, any Error>?>(nil)
 
     /// Every host's commits, as they commit (see ``EventListener``).
     public func committedEvents() -> AsyncStream<CommittedEvents> {
@@ -73,6 +96,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     /// Runs `body` on a pooled connection within the configured deadline.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        if let agreement = keyAgreement.withLock({ $0 }) { try await agreement.value }
         let client = try pool.client()
         let logger = self.logger
         return try await bounded(client) { try await client.withConnection { try await body($0, logger) } }

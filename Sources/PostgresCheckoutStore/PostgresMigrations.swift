@@ -210,6 +210,11 @@ enum PostgresMigrations {
             "ALTER TABLE session SET (toast_tuple_target = 8160)",
             "ALTER TABLE idempotency SET (toast_tuple_target = 8160)",
         ]),
+        // The check of the idempotency fingerprint key every host must share
+        // (SharedFingerprintKey): an HMAC under the key, never the key.
+        Migration(name: "v4: the fingerprint key's check", statements: [
+            "CREATE TABLE shared_key_check (name text PRIMARY KEY, value text NOT NULL)",
+        ]),
     ]
 
     /// Applies the migrations `connection`'s schema lacks; answers every

@@ -247,6 +247,48 @@ extension ManyHostsTests {
         }
     }
 
+    /// A host whose idempotency fingerprint key is not the others' would take
+    /// an identical retry for another request: it is refused every call,
+    /// saying why, while the hosts that agree go on; a host started with the
+    /// right key is served.
+    @Test func aHostWithAnotherFingerprintKeyServesNothing() async throws {
+        let provider = ScriptedProvider.approving("a")
+        let schema = TestPostgres.newSchema()
+        func engine(_ store: PostgresCheckoutStore, key: Data) -> Checkout {
+            Checkout(store: store, providers: StaticProviderDirectory([(profile("a", priority: 1), provider as any PaymentProvider)]), fingerprintKey: key)
+        }
+        let first = try await TestPostgres.store(schema: schema)
+        let agreeing = engine(first, key: testKey)
+        let session = try await agreeing.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o"), idempotencyKey: "k")
+
+        let stranger = try await TestPostgres.store(schema: schema)
+        let other = engine(stranger, key: Data(repeating: 9, count: 32))
+        await #expect {
+            try await other.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o"), idempotencyKey: "k")
+        } throws: { error in
+            (error as? Problem)?.code == "store_unavailable"
+        }
+        await #expect {
+            try await stranger.session(session.session.id)
+        } throws: { error in
+            "\(error)".contains("idempotency.key")
+        }
+        #expect(!stranger.isAvailable)
+        // Refused also when it starts while the database is known to it only
+        // through its recovery (a new store, the check given before it is up).
+        let late = PostgresCheckoutStore(configuration: first.configuration)
+        let lateEngine = engine(late, key: Data(repeating: 9, count: 32))
+        await #expect(throws: StoreUnavailable.self) { _ = try await late.ready(within: .seconds(5)) }
+        _ = lateEngine
+
+        let replay = try await agreeing.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o"), idempotencyKey: "k")
+        #expect(replay.session.id == session.session.id)
+        let right = try await TestPostgres.store(schema: schema)
+        let again = try await engine(right, key: testKey).createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o"), idempotencyKey: "k")
+        #expect(again.session.id == session.session.id, "a host with the shared key answers as the first did")
+        for store in [first, stranger, late, right] { await store.close() }
+    }
+
     /// Reads a stream up to an event number, or fails after a minute.
     struct Reader {
         private var iterator: SessionEvents.Iterator

@@ -55,6 +55,10 @@ public final class Checkout: Sendable {
         self.fingerprinter = Fingerprinter(key: SymmetricKey(data: fingerprintKey))
         self.sealer = InstrumentSealer(fingerprintKey: fingerprintKey)
         self.store = store
+        if let shared = store as? any SharedFingerprintKey {
+            let check = HMAC<SHA256>.authenticationCode(for: Data("gateway fingerprint key check v1".utf8), using: SymmetricKey(data: fingerprintKey))
+            shared.expectFingerprintKey(check: Data(check).map { String(format: "%02x", $0) }.joined())
+        }
         self.directory = providers
         self.configuration = configuration
         self.logger = logger

@@ -232,3 +232,13 @@ public enum CommittedEvents: Sendable, Equatable {
     /// back): every open stream should look at the store again.
     case resync
 }
+
+/// A store several hosts share makes sure they all fingerprint requests
+/// under the same key: with another key, an identical retry on another host
+/// would be taken for another request under the same idempotency key. The
+/// engine gives the store a check of its key (an HMAC under the key, which
+/// does not reveal it); the first host's is kept, and a host whose check
+/// differs is refused every call (``StoreUnavailable``, saying why).
+public protocol SharedFingerprintKey: Sendable {
+    func expectFingerprintKey(check: String)
+}
