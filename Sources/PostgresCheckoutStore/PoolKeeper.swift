@@ -42,12 +42,21 @@ final class PoolKeeper: Sendable {
     /// Records `check` when the database has none, and refuses (throws
     /// ``KeyMismatch``) when it has another.
     static func agree(on check: String, _ connection: PostgresConnection, logger: Logger) async throws {
-        let rows = try await connection.query("""
-            WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ('idempotency_key', \(check))
-                              ON CONFLICT (name) DO NOTHING RETURNING value)
-            SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = 'idempotency_key' LIMIT 1
-            """, logger: logger).collect()
-        guard let kept = try rows.first?.decode(String.self), kept == check else { throw KeyMismatch() }
+        // Two hosts starting together: the second's insert waits for the
+        // first's, then inserts nothing, and its own snapshot (taken before
+        // the first committed) does not see the row: no row back. The next
+        // statement's snapshot does.
+        for _ in 0..<3 {
+            let rows = try await connection.query("""
+                WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ('idempotency_key', \(check))
+                                  ON CONFLICT (name) DO NOTHING RETURNING value)
+                SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = 'idempotency_key' LIMIT 1
+                """, logger: logger).collect()
+            guard let kept = try rows.first?.decode(String.self) else { continue }
+            guard kept == check else { throw KeyMismatch() }
+            return
+        }
+        throw StoreUnavailable("the fingerprint key's check could not be read back")
     }
 
     struct KeyMismatch: Error, CustomStringConvertible {

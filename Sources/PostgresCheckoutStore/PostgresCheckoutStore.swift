@@ -62,6 +62,10 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
                 logger.critical("\(mismatch)")
                 pool.refuse(reason: mismatch.description)
                 throw StoreUnavailable(mismatch.description)
+            } catch {
+                // Not a mismatch (the database went away meanwhile): the
+                // recovery that brings the pool back agrees before it is up.
+                pool.failed(client, reason: Self.reason(error))
             }
         }
         keyAgreement.withLock { $0 = agreement }

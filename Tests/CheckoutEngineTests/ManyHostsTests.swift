@@ -289,6 +289,60 @@ extension ManyHostsTests {
         for store in [first, stranger, late, right] { await store.close() }
     }
 
+    /// A capture host A sent and is still waiting for: host B's retry under
+    /// the same key is told it is in progress, and sends nothing; once A has
+    /// its answer, B's retry gets it. The provider captured once.
+    @Test(.timeLimit(.minutes(2))) func aRetryOnAnotherHostDoesNotResendAnOperationInFlight() async throws {
+        let (sent, sending) = AsyncStream<Void>.makeStream()
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let gate = Mutex<AsyncStream<Void>.Iterator?>(release.makeAsyncIterator())
+        let provider = ScriptedProvider("a") { call in
+            if case .capture = call {
+                sending.yield()
+                var waiting = gate.withLock { $0.take() }
+                _ = await waiting?.next()
+            }
+            return .answered(ScriptedProvider.success(call))
+        }
+        let hosts = try await Hosts.start(provider, clock: TestClock())
+        defer { Task { await hosts.close() } }
+        let session = try await hosts.engines[0].createSession(
+            NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o", capture: .manual)).session
+        let payment = try await hosts.engines[0].attempt(session: session.id, NewAttempt(method: "mada"))
+        #expect(payment.status == .authorized)
+        let first = Task { try await hosts.engines[0].capture(payment: payment.id, amount: 400, idempotencyKey: "cap-1") }
+        var sentOnce = sent.makeAsyncIterator()
+        await sentOnce.next()
+        await #expect {
+            try await hosts.engines[1].capture(payment: payment.id, amount: 400, idempotencyKey: "cap-1")
+        } throws: { error in
+            (error as? Problem)?.code == "operation_in_progress" && (error as? Problem)?.retryable == true
+        }
+        #expect(provider.count(.capture) == 1, "host B sent the capture again while A waited for its answer")
+        releasing.yield()
+        let captured = try await first.value
+        let again = try await hosts.engines[1].capture(payment: payment.id, amount: 400, idempotencyKey: "cap-1")
+        #expect(again == captured && provider.count(.capture) == 1)
+    }
+
+    /// Hosts that start together with the same fingerprint key are both
+    /// served: the second's check, made while the first's is being written,
+    /// is read again rather than taken for another key.
+    @Test func hostsStartingTogetherWithTheSameKeyAreBothServed() async throws {
+        for _ in 0..<10 {
+            let schema = TestPostgres.newSchema()
+            let stores = [try await TestPostgres.store(schema: schema), try await TestPostgres.store(schema: schema)]
+            await withTaskGroup(of: Void.self) { group in
+                for store in stores { group.addTask { store.expectFingerprintKey(check: "the same key's check") } }
+            }
+            for store in stores {
+                #expect(try await store.sessionVersion("s") == nil)
+                #expect(store.isAvailable)
+                await store.close()
+            }
+        }
+    }
+
     /// Reads a stream up to an event number, or fails after a minute.
     struct Reader {
         private var iterator: SessionEvents.Iterator

@@ -144,6 +144,7 @@ extension PaymentBalance: JSONPayload {
             w.member("since", date: held.since)
             w.member("nextCheckAt", date: held.nextCheckAt)
             w.member("checks", Int64(held.checks))
+            w.member("sentBy", held.sentBy)
             w.endObject()
         }
         w.endObject()
@@ -175,6 +176,7 @@ extension PaymentBalance: JSONPayload {
                 try p.object { heldKey, p throws(JSONParseError) in
                     var operation: String?, amount: Int64?, requestKey: String?, reason: String?, since: Date?, next: Date?
                     var checks: Int64 = 0
+                    var sentBy: String?
                     try p.object { member, p throws(JSONParseError) in
                         switch member {
                         case "operation": operation = try p.string()
@@ -184,11 +186,13 @@ extension PaymentBalance: JSONPayload {
                         case "since": since = try p.optionalDate()
                         case "nextCheckAt": next = try p.optionalDate()
                         case "checks": checks = try p.integer()
+                        case "sentBy": sentBy = try p.optionalString()
                         default: try p.skipValue()
                         }
                     }
                     inFlight[heldKey] = InFlight(operation: try required(operation, "operation", p), amount: try required(amount, "amount", p),
-                                                 requestKey: requestKey, reason: reason, since: since, nextCheckAt: next, checks: Int(checks))
+                                                 requestKey: requestKey, reason: reason, since: since, nextCheckAt: next, checks: Int(checks),
+                                                 sentBy: sentBy)
                 }
             case "captures":
                 try p.array { p throws(JSONParseError) in

@@ -41,9 +41,13 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
         /// the end of its lease (a crashed engine's holds are picked up then).
         public var nextCheckAt: Date?
         public var checks: Int
+        /// The engine that last sent it (``Checkout/engineID``): on a store
+        /// several hosts share, another host's retry does not send it again
+        /// while that engine may still be waiting for its answer.
+        public var sentBy: String?
 
         public init(operation: String, amount: Int64, requestKey: String? = nil, reason: String? = nil, since: Date? = nil,
-                    nextCheckAt: Date? = nil, checks: Int = 0) {
+                    nextCheckAt: Date? = nil, checks: Int = 0, sentBy: String? = nil) {
             self.operation = operation
             self.amount = amount
             self.requestKey = requestKey
@@ -51,6 +55,7 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
             self.since = since
             self.nextCheckAt = nextCheckAt
             self.checks = checks
+            self.sentBy = sentBy
         }
     }
     /// Charged at once (automatic capture): nothing is left to capture or void.
@@ -144,5 +149,19 @@ extension PaymentBalance {
         self.inFlight = inFlight
         self.captures = captures
         self.capturedAutomatically = capturedAutomatically
+    }
+}
+
+extension PaymentBalance.InFlight {
+    /// The reason of an operation sent to `provider` whose answer is not
+    /// recorded yet.
+    static func sent(to provider: String) -> String { "sent to \(provider); no answer yet" }
+
+    /// Sent, no answer recorded, and its lease (``nextCheckAt``) not ended:
+    /// the request that sent it may still be waiting for the provider's
+    /// answer.
+    func awaitsItsAnswer(at now: Date) -> Bool {
+        guard let reason, reason.hasPrefix("sent to "), reason.hasSuffix("; no answer yet"), let until = nextCheckAt else { return false }
+        return until > now
     }
 }

@@ -73,6 +73,17 @@ extension Checkout {
         var balance = try session.paymentBalance(paymentID)
         // A retry of an operation still held is checked without its own hold.
         let earlier = balance.inFlight[providerKey]
+        // Sent by another host's request that may still be waiting for its
+        // answer (on this host the key's gate runs one request at a time, so
+        // its own sender is done): not sent again at the same moment; once
+        // its lease ends, a retry sends it again under the same provider
+        // key, and reconciliation settles it.
+        if let earlier, earlier.sentBy != engineID, earlier.awaitsItsAnswer(at: now()), let until = earlier.nextCheckAt {
+            throw ProblemCatalog.problem(
+                code: "operation_in_progress",
+                detail: "the \(earlier.operation) under this idempotency key was sent to the provider and its answer is not recorded yet "
+                    + "(another host's request is waiting for it); retry with the same key after \(until)")
+        }
         balance.release(key: providerKey)
         if let other = balance.inFlight.values.first {
             throw ProblemCatalog.problem(
@@ -100,8 +111,8 @@ extension Checkout {
         // Durable intent: the amount is held, and the key bound, before the provider hears of it.
         let held = PaymentBalance.InFlight(
             operation: operation.rawValue, amount: money?.value ?? balance.capturable, requestKey: key.key,
-            reason: "sent to \(attempt.providerID); no answer yet", since: earlier?.since ?? at,
-            nextCheckAt: leaseEnd(attempt.providerID, from: at), checks: earlier?.checks ?? 0)
+            reason: PaymentBalance.InFlight.sent(to: attempt.providerID), since: earlier?.since ?? at,
+            nextCheckAt: leaseEnd(attempt.providerID, from: at), checks: earlier?.checks ?? 0, sentBy: engineID)
         try session.hold(held, key: providerKey, of: paymentID)
         session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_sent", session: session, attempt: attempt, amount: money, at: at)],
                                    answer: key.bound == nil ? key.intent(reference: providerKey, at: at) : nil)
