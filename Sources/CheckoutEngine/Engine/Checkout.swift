@@ -57,7 +57,7 @@ public final class Checkout: Sendable {
         self.store = store
         if let shared = store as? any SharedFingerprintKey {
             let check = HMAC<SHA256>.authenticationCode(for: Data("gateway fingerprint key check v1".utf8), using: SymmetricKey(data: fingerprintKey))
-            shared.expectFingerprintKey(check: Data(check).map { String(format: "%02x", $0) }.joined())
+            shared.expectFingerprintKey(check: Hex.lowercase(check))
         }
         self.directory = providers
         self.configuration = configuration
@@ -378,17 +378,22 @@ public final class Checkout: Sendable {
         }
         do {
             let answer = try await gate.run(key: scoped, fingerprint: fingerprint) { () async throws -> any Sendable in
-                do {
-                    return try await once()
-                } catch let error where Self.lostTheKeyToAnotherHost(error) {
-                    // The gate serialises one key in this process only: another
-                    // host sharing the store bound the key between this try's
-                    // read and its first write, and this try wrote and sent
-                    // nothing. Answered as a retry under the key would be:
-                    // from the other host's answer, or its try as it now is.
-                    guard let stored = try await store.answer(forKey: scoped) else { throw error }
-                    guard stored.fingerprint == fingerprint else { throw conflict() }
-                    return try await once()
+                // The gate serialises one key in this process only: another
+                // host sharing the store may bind the key between this try's
+                // read and its first write, and this try then wrote and sent
+                // nothing. Answered as a retry under the key would be: from
+                // the other host's answer, or its try as it now is. That can
+                // race the other host again (its answer recorded meanwhile):
+                // a few rounds, each reading what the store has.
+                var round = 0
+                while true {
+                    do {
+                        return try await once()
+                    } catch let error where round < 3 && Self.lostTheKeyToAnotherHost(error) {
+                        round += 1
+                        guard let stored = try await store.answer(forKey: scoped) else { throw error }
+                        guard stored.fingerprint == fingerprint else { throw conflict() }
+                    }
                 }
             }
             return answer as! Response
@@ -401,11 +406,13 @@ public final class Checkout: Sendable {
 
     /// Errors a try meets, before it writes or sends anything, when another
     /// host's try under the same key got ahead: the key bound already (the
-    /// commit refused), or that try's attempt live or paid already.
+    /// commit refused), or that try's attempt live, or the session paid
+    /// (completed) already. Only acted on when the key turns out bound to
+    /// this same request.
     static func lostTheKeyToAnotherHost(_ error: any Error) -> Bool {
         switch error {
         case StoreConflict.duplicateKey, is IntentRefused: true
-        case DomainError.attemptInProgress, DomainError.sessionAlreadyPaid: true
+        case DomainError.attemptInProgress, DomainError.sessionAlreadyPaid, DomainError.sessionNotOpen(.completed): true
         default: false
         }
     }
