@@ -71,7 +71,8 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         keyAgreement.withLock { $0 = agreement }
     }
 
-    /// The check's agreement while it runs (every call waits for it), or once it failed.
+    /// The check's agreement while it runs (every call waits for it), or once
+    /// it failed; nil once a call has seen it succeed.
     private let keyAgreement = Mutex<Task<Void, any Error>?>(nil)
 
     /// Every host's commits, as they commit (see ``EventListener``).
@@ -100,7 +101,11 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     /// Runs `body` on a pooled connection within the configured deadline.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
-        if let agreement = keyAgreement.withLock({ $0 }) { try await agreement.value }
+        if let agreement = keyAgreement.withLock({ $0 }) {
+            try await agreement.value
+            // Agreed: later calls go straight on (a failed agreement stays, and refuses every call).
+            keyAgreement.withLock { if $0 == agreement { $0 = nil } }
+        }
         let client = try pool.client()
         let logger = self.logger
         return try await bounded(client) { try await client.withConnection { try await body($0, logger) } }

@@ -45,7 +45,7 @@ struct ManyHostsServeTests {
         /// The test API key host 0 made on its first start (written once the database answered).
         func apiKey() async throws -> String {
             let file = data(0).appendingPathComponent("test-api-key")
-            #expect(await ManyHostsServeTests.eventually(within: .seconds(120)) { FileManager.default.fileExists(atPath: file.path) })
+            #expect(try await waitUntil(within: .seconds(120)) { FileManager.default.fileExists(atPath: file.path) })
             return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         }
 
@@ -135,11 +135,11 @@ struct ManyHostsServeTests {
             try? await Self.call(a, "POST", "/v1/sessions/\(doomedSession)/attempts", key: key,
                                  body: #"{"method":"visa","provider":"mock","instrument":{"scenario":"timeout"}}"#)
         }
-        #expect(await Self.eventually(within: .seconds(60)) { ((try? site.charges()) ?? [:]).count == 2 }, "the provider never charged")
+        #expect(try await waitUntil(within: .seconds(60)) { ((try? site.charges()) ?? [:]).count == 2 }, "the provider never charged")
         #expect(await first.kill() == .signalled(SIGKILL))
         _ = await inFlight.value
         let charged = try #require(try site.charges().keys.first { !attemptIDs.contains($0) })
-        let reconciled = await Self.eventually(within: .seconds(120)) {
+        let reconciled = try await waitUntil(within: .seconds(120)) {
             let read = try? await Self.call(b, "GET", "/v1/sessions/\(doomedSession)", key: key)
             return ((read?.json["attempts"] as? [[String: Any]])?.first?["status"] as? String) == "succeeded"
         }
@@ -211,7 +211,7 @@ struct ManyHostsServeTests {
         #expect(try site.charges().isEmpty, "a provider was called for a change that could not be recorded")
 
         try await cluster.start()
-        #expect(await Self.eventually(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready again")
+        #expect(try await waitUntil(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready again")
         let paid = try await Self.call(port, "POST", "/v1/sessions/\(session)/attempts", key: key, body: pay, idempotencyKey: "away-pay")
         #expect(paid.status == 201 && paid.json["status"] as? String == "succeeded", "\(String(decoding: paid.body, as: UTF8.self))")
         let stored = try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key)
@@ -227,21 +227,9 @@ struct ManyHostsServeTests {
         let early = try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key)
         #expect(early.status == 503 && early.json["code"] as? String == "store_unavailable")
         try await cluster.start()
-        #expect(await Self.eventually(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready once the database started")
+        #expect(try await waitUntil(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready once the database started")
         #expect(try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key).json["status"] as? String == "completed")
         #expect(await host.stop() == .exited(0))
         try await cluster.stop()
-    }
-
-    /// Whether `condition` holds within `limit`, asking again every 100 ms:
-    /// for a state another process reaches (a host reconciling, a pool
-    /// reconnecting), which no event of this process announces.
-    static func eventually(within limit: Duration, _ condition: () async -> Bool) async -> Bool {
-        let end = ContinuousClock.now + limit
-        while !(await condition()) {
-            guard ContinuousClock.now < end else { return false }
-            try? await Task.sleep(for: .milliseconds(100))
-        }
-        return true
     }
 }

@@ -2,12 +2,13 @@ import Foundation
 
 /// Waits until `condition` holds, checking it every few milliseconds, for at
 /// most `limit`; returns whether it held. For a state no event announces (a
-/// counter another thread raises); where there is an event (a stream, a
+/// counter another thread raises, what another process reaches: a host
+/// reconciling, a pool reconnecting); where there is an event (a stream, a
 /// continuation), wait for that instead.
-public func waitUntil(within limit: Duration = .seconds(30), _ condition: () -> Bool) async throws -> Bool {
+public func waitUntil(within limit: Duration = .seconds(30), _ condition: () async -> Bool) async throws -> Bool {
     let clock = ContinuousClock()
     let end = clock.now + limit
-    while !condition() {
+    while !(await condition()) {
         guard clock.now < end else { return false }
         try await clock.sleep(until: clock.now + .milliseconds(10))
     }
