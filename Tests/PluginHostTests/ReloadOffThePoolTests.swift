@@ -20,7 +20,10 @@ import Testing
         let gateway = try PaymentGateway(configuration: configuration)
         // Whatever happens, create is released in the end, from a thread that is
         // not the pool's (so the old behaviour fails the test, not hangs it).
-        DispatchQueue.global().asyncAfter(deadline: .now() + 30) { FileManager.default.createFile(atPath: release.path, contents: nil) }
+        // Late enough that a loaded machine (the suite's first minute starves
+        // every test on two cores: CI once took 55 s to get here) never
+        // releases it before the check below has run.
+        DispatchQueue.global().asyncAfter(deadline: .now() + 300) { FileManager.default.createFile(atPath: release.path, contents: nil) }
 
         try FileManager.default.copyItem(at: manifest, to: folder.manifests.appendingPathComponent("slow.json"))
         async let first = gateway.manifests.reload()
