@@ -18,8 +18,9 @@ final class MockAdapter: PaymentAdapter {
 
     let host: AdapterHost
     let ledger = Mutex(MockLedger.sized())
-    /// Set when the books outlive the process (``MockLedgerFile``).
-    let ledgerFile = MockLedgerFile()
+    /// Set when the books outlive the process (``MockLedgerFile``; config
+    /// `ledger_folder`).
+    let ledgerFile: MockLedgerFile?
     /// The code the `otp` scenario expects (config `otp`, default 123456).
     let expectedOTP: String
     /// Milliseconds the `pending_then_success` payment stays pending before a
@@ -33,6 +34,8 @@ final class MockAdapter: PaymentAdapter {
             throw AdapterError.invalidConfiguration("config.otp must be 4 or more digits")
         }
         settleAfterMilliseconds = try configuration.integer("settle_after_ms", default: 0)
+        let folder = try configuration.string("ledger_folder", default: "")
+        ledgerFile = MockLedgerFile(configured: folder.isEmpty ? nil : folder)
     }
 
     /// Runs `body` on the books: in memory, or in the shared file.

@@ -106,16 +106,18 @@ struct MockLedger: Sendable, Codable {
 }
 
 /// Where the mock keeps its books across processes, as a real provider's
-/// database outlives a host restart: `$GATEWAY_SANDBOX_STATE/mock-ledger.json`
-/// when that variable names a folder (`gateway pay` and `gateway serve
-/// --sandbox` set it to their data folder), else nowhere (memory only). Every
-/// operation reads and writes the file under an exclusive `flock`, so several
-/// processes share one ledger.
+/// database outlives a host restart: `<folder>/mock-ledger.json`, the folder
+/// being the manifest's `config.ledger_folder` when set, else
+/// `$GATEWAY_SANDBOX_STATE` when that variable names one (`gateway pay` and
+/// `gateway serve --sandbox` set it to their data folder), else nowhere
+/// (memory only). Every operation reads and writes the file under an
+/// exclusive `flock` on a descriptor of its own, so several processes, and
+/// several mock instances in one process, share one ledger.
 struct MockLedgerFile: Sendable {
     let path: String
 
-    init?(environment: [String: String] = ProcessInfo.processInfo.environment) {
-        guard let folder = environment["GATEWAY_SANDBOX_STATE"], !folder.isEmpty else { return nil }
+    init?(configured: String?, environment: [String: String] = ProcessInfo.processInfo.environment) {
+        guard let folder = configured ?? environment["GATEWAY_SANDBOX_STATE"], !folder.isEmpty else { return nil }
         try? FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         path = (folder as NSString).appendingPathComponent("mock-ledger.json")
     }

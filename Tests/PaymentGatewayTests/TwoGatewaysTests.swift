@@ -9,11 +9,9 @@ import TestSupport
 
 /// Two embedded `PaymentGateway`s (two hosts: each its own adapters, engine
 /// and pool) on one PostgreSQL database, paying through the shipped mock.
-/// (Each gateway's mock keeps its own books in this process, so what needs
-/// one provider for both hosts, a verify by the other host, is tested with
-/// two `gateway serve` processes sharing the mock's books,
-/// ManyHostsServeTests, and with two engines sharing one scripted provider,
-/// ManyHostsTests.)
+/// Each gateway loads its own mock instance; where one must verify what the
+/// other paid, both mocks keep their books in one file (`config.ledger_folder`),
+/// as two hosts pay one provider.
 @Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"))
 struct TwoGatewaysTests {
     struct Hosts {
@@ -26,12 +24,19 @@ struct TwoGatewaysTests {
             let made = Mutex<[String]>([])
         }
 
-        static func start() async throws -> Hosts {
+        /// - Parameters:
+        ///   - sharedBooks: both mocks keep one ledger (one provider for both hosts).
+        ///   - reconcileBackoff: when a pending attempt is due for its next check.
+        static func start(sharedBooks: Bool = false, reconcileBackoff: [TimeInterval]? = nil) async throws -> Hosts {
             let folder = FileManager.default.temporaryDirectory.appendingPathComponent("two-gateways-\(UUID().uuidString)")
             let manifests = folder.appendingPathComponent("manifests")
             try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
-            try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"),
-                                             to: manifests.appendingPathComponent("mock.json"))
+            let mock = manifests.appendingPathComponent("mock.json")
+            try FileManager.default.copyItem(at: BuildProducts.shippedManifests.appendingPathComponent("mock.json"), to: mock)
+            if sharedBooks {
+                let books = folder.appendingPathComponent("books").path
+                try ManifestText.edit(mock, [(#""config": \{"#, #""config": { "ledger_folder": "\#(books)","#)])
+            }
             let schema = TestPostgres.newSchema()
             var gateways: [PaymentGateway] = [], stores: [PostgresCheckoutStore] = []
             let calls = Calls()
@@ -47,6 +52,7 @@ struct TwoGatewaysTests {
                 configuration.store = store
                 configuration.libraries = BuildProducts.sharedLibraryStore
                 configuration.reconcileInterval = .seconds(3600)
+                if let reconcileBackoff { configuration.checkout.reconcileBackoff = reconcileBackoff }
                 configuration.callObserver = { call in calls.made.withLock { $0.append(call.operation) } }
                 gateways.append(try await PaymentGateway.open(configuration: configuration))
                 stores.append(store)
@@ -89,6 +95,46 @@ struct TwoGatewaysTests {
         #expect(stored.attempts.count == 1 && stored.attempts.filter { !$0.status.isFinal }.count == 1, "\(stored.attempts.map(\.status))")
         #expect(outcomes.filter { $0 == "pending" }.count == 1 && outcomes.filter { $0 != "pending" }.allSatisfy { $0 == "invalid_state" }, "\(outcomes)")
         #expect(hosts.count("authorize") == 1)
+        await hosts.stop()
+    }
+}
+
+extension TwoGatewaysTests {
+    /// Thirty attempts left pending (the mock decides later), due for a check
+    /// at once, both gateways reconciling at the same time, several passes
+    /// each: every attempt is verified once, by one of them. (Thirty verify
+    /// calls in all and thirty attempts settled: a check run twice would
+    /// leave another never run, still pending.)
+    @Test func eachDueCheckRunsOnExactlyOneGateway() async throws {
+        let hosts = try await Hosts.start(sharedBooks: true, reconcileBackoff: [0])
+        var sessions: [String] = []
+        for i in 0..<30 {
+            let session = try await hosts.session()
+            let attempt = try await hosts.gateways[i % 2].attempt(session: session.session.id, NewAttempt(
+                method: "visa", provider: "mock", instrument: ["scenario": .string("pending_then_success")]), idempotencyKey: "pay-\(i)")
+            #expect(attempt.status == .pending)
+            sessions.append(session.session.id)
+        }
+        let passes = await withTaskGroup(of: (verified: Int, failed: Int).self) { group in
+            for gateway in hosts.gateways {
+                group.addTask {
+                    var total = (verified: 0, failed: 0)
+                    for _ in 0..<4 {
+                        let pass = await gateway.reconcile()
+                        total.verified += pass.verified
+                        total.failed += pass.failed
+                    }
+                    return total
+                }
+            }
+            return await group.reduce(into: [(verified: Int, failed: Int)]()) { $0.append($1) }
+        }
+        #expect(hosts.count("verify") == 30, "\(hosts.count("verify")) checks for 30 attempts")
+        #expect(passes.map(\.verified).reduce(0, +) == 30 && passes.allSatisfy { $0.failed == 0 }, "\(passes)")
+        for id in sessions {
+            let stored = try #require(try await hosts.stores[1].session(id))
+            #expect(stored.attempts.count == 1 && stored.attempts[0].status == .succeeded, "\(id): \(stored.attempts.map(\.status))")
+        }
         await hosts.stop()
     }
 }
