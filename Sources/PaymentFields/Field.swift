@@ -11,7 +11,8 @@ public struct Field: Sendable, Hashable {
         /// A member of the attempt's `instrument` (a dotted path for nested objects).
         case instrument
         /// Typed on the payer's device and sealed there (a card number for
-        /// client-side encryption): validated by `/validate` only.
+        /// client-side encryption): validated by `/validate`, and in an
+        /// attempt only when it carries the member in the clear anyway.
         case client
     }
 

@@ -26,25 +26,30 @@ public enum FieldValidation {
         fields.compactMap { field in issue(values[field.id], field: field, now: now) }
     }
 
-    /// One issue per `instrument` field of `fields` that `instrument` (an
-    /// attempt's, by dotted path for nested members) does not fill right.
+    /// One issue per field of `fields` that `instrument` (an attempt's, by
+    /// dotted path for nested members) does not fill right: every
+    /// `instrument` field, and each `client` field the attempt carries in
+    /// the clear anyway (a card number a server-side integration sends is
+    /// checked before any provider sees it; a sealed card carries none, and
+    /// a device-made object such as a wallet's token is not judged).
     /// Numbers and booleans are read as their JSON text; an object or an
     /// array where a value belongs is a `type` issue.
     /// - Parameter presentOnly: check only the members present (an attempt
     ///   paying with a saved instrument, which carries what the form asks).
     public static func validate(instrument: [String: JSONValue]?, against fields: [Field], presentOnly: Bool = false,
                                 now: Date = Date()) -> [FieldIssue] {
-        fields.filter { $0.location == .instrument }.compactMap { field in
+        fields.compactMap { field in
             var value: JSONValue? = .object(instrument ?? [:])
             for step in field.id.split(separator: ".") { value = value?[String(step)] }
             switch value {
-            case nil, .null?: return presentOnly ? nil : issue(nil, field: field, now: now)
+            case nil, .null?: return presentOnly || field.location == .client ? nil : issue(nil, field: field, now: now)
             case .string(let text)?: return issue(text, field: field, now: now)
             case .bool(let flag)?: return issue(flag ? "true" : "false", field: field, now: now)
             case .number(let number)?:
                 let text = number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
                 return issue(text, field: field, now: now)
-            case .array?, .object?: return make(field.id, "type")
+            // A device-made object (a wallet's token) is sealed: not the host's to judge.
+            case .array?, .object?: return field.location == .client ? nil : make(field.id, "type")
             }
         }
     }

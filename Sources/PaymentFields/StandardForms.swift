@@ -7,7 +7,9 @@ import GatewayPayloads
 /// A manifest may still declare a form of its own, field by field.
 public enum StandardForms {
     /// Every shipped form, by name: `card`, `card-amex`, `applepay`,
-    /// `googlepay`, `stcpay`, `swish`, `shipping-address`, `sepa-debit`.
+    /// `googlepay`, `stcpay`, `swish`, `shipping-address`, `sepa-debit`, and
+    /// `provider-page` (no field: the payer chooses and types on the
+    /// provider's own page, such as Swedbank Pay's payment menu).
     public static let all: [String: [Field]] = {
         switch load(Data(PackageResources.standard_forms_json)) {
         case .success(let forms): forms
@@ -25,7 +27,8 @@ public enum StandardForms {
         var parsed: [String: [Field]] = [:]
         var problems: [String] = []
         for (name, value) in forms {
-            guard case .array(let list) = value, !list.isEmpty else {
+            // Empty for a method whose payer types nothing here (`provider-page`).
+            guard case .array(let list) = value else {
                 problems.append("$.forms.\(name): must be an array of fields")
                 continue
             }

@@ -53,8 +53,15 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Google's root signing keys (keys.json) for adapters' Google Pay tokens; without it no Google Pay token is opened.")
     var googlePayRootKeys: String?
 
+    @Option(name: .customLong("applepay-signing-window"),
+            help: "Seconds an Apple Pay token's signing time may lie from now, either way, when adapters open tokens (default 300).")
+    var applePaySigningWindow: Int = 300
+
     func run() async throws {
         guard sandboxLatencyMs >= 0 else { throw ValidationError("--sandbox-latency-ms must be 0 or more (got \(sandboxLatencyMs))") }
+        guard (0...7 * 86_400).contains(applePaySigningWindow) else {
+            throw ValidationError("--applepay-signing-window must be 0 to 604800 seconds (got \(applePaySigningWindow))")
+        }
         if webhookHost != nil, webhookPort == nil { throw ValidationError("--webhook-host needs --webhook-port") }
         if sandbox { HostSetup.keepSandboxBooks(in: host.data) }
         guard let level = Logger.Level(rawValue: logLevel) else {
@@ -71,6 +78,7 @@ struct ServeCommand: AsyncParsableCommand {
         catch { throw ValidationError("\(error)") }
         let metrics = GatewayMetrics()
         var configuration = PaymentGateway.Configuration(manifests: host.manifests, data: host.data)
+        configuration.wallets.appleSigningTimeWindow = TimeInterval(applePaySigningWindow)
         if let googlePayRootKeys {
             guard let bytes = FileManager.default.contents(atPath: googlePayRootKeys) else {
                 throw ValidationError("--googlepay-root-keys \(googlePayRootKeys) cannot be read")

@@ -76,7 +76,9 @@ import TestSupport
             #expect(missing.status == 404)
             let live = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"446404"}"#, key: APIFixture.liveKey)
             #expect(live.status == 404, "a live key saw a test session: \(live.text)")
-            for line in fixture.logs.all { #expect(!line.contains("4464040"), "more than six digits logged: \(line)") }
+            for line in fixture.logs.all {
+                #expect(!line.contains("4464040") && !line.contains("4464 040"), "more than six digits logged: \(line)")
+            }
         }
     }
 
@@ -99,6 +101,37 @@ import TestSupport
             #expect(aborted.status == 200, "\(aborted.text)")
             let closed = try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"446404"}"#)
             #expect(closed.status == 409 && closed.string("code") == "invalid_state", "\(closed.text)")
+        }
+    }
+
+    /// `allowed` is the session's context: the same mada card co-badged
+    /// with Visa is allowed in a SAR session in Saudi Arabia, and neither
+    /// brand is where no provider of the session's mode serves its amount,
+    /// its country or its currency, or in a live session (no live provider
+    /// here): `existingButNotAllowed`.
+    @Test func whetherABrandIsAllowedFollowsTheSessionsAmountCountryCurrencyAndMode() async throws {
+        let fixture = try Self.fixture()
+        try await fixture.app().test(.router) { client in
+            func lookup(_ session: String, key: String = APIFixture.testKey) async throws -> Reply {
+                let created = try await client.json(.post, "/v1/sessions", session, key: key)
+                let id = try #require(created.string("id"), "\(created.text)")
+                return try await client.json(.post, "/v1/sessions/\(id)/iin", #"{"prefix":"446404"}"#, key: key)
+            }
+            let allowed = try await lookup(#"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-ok"}"#)
+            #expect(allowed.string("status") == "supported" && allowed["allowed"] as? Bool == true, "\(allowed.text)")
+            for (context, session, key) in [
+                ("under every provider's minimum", #"{"amount":50,"currency":"SAR","country":"SA","orderId":"o-low"}"#, APIFixture.testKey),
+                ("a country no provider serves", #"{"amount":2500,"currency":"SAR","country":"BR","orderId":"o-br"}"#, APIFixture.testKey),
+                ("a currency no provider takes", #"{"amount":2500,"currency":"CHF","country":"SA","orderId":"o-chf"}"#, APIFixture.testKey),
+                ("a live session", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-live"}"#, APIFixture.liveKey),
+            ] {
+                let answer = try await lookup(session, key: key)
+                #expect(answer.status == 200 && answer.string("status") == "existingButNotAllowed" && answer.string("brand") == "mada"
+                        && answer["allowed"] as? Bool == false, "\(context): \(answer.text)")
+                let coBrands = answer["coBrands"] as? [[String: Any]]
+                #expect(coBrands?.count == 1 && coBrands?.first?["brand"] as? String == "visa" && coBrands?.first?["allowed"] as? Bool == false,
+                        "\(context): \(answer.text)")
+            }
         }
     }
 
@@ -141,6 +174,13 @@ import TestSupport
                 let methods = try #require(created["availableMethods"] as? [String], "\(created.text)")
                 let fields = try #require(created["fields"] as? [String: [[String: Any]]], "\(created.text)")
                 #expect(!methods.isEmpty && Set(fields.keys) == Set(methods), "\(currency): \(methods) vs \(fields.keys.sorted())")
+                // What a client renders, display hints included.
+                let cardForm = try #require(fields["visa"], "\(created.text)")
+                let number = try #require(cardForm.first { $0["id"] as? String == "cardNumber" }?["displayHints"] as? [String: Any])
+                #expect(number["label"] as? String == "field.cardNumber" && number["placeholder"] as? String == "1234 5678 9012 3456"
+                        && (number["mask"] as? String)?.hasPrefix("{{9999}} ") == true && number["preferredInputType"] as? String == "numeric", "\(number)")
+                let cvv = try #require(cardForm.first { $0["id"] as? String == "cvv" }?["displayHints"] as? [String: Any])
+                #expect(cvv["obfuscate"] as? Bool == true && cvv["tooltip"] as? String == "field.cvv.tooltip", "\(cvv)")
                 // The mock offers SEPA Direct Debit in EUR only (method_currencies).
                 #expect(methods.contains("sepa_debit") == (currency == "EUR"), "\(currency): \(methods)")
             }
@@ -166,6 +206,15 @@ import TestSupport
                                              #"{"method":"mada","values":{"cardNumber":"4464 0400 0000 0008","expiryDate":"01/21","cvv":"123"}}"#)
             try expectOneProblem(card, field: "values.cardNumber", code: "luhn")
             try expectOneProblem(card, field: "values.expiryDate", code: "expirationDate")
+            // An attempt that carries the card in the clear (a server-side
+            // integration; a sealed card carries none) is checked the same,
+            // before any provider, and the refusal binds no idempotency key.
+            let clear = try await client.json(.post, "/v1/sessions/\(sid)/attempts",
+                                              #"{"method":"mada","instrument":{"cardNumber":"4464 0400 0000 0008","expiryDate":"01/21"}}"#,
+                                              headers: idempotency("o-msisdn-card"))
+            try expectOneProblem(clear, field: "instrument.cardNumber", code: "luhn")
+            try expectOneProblem(clear, field: "instrument.expiryDate", code: "expirationDate")
+            #expect(!clear.text.contains("0000 0008") && !clear.text.contains("446404000"), "the card was echoed: \(clear.text)")
             for id in [eid, sid] {
                 let untouched = try await client.json(.get, "/v1/sessions/\(id)")
                 #expect((untouched["attempts"] as? [Any])?.isEmpty == true, "an adapter was called: \(untouched.text)")
@@ -173,6 +222,11 @@ import TestSupport
             let debit = try await client.json(.post, "/v1/sessions/\(eid)/attempts",
                                               #"{"method":"sepa_debit","instrument":{"iban":"DE89 3704 0044 0532 0130 00","accountHolderName":"Lina Peeters","mandateAccepted":true}}"#)
             #expect(debit.status == 201 && debit.string("status") == "succeeded", "\(debit.text)")
+            // The corrected card under the key the refusal did not bind: paid.
+            let corrected = try await client.json(.post, "/v1/sessions/\(sid)/attempts",
+                                                  #"{"method":"mada","instrument":{"cardNumber":"4464 0400 0000 0007","expiryDate":"12/39"}}"#,
+                                                  headers: idempotency("o-msisdn-card"))
+            #expect(corrected.status == 201 && corrected.string("status") == "succeeded", "\(corrected.text)")
         }
     }
 

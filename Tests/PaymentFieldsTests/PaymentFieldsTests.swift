@@ -127,7 +127,8 @@ struct PaymentFieldsTests {
     }
 
     @Test func aDeclarationRoundTripsThroughItsJSON() throws {
-        let phone = Field(id: "phone", kind: .numericstring, displayHints: .init(label: "field.phone", preferredInputType: "phone"),
+        let phone = Field(id: "phone", kind: .numericstring, displayHints: .init(label: "field.phone", placeholder: "05X XXX XXXX", preferredInputType: "phone",
+                                                                                  tooltip: "field.phone.tooltip"),
                           validators: [.msisdn(defaultCountry: "SA", countries: ["SA"]), .length(min: 9, max: 16)])
         for field in Self.card + [phone, Field(id: "shipping_address.city", kind: .string, validators: [.regularExpression("^[^<>]+$")]),
                                   Field(id: "instalments", kind: .integer, validators: [.range(min: 3, max: 6), .fixedList(["3", "4", "6"])]),
@@ -154,8 +155,9 @@ struct PaymentFieldsTests {
     /// The shipped forms load (the file is embedded: a broken one would stop
     /// the host) and each says what its name promises.
     @Test func theStandardFormsLoadAndSayWhatTheirNamesPromise() throws {
-        #expect(StandardForms.names == ["applepay", "card", "card-amex", "googlepay", "sepa-debit", "shipping-address",
+        #expect(StandardForms.names == ["applepay", "card", "card-amex", "googlepay", "provider-page", "sepa-debit", "shipping-address",
                                         "shipping-address-optional", "stcpay", "swish"])
+        #expect(StandardForms.all["provider-page"] == [])
         let card = try #require(StandardForms.all["card"])
         #expect(card.map(\.id) == ["cardNumber", "expiryDate", "cvv", "cardholderName"] && card.allSatisfy { $0.location == .client })
         #expect(FieldValidation.validate(["cardNumber": "3782 822463 10005", "expiryDate": "12/39", "cvv": "1234"],

@@ -31,6 +31,15 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(rows.first { $0.id == "mock" }?.methods.count, 11)
     }
 
+    func testServeRefusesAnAppleSigningWindowOutOfRangeNamingIt() throws {
+        let folder = try ManifestFolder()
+        for window in ["-1", "604801"] {
+            let result = try gateway(["serve", "--manifests", folder.manifests.path, "--port", "0", "--applepay-signing-window=\(window)"], folder: folder)
+            XCTAssertNotEqual(result.status, 0, result.output)
+            XCTAssertTrue(result.output.contains("--applepay-signing-window must be 0 to 604800 seconds (got \(window))"), result.output)
+        }
+    }
+
     func testWrongDigestRefusesMockWhileExampleCStaysLoaded() throws {
         let folder = try ManifestFolder()
         try folder.writeVariant(of: "mock.json", as: "mock.json", ["sha256": String(repeating: "ab", count: 32)])

@@ -85,7 +85,11 @@ struct ManifestFieldsTests {
         for url in try ManifestFile.list(in: BuildProducts.shippedManifests) {
             let manifest = try ManifestFile.read(url).get()
             all[manifest.id] = manifest.fields
+            // Every method a shipped manifest lists has its form, so a session lists one for each.
+            #expect(Set(manifest.fields.keys) == Set(manifest.methods), "\(manifest.id): forms for \(manifest.fields.keys.sorted()) of \(manifest.methods)")
         }
+        // Swedbank Pay's menu: the payer chooses and types on its page, a form of no field.
+        #expect(all["swedbankpay"]?["swedbankpay"] == [])
         let visa = try #require(all["worldline"]?["visa"])
         #expect(visa.map(\.id) == ["cardNumber", "expiryDate", "cvv", "cardholderName"] && visa.allSatisfy { $0.location == .client })
         #expect(FieldValidation.validate(["cardNumber": "4111 1111 1111 1112", "expiryDate": "12/99", "cvv": "12"], against: visa).map(\.code)

@@ -209,7 +209,12 @@ struct ApplePayTests {
         let pki = ApplePayTestPKI()
         let data = try await ApplePayDecryptor(trustRoots: [try pki.root]).decrypt(try pki.token(), for: try pki.merchant, now: Date())
         #expect(data.maskedAccountNumber == "************1488")
-        #expect(!data.description.contains("5204245250001488") && data.description.contains("1488"))
+        var dumped = ""
+        dump(data, to: &dumped)
+        for text in [data.description, String(reflecting: data), dumped] {
+            #expect(!text.contains("5204245250001488") && text.contains("************1488"), "\(text)")
+            if let cryptogram = data.onlinePaymentCryptogram { #expect(!text.contains(cryptogram), "\(text)") }
+        }
         #expect(data.jsonValue(revealingAccountNumber: false)["applicationPrimaryAccountNumber"] == .string("************1488"))
         #expect(data.jsonValue(revealingAccountNumber: true)["applicationPrimaryAccountNumber"] == .string("5204245250001488"))
         // The single-use cryptogram goes to the adapter only, like the number.

@@ -5,7 +5,7 @@ import GatewayPayloads
 /// account number is the device's (a DPAN): whoever receives this value
 /// other than the adapter that asked gets it masked
 /// (``jsonValue(revealingAccountNumber:)``), and ``description`` masks it.
-public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible {
+public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible, CustomReflectable {
     public var accountNumber: String
     /// `YYMMDD`.
     public var expirationDate: String
@@ -27,6 +27,18 @@ public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         "ApplePayPaymentData(\(maskedAccountNumber), expires \(expirationDate), \(transactionAmount) in \(currencyCode), \(paymentDataType))"
+    }
+
+    /// The same masking for `dump`, a debugger and a failed expectation's
+    /// output: the number masked, the cryptogram and EMV data only said present.
+    public var customMirror: Mirror {
+        Mirror(self, children: [
+            "accountNumber": maskedAccountNumber, "expirationDate": expirationDate, "currencyCode": currencyCode,
+            "transactionAmount": transactionAmount, "cardholderName": cardholderName as Any,
+            "deviceManufacturerIdentifier": deviceManufacturerIdentifier, "paymentDataType": paymentDataType,
+            "onlinePaymentCryptogram": onlinePaymentCryptogram == nil ? "absent" : "present", "eciIndicator": eciIndicator as Any,
+            "emvData": emvData == nil ? "absent" : "present", "merchantTokenIdentifier": merchantTokenIdentifier as Any,
+        ], displayStyle: .struct)
     }
 
     init(json bytes: [UInt8]) throws(WalletTokenError) {
