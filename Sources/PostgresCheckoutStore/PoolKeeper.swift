@@ -42,16 +42,9 @@ final class PoolKeeper: Sendable {
     /// Records `check` when the database has none, and refuses (throws
     /// ``KeyMismatch``) when it has another.
     static func agree(on check: String, _ connection: PostgresConnection, logger: Logger) async throws {
-        // Two hosts starting together: the second's insert waits for the
-        // first's, then inserts nothing, and its own snapshot (taken before
-        // the first committed) does not see the row: no row back. The next
-        // statement's snapshot does.
+        // No row back when another host's first insert raced this one (SQL.AgreeOnKeyCheck).
         for _ in 0..<3 {
-            let rows = try await connection.query("""
-                WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ('idempotency_key', \(check))
-                                  ON CONFLICT (name) DO NOTHING RETURNING value)
-                SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = 'idempotency_key' LIMIT 1
-                """, logger: logger).collect()
+            let rows = try await connection.rows(SQL.AgreeOnKeyCheck.self, .text(check), logger: logger)
             guard let kept = try rows.first?.decode(String.self) else { continue }
             guard kept == check else { throw KeyMismatch() }
             return
@@ -113,7 +106,7 @@ final class PoolKeeper: Sendable {
             defer { Task { try? await connection.close() } }
             return try await withThrowingTaskGroup(of: Bool.self) { group in
                 group.addTask {
-                    try await connection.query("SELECT 1", logger: self.logger)
+                    _ = try await connection.rows(SQL.Probe.self, logger: self.logger)
                     return true
                 }
                 group.addTask {

@@ -218,20 +218,22 @@ enum PostgresMigrations {
     ]
 
     /// Applies the migrations `connection`'s schema lacks; answers every
-    /// applied name, in order.
+    /// applied name, in order. Every statement with a value is a named one
+    /// of ``SQL``; a migration's DDL has no value and runs once, through the
+    /// extended protocol as an unnamed statement.
     static func migrate(_ connection: PostgresConnection, schema: String, logger: Logger) async throws -> [String] {
         try await connection.withTransaction(logger: logger) { connection in
-            try await connection.query("SELECT pg_advisory_xact_lock(hashtext('gateway migrations ' || \(schema)))", logger: logger)
+            _ = try await connection.rows(SQL.MigrationLock.self, .text(schema), logger: logger)
             try await connection.query("CREATE TABLE IF NOT EXISTS schema_migration (position integer PRIMARY KEY, name text NOT NULL UNIQUE, applied_at timestamptz NOT NULL DEFAULT now())", logger: logger)
             var applied: [String] = []
-            for try await name in try await connection.query("SELECT name FROM schema_migration ORDER BY position", logger: logger).decode(String.self) {
-                applied.append(name)
+            for row in try await connection.rows(SQL.AppliedMigrations.self, logger: logger) {
+                applied.append(try row.decode(String.self))
             }
             for (position, migration) in all.enumerated() where !applied.contains(migration.name) {
                 for statement in migration.statements {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                 }
-                try await connection.query("INSERT INTO schema_migration (position, name) VALUES (\(position + 1), \(migration.name))", logger: logger)
+                _ = try await connection.rows(SQL.RecordMigration.self, .int(Int64(position + 1)), .text(migration.name), logger: logger)
                 logger.info("PostgreSQL store: migration applied: \(migration.name)")
                 applied.append(migration.name)
             }

@@ -155,6 +155,45 @@ enum SQL {
         ]
     }
 
+    // MARK: The store's own connection (start, probes)
+
+    /// Whether the database answers at all (a busy pool is not a lost database).
+    enum Probe: StatementText {
+        static let sql = "SELECT 1"
+        static let types: [PostgresDataType] = []
+    }
+
+    /// Records the hosts' fingerprint key check when there is none, and
+    /// answers the one kept. Two hosts starting together: the second's
+    /// insert waits for the first's, then inserts nothing, and its own
+    /// snapshot (taken before the first committed) does not see the row: no
+    /// row back, and the next try's snapshot does.
+    enum AgreeOnKeyCheck: StatementText {
+        static let sql = """
+            WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ('idempotency_key', $1)
+                              ON CONFLICT (name) DO NOTHING RETURNING value)
+            SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = 'idempotency_key' LIMIT 1
+            """
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    /// Two hosts starting together migrate one after the other (the lock
+    /// ends with the migrations' transaction).
+    enum MigrationLock: StatementText {
+        static let sql = "SELECT pg_advisory_xact_lock(hashtext('gateway migrations ' || $1))"
+        static let types: [PostgresDataType] = [.text]
+    }
+
+    enum AppliedMigrations: StatementText {
+        static let sql = "SELECT name FROM schema_migration ORDER BY position"
+        static let types: [PostgresDataType] = []
+    }
+
+    enum RecordMigration: StatementText {
+        static let sql = "INSERT INTO schema_migration (position, name) VALUES ($1, $2)"
+        static let types: [PostgresDataType] = [.int8, .text]
+    }
+
     // MARK: API keys
 
     static let apiKeyColumns = "id, name, mode, hash, prefix, created_at, revoked_at"
