@@ -4,96 +4,135 @@ import GatewayPayloads
 import Logging
 import PostgresNIO
 
-/// A change made ready for writing (its document and its attempts' and
-/// events' rows encoded before any connection is taken), then written by
-/// one call of `gateway_commit` (``SQL/Commit``): one round trip, one
-/// transaction.
+/// A change made ready for writing (its scalars, attempts and events as one
+/// JSON array, its document and answer body as bytes) before any connection
+/// is taken, then written with the changes gathered with it by one call of
+/// `gateway_commit_many` (``SQL/CommitMany``): one round trip, one
+/// transaction for them all.
 ///
 /// A conflict is found by the statement that would write: the webhook's
 /// insert, the session's insert or version-checked update, the key's upsert
 /// each match no row when another commit (on this host or another) got
-/// there first, and the function raises its own SQLSTATE, which undoes the
-/// whole statement: nothing is half-written. It comes back here as the
-/// ``StoreConflict`` it means.
+/// there first, and `gateway_commit` raises its own SQLSTATE, which undoes
+/// that change alone (its own subtransaction): nothing of it is
+/// half-written, and the others in the batch are written. It comes back
+/// here as the ``StoreConflict`` it means.
 struct PostgresChange: Sendable {
-    private let session: StoreRows.SessionRow?
-    private let attempts: String
+    /// `[s_id, s_status, s_read_version, s_amount, s_currency, s_order_id,
+    /// s_created_at, s_updated_at, s_expires_at, s_events, attempts, events,
+    /// k_key, k_fingerprint, k_has_body, k_reference, k_created_at,
+    /// w_provider, w_event, w_received_at]`, as migration v5 reads it.
+    private let item: [UInt8]
+    private let document: ByteBuffer
+    private let body: ByteBuffer
     private let events: [SessionEvent]
-    private let eventRows: String
-    private let answer: IdempotentAnswer?
-    private let webhook: (provider: String, eventID: String, receivedAt: Double)?
+    let sessionID: String?
+    private let readVersion: Int
+    private let key: String?
+    private let webhook: (provider: String, eventID: String)?
 
     init(_ change: StoreChange) {
         let rows = StoreRows(change)
-        session = rows.session
-        var writer = JSONWriter(capacity: 64 * rows.attempts.count + 2)
+        let session = rows.session
+        var writer = JSONWriter(capacity: 256 + 64 * rows.attempts.count + 160 * change.events.count)
+        writer.beginArray()
+        // Every text as PostgreSQL's text can hold it (no U+0000: a provider's
+        // reference or notification id may carry one).
+        func text(_ value: String?) { if let value { writer.string(StoredText.storable(value)) } else { writer.null() } }
+        func number(_ value: Double?) { if let value { writer.double(value) } else { writer.null() } }
+        func integer(_ value: Int64?) { if let value { writer.integer(value) } else { writer.null() } }
+        text(session?.id)
+        text(session?.status)
+        integer(session.map { Int64($0.readVersion) })
+        integer(session?.amount)
+        text(session?.currency)
+        text(session?.orderID)
+        number(session?.createdAt)
+        number(session?.updatedAt)
+        number(session?.expiresAt)
+        integer(session.map { Int64($0.events) })
         writer.beginArray()
         for attempt in rows.attempts {
             writer.beginArray()
             writer.string(attempt.id)
             writer.string(attempt.providerID)
             writer.string(attempt.status)
-            if let due = attempt.due { writer.double(due) } else { writer.null() }
+            number(attempt.due)
             writer.endArray()
         }
         writer.endArray()
-        attempts = String(decoding: writer.bytes, as: UTF8.self)
-        events = change.events
-        writer = JSONWriter(capacity: 160 * change.events.count + 2)
         writer.beginArray()
         for event in change.events {
             writer.beginArray()
             writer.string(event.sessionID)
             writer.double(event.at.timeIntervalSince1970)
             writer.string(event.type)
-            for text in [event.attemptID, event.status, event.providerID] {
-                if let text { writer.string(text) } else { writer.null() }
-            }
-            if let amount = event.amount {
-                writer.integer(amount.value)
-                writer.string(amount.currency)
-            } else {
-                writer.null()
-                writer.null()
-            }
-            if let detail = event.detail { writer.string(detail) } else { writer.null() }
+            text(event.attemptID)
+            text(event.status)
+            text(event.providerID)
+            integer(event.amount?.value)
+            text(event.amount?.currency)
+            text(event.detail)
             writer.endArray()
         }
         writer.endArray()
-        eventRows = String(decoding: writer.bytes, as: UTF8.self)
-        answer = change.answer
-        webhook = change.webhook.map { ($0.provider, $0.eventID, Date().timeIntervalSince1970) }
+        let answer = change.answer
+        text(answer?.key)
+        text(answer?.fingerprint)
+        writer.bool(answer?.body != nil)
+        text(answer?.reference)
+        number(answer?.createdAt.timeIntervalSince1970)
+        text(change.webhook?.provider)
+        text(change.webhook?.eventID)
+        number(change.webhook.map { _ in Date().timeIntervalSince1970 })
+        writer.endArray()
+        item = writer.bytes
+        document = ByteBuffer(bytes: session?.document ?? Data())
+        body = ByteBuffer(bytes: answer?.body ?? Data())
+        events = change.events
+        sessionID = session?.id
+        readVersion = session?.readVersion ?? 0
+        key = answer?.key
+        webhook = change.webhook
     }
 
-    /// Writes the change; returns its events with their numbers.
-    func write(_ connection: PostgresConnection, logger: Logger) async throws -> [SessionEvent] {
-        let row: PostgresRow?
-        do {
-            row = try await connection.rows(
-                SQL.Commit.self,
-                .text(session?.id), .text(session?.status), .int(session.map { Int64($0.readVersion) }), .int(session?.amount),
-                .text(session?.currency), .text(session?.orderID), .float(session?.createdAt), .float(session?.updatedAt),
-                .float(session?.expiresAt), .bytes(session?.document), .int(session.map { Int64($0.events) }),
-                .text(attempts), .text(eventRows),
-                .text(answer?.key), .text(answer?.fingerprint), .bytes(answer?.body), .text(answer?.reference),
-                .float(answer?.createdAt.timeIntervalSince1970),
-                .text(webhook?.provider), .text(webhook?.eventID), .float(webhook?.receivedAt),
-                logger: logger).first
-        } catch let error as PSQLError {
-            switch error.serverInfo?[.sqlState] {
-            case "GWSTL": throw StoreConflict.staleSession(id: session?.id ?? "", expected: session?.readVersion ?? 0)
-            case "GWKEY": throw StoreConflict.duplicateKey(answer?.key ?? "")
-            case "GWWHK": throw StoreConflict.duplicateWebhook(provider: webhook?.provider ?? "", eventID: webhook?.eventID ?? "")
-            default: throw error
+    /// Writes `changes` in one transaction; answers each one's events with
+    /// their numbers, or the conflict that refused it (having written
+    /// nothing of it). Throws when the batch as a whole failed (nothing of
+    /// it is written then, or, the connection lost, the outcome is unknown).
+    static func write(_ changes: [PostgresChange], _ connection: PostgresConnection, logger: Logger) async throws -> [Result<[SessionEvent], any Error>] {
+        var items: [UInt8] = [UInt8(ascii: "[")]
+        items.reserveCapacity(changes.reduce(2) { $0 + $1.item.count + 1 })
+        for (index, change) in changes.enumerated() {
+            if index > 0 { items.append(UInt8(ascii: ",")) }
+            items.append(contentsOf: change.item)
+        }
+        items.append(UInt8(ascii: "]"))
+        let rows = try await connection.rows(
+            SQL.CommitMany.self, .text(String(decoding: items, as: UTF8.self)),
+            .byteArrays(changes.map(\.document)), .byteArrays(changes.map(\.body)), logger: logger)
+        guard rows.count == changes.count else {
+            throw StoredDataError(description: "gateway_commit_many answered \(rows.count) rows for \(changes.count) changes")
+        }
+        return try zip(changes, rows).map { change, row in
+            let (_, refusal, numbers) = try row.decode((Int32, String?, [Int64]?).self)
+            return change.outcome(refusal: refusal, numbers: numbers)
+        }
+    }
+
+    private func outcome(refusal: String?, numbers: [Int64]?) -> Result<[SessionEvent], any Error> {
+        switch refusal {
+        case "GWSTL"?: return .failure(StoreConflict.staleSession(id: sessionID ?? "", expected: readVersion))
+        case "GWKEY"?: return .failure(StoreConflict.duplicateKey(key ?? ""))
+        case "GWWHK"?: return .failure(StoreConflict.duplicateWebhook(provider: webhook?.provider ?? "", eventID: webhook?.eventID ?? ""))
+        case let other?: return .failure(StoredDataError(description: "gateway_commit_many refused a change with \(other)"))
+        case nil:
+            guard let numbers, numbers.count == events.count else {
+                return .failure(StoredDataError(description: "gateway_commit_many numbered \(numbers?.count ?? 0) events of \(events.count)"))
             }
+            var stored = events
+            for index in stored.indices { stored[index].sequence = numbers[index] }
+            return .success(stored)
         }
-        guard let row else { throw StoredDataError(description: "gateway_commit answered no row") }
-        let numbers = try row.decode([Int64].self)
-        guard numbers.count == events.count else {
-            throw StoredDataError(description: "gateway_commit numbered \(numbers.count) events of \(events.count)")
-        }
-        var stored = events
-        for index in stored.indices { stored[index].sequence = numbers[index] }
-        return stored
     }
 }

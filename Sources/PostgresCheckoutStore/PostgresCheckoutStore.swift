@@ -30,6 +30,12 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     let logger: Logger
     private let pool: PoolKeeper
     private let listener: EventListener
+    /// Commits, keys' answers and sessions' versions asked at the same time
+    /// each go in one round trip (``Batcher``): what a payment costs the
+    /// database is mostly its round trips.
+    private let commits: Batcher<PostgresChange, [SessionEvent]>
+    private let answers: Batcher<String, IdempotentAnswer?>
+    private let versions: Batcher<String, Int?>
 
     /// Makes the store and starts connecting; it never waits for the
     /// database (see ``PoolKeeper``). Call ``close()`` when done with it.
@@ -39,6 +45,14 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         let pool = PoolKeeper(configuration: configuration, logger: logger)
         self.pool = pool
         listener = EventListener(connect: { try pool.connectionConfiguration() }, logger: logger)
+        // One batch of each kind at a time: the fewest round trips, and the
+        // least CPU per payment on both sides (BENCHMARKS.md measured one and
+        // two lanes: two gave no more payments per second, for about a fifth
+        // more CPU). A batch grows with the calls made while the one before
+        // it runs, so a slower database gets larger batches, not a queue.
+        commits = Batcher(lanes: 1, largest: 64)
+        answers = Batcher(lanes: 1, largest: 256)
+        versions = Batcher(lanes: 1, largest: 256)
     }
 
     /// Stops the pool, its reconnecting and its listening; calls fail from now on.
@@ -216,8 +230,48 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     // MARK: CheckoutStore
 
     public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
-        let written = PostgresChange(change)
-        return try await withConnection { connection, logger in try await written.write(connection, logger: logger) }
+        try await commits.submit(PostgresChange(change)) { changes in await self.write(changes) }
+    }
+
+    /// Writes `changes` as one batch (what ``commit(_:)`` gathers), each
+    /// with its own outcome.
+    func commit(batch changes: [StoreChange]) async -> [Result<[SessionEvent], any Error>] {
+        await write(changes.map(PostgresChange.init))
+    }
+
+    /// Writes a batch of changes in one transaction, in the order of their
+    /// sessions' ids (every host's batches lock sessions in one order, so
+    /// two of them never wait for each other on two sessions; a change's
+    /// order among those of its own session is kept). When the batch fails
+    /// as a whole for another reason than the database being away (such as
+    /// a deadlock with another host's batch on idempotency keys, which
+    /// PostgreSQL breaks by undoing one of them), each change is written
+    /// again on its own, so that each gets its own outcome.
+    private func write(_ submitted: [PostgresChange]) async -> [Result<[SessionEvent], any Error>] {
+        let order = submitted.indices.sorted { (submitted[$0].sessionID ?? "", $0) < (submitted[$1].sessionID ?? "", $1) }
+        let changes = order.map { submitted[$0] }
+        let outcomes = await writeInOrder(changes)
+        var answers = [Result<[SessionEvent], any Error>](repeating: .failure(StoreUnavailable("unanswered")), count: submitted.count)
+        for (position, index) in order.enumerated() { answers[index] = outcomes[position] }
+        return answers
+    }
+
+    private func writeInOrder(_ changes: [PostgresChange]) async -> [Result<[SessionEvent], any Error>] {
+        do {
+            return try await withConnection { connection, logger in try await PostgresChange.write(changes, connection, logger: logger) }
+        } catch {
+            guard changes.count > 1, !Self.isUnavailability(error) else { return changes.map { _ in .failure(error) } }
+            logger.notice("PostgreSQL store: a batch of \(changes.count) commits failed (\(Self.reason(error))); each is written on its own")
+            var outcomes: [Result<[SessionEvent], any Error>] = []
+            for change in changes {
+                do {
+                    outcomes += try await withConnection { connection, logger in try await PostgresChange.write([change], connection, logger: logger) }
+                } catch {
+                    outcomes.append(.failure(error))
+                }
+            }
+            return outcomes
+        }
     }
 
     public func session(_ id: String) async throws -> Session? {
@@ -228,8 +282,35 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     public func sessionVersion(_ id: String) async throws -> Int? {
-        try await withConnection { connection, logger in
-            try await connection.rows(SQL.SessionVersion.self, .text(id), logger: logger).first.map { Int(try $0.decode(Int64.self)) }
+        try await versions.submit(id) { ids in await self.versions(ofSessions: ids) }
+    }
+
+    private func versions(ofSessions ids: [String]) async -> [Result<Int?, any Error>] {
+        await lookUp(ids, SQL.SessionVersions.self) { row in
+            let (id, version) = try row.decode((String, Int64).self)
+            return (id, Int(version))
+        }
+    }
+
+    /// One statement for many keys (`= ANY($1)`, answering each found row's
+    /// key and value): each key's value, or nil; or the statement's error for
+    /// every key.
+    private func lookUp<Text: StatementText, Value: Sendable>(
+        _ keys: [String], _ statement: Text.Type, _ decode: @escaping @Sendable (PostgresRow) throws -> (String, Value)
+    ) async -> [Result<Value?, any Error>] {
+        do {
+            let found = try await withConnection { connection, logger in
+                var found: [String: Value] = [:]
+                for row in try await connection.rows(statement, .texts(keys), logger: logger) {
+                    let (key, value) = try decode(row)
+                    found[key] = value
+                }
+                return found
+            }
+            // Found under the key as stored (StoredText).
+            return keys.map { .success(found[StoredText.storable($0)]) }
+        } catch {
+            return keys.map { _ in .failure(error) }
         }
     }
 
@@ -240,11 +321,14 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     public func answer(forKey key: String) async throws -> IdempotentAnswer? {
-        try await withConnection { connection, logger in
-            guard let row = try await connection.rows(SQL.Answer.self, .text(key), logger: logger).first else { return nil }
-            let (fingerprint, body, reference, created) = try row.decode((String, Data?, String?, Double).self)
-            return IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, reference: reference,
-                                    createdAt: Date(timeIntervalSince1970: created))
+        try await answers.submit(key) { keys in await self.answers(forKeys: keys) }
+    }
+
+    private func answers(forKeys keys: [String]) async -> [Result<IdempotentAnswer?, any Error>] {
+        await lookUp(keys, SQL.Answers.self) { row in
+            let (key, fingerprint, body, reference, created) = try row.decode((String, String, Data?, String?, Double).self)
+            return (key, IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, reference: reference,
+                                          createdAt: Date(timeIntervalSince1970: created)))
         }
     }
 

@@ -215,6 +215,42 @@ enum PostgresMigrations {
         Migration(name: "v4: the fingerprint key's check", statements: [
             "CREATE TABLE shared_key_check (name text PRIMARY KEY, value text NOT NULL)",
         ]),
+        // Many commits in one round trip and one transaction (PostgresChange,
+        // Batcher): each change is v2's gateway_commit in a block of its own
+        // (a subtransaction), so a change refused (GWSTL, GWKEY, GWWHK) is
+        // undone alone, answered as its SQLSTATE, and the others are written.
+        // Any other error undoes the whole batch. A change's scalars are one
+        // JSON array (nullable values have no array encoding of their own);
+        // its document and its answer's body are the same position of two
+        // bytea arrays (an empty one where the change has none).
+        Migration(name: "v5: commits gathered in one round trip (gateway_commit_many)", statements: [
+            """
+            CREATE FUNCTION gateway_commit_many(p_items jsonb, p_documents bytea[], p_bodies bytea[])
+            RETURNS TABLE (item_no integer, refusal text, numbers bigint[]) LANGUAGE plpgsql AS $$
+            DECLARE
+                item jsonb;
+            BEGIN
+                item_no := 0;
+                FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY AS t(value, ord) ORDER BY ord LOOP
+                    item_no := item_no + 1;
+                    BEGIN
+                        numbers := gateway_commit(
+                            item->>0, item->>1, (item->>2)::bigint, (item->>3)::bigint, item->>4, item->>5,
+                            (item->>6)::float8, (item->>7)::float8, (item->>8)::float8,
+                            CASE WHEN item->>0 IS NULL THEN NULL ELSE p_documents[item_no] END, (item->>9)::bigint,
+                            item->10, item->11,
+                            item->>12, item->>13, CASE WHEN (item->>14)::boolean THEN p_bodies[item_no] END, item->>15, (item->>16)::float8,
+                            item->>17, item->>18, (item->>19)::float8);
+                        refusal := NULL;
+                    EXCEPTION WHEN SQLSTATE 'GWSTL' OR SQLSTATE 'GWKEY' OR SQLSTATE 'GWWHK' THEN
+                        refusal := SQLSTATE;
+                        numbers := NULL;
+                    END;
+                    RETURN NEXT;
+                END LOOP;
+            END $$
+            """,
+        ]),
     ]
 
     /// Applies the migrations `connection`'s schema lacks; answers every

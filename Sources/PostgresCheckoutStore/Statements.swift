@@ -1,3 +1,4 @@
+import CheckoutEngine
 import Foundation
 import Logging
 import PostgresNIO
@@ -30,15 +31,21 @@ enum Bound {
     case int(Int64?)
     case float(Double?)
     case bytes(Data?)
+    case texts([String])
+    case byteArrays([ByteBuffer])
 
     static func bindings(_ values: [Bound]) throws -> PostgresBindings {
         var bindings = PostgresBindings(capacity: values.count)
         for value in values {
             switch value {
-            case .text(let text): bindings.append(text)
+            // PostgreSQL's text cannot hold U+0000 (StoredText): a value with
+            // one is looked up, and written, as every store keeps it.
+            case .text(let text): bindings.append(text.map(StoredText.storable))
             case .int(let int): bindings.append(int)
             case .float(let float): bindings.append(float)
             case .bytes(let data): try bindings.append(data)
+            case .texts(let texts): bindings.append(texts.map(StoredText.storable))
+            case .byteArrays(let buffers): bindings.append(buffers)
             }
         }
         return bindings
@@ -65,20 +72,24 @@ enum SQL {
         static let types: [PostgresDataType] = [.text]
     }
 
-    enum SessionVersion: StatementText {
-        static let sql = "SELECT version FROM session WHERE id = $1"
-        static let types: [PostgresDataType] = [.text]
-    }
 
     enum SessionOfAttempt: StatementText {
         static let sql = "SELECT session_id FROM attempt WHERE id = $1"
         static let types: [PostgresDataType] = [.text]
     }
 
-    enum Answer: StatementText {
-        static let sql = "SELECT fingerprint, body, reference, created_at FROM idempotency WHERE key = $1"
-        static let types: [PostgresDataType] = [.text]
+    /// Many keys' answers in one round trip (``Batcher``).
+    enum Answers: StatementText {
+        static let sql = "SELECT key, fingerprint, body, reference, created_at FROM idempotency WHERE key = ANY($1)"
+        static let types: [PostgresDataType] = [.textArray]
     }
+
+    /// Many sessions' versions in one round trip (``Batcher``).
+    enum SessionVersions: StatementText {
+        static let sql = "SELECT id, version FROM session WHERE id = ANY($1)"
+        static let types: [PostgresDataType] = [.textArray]
+    }
+
 
     enum Events: StatementText {
         static let sql = """
@@ -134,25 +145,14 @@ enum SQL {
         static let types: [PostgresDataType] = [.text, .text]
     }
 
-    // MARK: A commit
+    // MARK: Commits
 
-    /// The whole change in one round trip: `gateway_commit` (migration v2)
-    /// writes it as one statement, its own transaction, and answers the
-    /// numbers given to its events, in order. Documents arrays are JSON
-    /// (`[[id, provider, status, due], ...]`, `[[session, at, type, attempt,
-    /// status, provider, amount, currency, detail], ...]`): nullable elements
-    /// have no array encoding of their own.
-    enum Commit: StatementText {
-        static let sql = """
-            SELECT gateway_commit($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12::jsonb, $13::jsonb,
-                                  $14, $15, $16, $17, $18, $19, $20, $21)
-            """
-        static let types: [PostgresDataType] = [
-            .text, .text, .int8, .int8, .text, .text, .float8, .float8, .float8, .bytea, .int8,
-            .text, .text,
-            .text, .text, .bytea, .text, .float8,
-            .text, .text, .float8,
-        ]
+    /// Changes gathered in one round trip and one transaction
+    /// (`gateway_commit_many`, migration v5): one row per change, in order,
+    /// with its refusal's SQLSTATE or its events' numbers.
+    enum CommitMany: StatementText {
+        static let sql = "SELECT item_no, refusal, numbers FROM gateway_commit_many($1::jsonb, $2, $3)"
+        static let types: [PostgresDataType] = [.text, .byteaArray, .byteaArray]
     }
 
     // MARK: The store's own connection (start, probes)

@@ -155,7 +155,7 @@ struct PreparedChange: Sendable {
         if let answer {
             // Else it was bound to another request, by another host (the engine checked first).
             let written = try statements.execute(
-                .writeKey, answer.key, answer.fingerprint, answer.body, answer.reference, answer.createdAt.timeIntervalSince1970)
+                .writeKey, answer.key, answer.fingerprint, answer.body, answer.reference.map(StoredText.storable), answer.createdAt.timeIntervalSince1970)
             guard written == 1 else { throw StoreConflict.duplicateKey(answer.key) }
         }
         if let webhook {

@@ -32,6 +32,24 @@ import Testing
         }
     }
 
+    /// An order id or an idempotency key with a control character (U+0000,
+    /// a newline) is refused, naming it: no header could carry one, and no
+    /// store may turn two of them into one.
+    @Test func anOrderIdOrIdempotencyKeyWithAControlCharacterIsRefused() async throws {
+        let f = try EngineFixture([(profile("a", priority: 1), .approving("a"))])
+        for order in ["o\u{0000}1", "o\n1", "o\u{7F}"] {
+            await #expect { try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), orderId: order)) } throws: {
+                ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail == "orderId must not contain control characters"
+            }
+        }
+        for key in ["k\u{0000}", "k\r\n"] {
+            await #expect { try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), orderId: "o"), idempotencyKey: key) } throws: {
+                ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail == "an idempotency key must not contain control characters"
+            }
+        }
+        #expect(try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), orderId: "طلب-١"), idempotencyKey: "ключ-1").session.status == .open)
+    }
+
     @Test func aSuccessfulAttemptCompletesTheSessionAndIsLogged() async throws {
         let f = try EngineFixture([(profile("a", priority: 1), .approving("a"))])
         let session = try await f.session()

@@ -150,6 +150,27 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
         }
     }
 
+    /// A provider's text may hold any character, U+0000 included (JSON
+    /// allows it; PostgreSQL's text does not): the change is written, never
+    /// refused for it, and the text comes back the same on every store.
+    @Test(arguments: StoreKind.available)
+    func textWithANullCharacterIsWritten(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            let detail = "declined\u{0000} by the issuer"
+            let stored = try await store.commit(StoreChange(
+                session: try newSession("nul"), events: [SessionEvent(sessionID: "nul", at: Date(timeIntervalSince1970: 1.5), type: "attempt.failed",
+                                                                      status: "failed\u{0000}", detail: detail)],
+                answer: IdempotentAnswer(key: "k", fingerprint: "f", body: nil, reference: "ref\u{0000}", createdAt: Date(timeIntervalSince1970: 1.5))))
+            #expect(stored.map(\.sequence) == [1] && stored[0].detail == "declined\u{FFFD} by the issuer")
+            let recorded = try #require(try await store.events(ofSession: "nul", after: 0).first)
+            #expect(recorded.detail == "declined\u{FFFD} by the issuer" && recorded.status == "failed\u{FFFD}", "\(String(reflecting: recorded.detail))")
+            #expect(try await store.answer(forKey: "k")?.reference == "ref\u{FFFD}")
+            // A lookup by a value with one finds nothing rather than failing.
+            #expect(try await store.session("nul\u{0000}") == nil)
+            #expect(try await store.answer(forKey: "k\u{0000}") == nil)
+        }
+    }
+
     /// A key is bound by its intent (no answer); the answer fills it in once,
     /// for the same request only. Another request under the key is refused,
     /// and the change it came with is not written.

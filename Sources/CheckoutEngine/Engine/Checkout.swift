@@ -85,6 +85,9 @@ public final class Checkout: Sendable {
                     throw ProblemCatalog.problem(code: "invalid_request", detail: "country must be an ISO 3166-1 alpha-2 code such as SA (got \(country))")
                 }
                 guard !request.orderId.isEmpty else { throw ProblemCatalog.problem(code: "invalid_request", detail: "orderId must not be empty") }
+                guard !Self.hasControlCharacter(request.orderId) else {
+                    throw ProblemCatalog.problem(code: "invalid_request", detail: "orderId must not contain control characters")
+                }
                 if let reference = request.payer?.reference, !Payer.isValidReference(reference) {
                     throw ProblemCatalog.problem(code: "invalid_request", detail: "payer.reference must be 1 to 64 visible ASCII characters with no spaces")
                 }
@@ -362,6 +365,10 @@ public final class Checkout: Sendable {
         guard !key.isEmpty, key.utf8.count <= 255 else {
             throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must have 1 to 255 bytes")
         }
+        // As an HTTP header's value could not: two keys must never become one in a store.
+        guard !Self.hasControlCharacter(key) else {
+            throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must not contain control characters")
+        }
         let scoped = "\(mode.rawValue):\(key)"
         let fingerprint = fingerprinter.of(operation: operation, target: target, body: request)
         let store = self.store
@@ -438,6 +445,11 @@ public final class Checkout: Sendable {
     /// bound) was refused: nothing was written and no provider was called.
     struct IntentRefused: Error {
         var conflict: StoreConflict
+    }
+
+    /// U+0000 to U+001F or U+007F to U+009F: never in an identifier a caller gives.
+    static func hasControlCharacter(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 
     static func isCountryCode(_ code: String) -> Bool {

@@ -20,16 +20,28 @@ public struct SessionEvent: Sendable, Equatable, Codable {
     /// For people: why (routing reason, problem code and detail, provider status).
     public var detail: String?
 
+    /// Text a provider wrote (a status, a message) may hold U+0000, which a
+    /// store's text cannot (PostgreSQL refuses it): it is U+FFFD here, so
+    /// every store, and every reader, live or resumed, sees the same event.
     public init(sessionID: String, at: Date, type: String, attemptID: String? = nil, status: String? = nil,
                 providerID: String? = nil, amount: Money? = nil, detail: String? = nil) {
         self.sequence = 0
-        self.sessionID = sessionID
+        self.sessionID = StoredText.storable(sessionID)
         self.at = at
-        self.type = type
-        self.attemptID = attemptID
-        self.status = status
-        self.providerID = providerID
+        self.type = StoredText.storable(type)
+        self.attemptID = attemptID.map(StoredText.storable)
+        self.status = status.map(StoredText.storable)
+        self.providerID = providerID.map(StoredText.storable)
         self.amount = amount
-        self.detail = detail
+        self.detail = detail.map(StoredText.storable)
+    }
+}
+
+/// Text as every store can keep it.
+public enum StoredText {
+    /// `text` with each U+0000 (which PostgreSQL's text refuses) as U+FFFD.
+    public static func storable(_ text: String) -> String {
+        guard text.utf8.contains(0) else { return text }
+        return text.replacingOccurrences(of: "\u{0000}", with: "\u{FFFD}")
     }
 }

@@ -1,0 +1,91 @@
+import Synchronization
+
+/// Gathers the calls of one kind made at the same time into one round trip:
+/// PostgreSQL's cost is mostly per round trip and per transaction (a backend
+/// woken over a socket, a statement bound and run, a WAL flush for a
+/// commit), not per row, so under load one statement carrying many changes
+/// or many keys costs little more than one carrying a single one.
+///
+/// A call joins the queue; when fewer than `lanes` batches are running, it
+/// starts one, which takes everything queued (up to `largest`), runs it, and
+/// goes on with what queued meanwhile until the queue is empty. So a call
+/// on an idle store runs at once, alone, and calls arriving while batches
+/// run wait at most for one of them to end. Each call gets its own answer;
+/// a call is never dropped (``run`` answers every item, or the batch's error).
+///
+/// The caller waits for its answer whatever happens to its task: a change
+/// handed to the database is reported as it ended, never as cancelled.
+final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
+    typealias Run = @Sendable ([Item]) async -> [Result<Answer, any Error>]
+
+    private struct Waiting: Sendable {
+        var item: Item
+        var continuation: CheckedContinuation<Answer, any Error>
+    }
+
+    private struct State: Sendable {
+        var queue: [Waiting] = []
+        var running = 0
+    }
+
+    private let state = Mutex(State())
+    private let lanes: Int
+    private let largest: Int
+
+    /// - Parameters:
+    ///   - lanes: batches of this kind running at once.
+    ///   - largest: items in one batch at most.
+    init(lanes: Int, largest: Int) {
+        precondition(lanes > 0 && largest > 0)
+        self.lanes = lanes
+        self.largest = largest
+    }
+
+    /// Calls waiting for a batch to take them.
+    var queued: Int { state.withLock { $0.queue.count } }
+
+    /// `item`'s answer, from a batch that `run` runs (every caller of one
+    /// batcher gives the same `run`: one answer per item, in order).
+    func submit(_ item: Item, run: @escaping Run) async throws -> Answer {
+        try await withCheckedThrowingContinuation { continuation in
+            let starts = state.withLock { state in
+                state.queue.append(Waiting(item: item, continuation: continuation))
+                guard state.running < lanes else { return false }
+                state.running += 1
+                return true
+            }
+            if starts { Task { await self.drain(run) } }
+        }
+    }
+
+    /// One lane: batches until the queue is empty.
+    private func drain(_ run: Run) async {
+        while true {
+            let batch: [Waiting] = state.withLock { state in
+                guard !state.queue.isEmpty else {
+                    state.running -= 1
+                    return []
+                }
+                let count = min(largest, state.queue.count)
+                let taken = Array(state.queue[..<count])
+                state.queue.removeFirst(count)
+                return taken
+            }
+            guard !batch.isEmpty else { return }
+            let answers = await run(batch.map(\.item))
+            for (index, waiting) in batch.enumerated() {
+                waiting.continuation.resume(with: index < answers.count
+                    ? answers[index]
+                    : .failure(BatchAnsweredShort(items: batch.count, answers: answers.count)))
+            }
+        }
+    }
+
+    /// A batch's run answered fewer results than it had items (a bug in the
+    /// run; the items without an answer fail with this).
+    struct BatchAnsweredShort: Error, CustomStringConvertible {
+        var items: Int
+        var answers: Int
+        var description: String { "a batch of \(items) was answered \(answers) results" }
+    }
+}

@@ -1,0 +1,140 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import PostgresNIO
+@testable import PostgresCheckoutStore
+import Synchronization
+import TestSupport
+import Testing
+
+/// The PostgreSQL store gathers the calls made at the same time into one
+/// round trip (``Batcher``): each call still gets its own answer, and a
+/// change refused, or failing, in a batch costs the others nothing.
+@Suite struct BatcherTests {
+    final class Record: Sendable {
+        let batches = Mutex<[[Int]]>([])
+        let running = Mutex((now: 0, most: 0))
+    }
+
+    /// A thousand calls at once, the first batch held until all are queued:
+    /// each gets its own answer, once; batches are at most `largest` and
+    /// never run two at a time on one lane, and they did gather.
+    @Test func everyCallGetsItsOwnAnswerOnceAndCallsMadeMeanwhileGather() async throws {
+        let batcher = Batcher<Int, Int>(lanes: 1, largest: 50)
+        let record = Record()
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let run: Batcher<Int, Int>.Run = { items in
+            record.running.withLock { $0.now += 1; $0.most = max($0.most, $0.now) }
+            let first = record.batches.withLock { $0.append(items); return $0.count == 1 }
+            if first { for await _ in released { break } }
+            record.running.withLock { $0.now -= 1 }
+            return items.map { .success($0 * 2) }
+        }
+        let answers = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+            for i in 0..<1000 { group.addTask { (i, try await batcher.submit(i, run: run)) } }
+            group.addTask {
+                let gathered = try await waitUntil(within: .seconds(60)) {
+                    guard let first = record.batches.withLock({ $0.first?.count }) else { return false }
+                    return batcher.queued == 1000 - first
+                }
+                #expect(gathered)
+                release.yield()
+                return (-1, -2)
+            }
+            return try await group.reduce(into: [Int: Int]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(answers.count == 1001 && (0..<1000).allSatisfy { answers[$0] == $0 * 2 })
+        let batches = record.batches.withLock { $0 }
+        #expect(batches.flatMap { $0 }.sorted() == Array(0..<1000), "each item in exactly one batch")
+        let rest = 1000 - batches[0].count
+        #expect(batches.allSatisfy { $0.count <= 50 } && batches.count == 1 + (rest + 49) / 50, "\(batches.map(\.count))")
+        #expect(record.running.withLock { $0.most } == 1)
+    }
+
+    /// A call on an idle batcher runs at once, alone; a batch's failure is
+    /// each of its calls' failure.
+    @Test func aLoneCallRunsAloneAndABatchFailureReachesEachCall() async throws {
+        struct Down: Error {}
+        let batcher = Batcher<Int, Int>(lanes: 2, largest: 8)
+        let sizes = Mutex<[Int]>([])
+        #expect(try await batcher.submit(7) { items in sizes.withLock { $0.append(items.count) }; return items.map { .success($0) } } == 7)
+        #expect(sizes.withLock { $0 } == [1])
+        await #expect(throws: Down.self) { try await batcher.submit(1) { items in items.map { _ in .failure(Down()) } } }
+        await #expect(throws: Batcher<Int, Int>.BatchAnsweredShort.self) { try await batcher.submit(1) { _ in [] } }
+    }
+}
+
+@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"))
+struct PostgresBatchTests {
+    static func session(_ id: String) throws -> Session {
+        try Session(id: id, amount: Money(value: 1000, currency: "SAR"), country: "SA", orderID: "o-\(id)", capture: .manual,
+                    createdAt: Date(timeIntervalSince1970: 1_700_000_000), expiresAt: .distantFuture)
+    }
+
+    static func answer(_ key: String, _ fingerprint: String) -> IdempotentAnswer {
+        IdempotentAnswer(key: key, fingerprint: fingerprint, body: Data(#"{"ok":true}"#.utf8), reference: nil, createdAt: Date(timeIntervalSince1970: 1_700_000_000))
+    }
+
+    /// One batch: a stale session and a key bound to another request are
+    /// each refused alone (nothing of them written); every other change in
+    /// the batch is written, its events numbered.
+    @Test func aChangeRefusedInABatchIsRefusedAloneAndTheOthersAreWritten() async throws {
+        let logs = CapturedLogs()
+        let store = try await TestPostgres.store(logger: logs.logger("test.postgres"))
+        var stale = try Self.session("a")
+        stale.version = 5
+        let outcomes = await store.commit(batch: [
+            StoreChange(session: try Self.session("a"), events: [SessionEvent(sessionID: "a", at: Date(), type: "session.created")]),
+            StoreChange(session: try Self.session("b"), events: []),
+            StoreChange(session: stale, events: [SessionEvent(sessionID: "a", at: Date(), type: "stale")]),
+            StoreChange(session: try Self.session("c"), events: [], answer: Self.answer("k", "one")),
+            StoreChange(session: try Self.session("d"), events: [], answer: Self.answer("k", "two")),
+        ])
+        #expect(outcomes.count == 5)
+        #expect((try? outcomes[0].get())?.map(\.sequence) == [1])
+        #expect((try? outcomes[1].get()) != nil && (try? outcomes[3].get()) != nil)
+        #expect(throws: StoreConflict.staleSession(id: "a", expected: 5)) { try outcomes[2].get() }
+        #expect(throws: StoreConflict.duplicateKey("k")) { try outcomes[4].get() }
+        for id in ["a", "b", "c"] { #expect(try await store.sessionVersion(id) == 1, "\(id)") }
+        #expect(try await store.session("d") == nil, "the refused change's session was written")
+        #expect(try await store.events(ofSession: "a", after: 0).map(\.type) == ["session.created"])
+        #expect(try await store.answer(forKey: "k")?.fingerprint == "one")
+        #expect(!logs.all.contains { $0.contains("written on its own") }, "the refusals undid the whole batch: \(logs.all)")
+        await store.close()
+    }
+
+    /// A batch that fails as a whole (here one change raises an error of its
+    /// own, as a deadlock would undo the batch) is written again change by
+    /// change: each other change is written, the failing one gets its error.
+    @Test func aBatchThatFailsWholeIsWrittenChangeByChange() async throws {
+        let logs = CapturedLogs()
+        let store = try await TestPostgres.store(logger: logs.logger("test.postgres"))
+        try await StoreKind.postgres.raw("""
+            CREATE FUNCTION refuse_boom() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN IF NEW.id = 'boom' THEN RAISE EXCEPTION 'boom refused' USING ERRCODE = 'XX999'; END IF; RETURN NEW; END $$
+            """, on: store)
+        try await StoreKind.postgres.raw("CREATE TRIGGER refuse_boom BEFORE INSERT ON session FOR EACH ROW EXECUTE FUNCTION refuse_boom()", on: store)
+        let outcomes = await store.commit(batch: [
+            StoreChange(session: try Self.session("ok1"), events: [SessionEvent(sessionID: "ok1", at: Date(), type: "session.created")]),
+            StoreChange(session: try Self.session("boom"), events: []),
+            StoreChange(session: try Self.session("ok2"), events: [], answer: Self.answer("k2", "one")),
+        ])
+        #expect((try? outcomes[0].get())?.map(\.sequence) == [1] && (try? outcomes[2].get()) != nil)
+        let failure = try #require(outcomes[1].failure as? PSQLError, "\(outcomes[1])")
+        #expect(failure.serverInfo?[.sqlState] == "XX999")
+        #expect(try await store.sessionVersion("ok1") == 1)
+        #expect(try await store.sessionVersion("ok2") == 1)
+        #expect(try await store.session("boom") == nil)
+        #expect(try await store.answer(forKey: "k2")?.fingerprint == "one")
+        #expect(logs.all.filter { $0.contains("a batch of 3 commits failed") && $0.contains("XX999") && $0.contains("written on its own") }.count == 1,
+                "\(logs.all)")
+        await store.close()
+    }
+}
+
+private extension Result {
+    var failure: Failure? {
+        if case .failure(let error) = self { return error }
+        return nil
+    }
+}
