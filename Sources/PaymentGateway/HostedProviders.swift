@@ -36,44 +36,13 @@ public final class HostedProviders: ProviderDirectory, Sendable {
     /// new one (disabled, removed, refused) stays, for its attempts' later
     /// operations and reconciliation.
     public func replace(with records: [ProviderRecord]) {
-        let unreachable: [AdapterInstance] = state.withLock { state in
-            if state.closing {
-                // The host is shutting down (a reload raced it): serve nothing new.
-                let known = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
-                state.records = records
-                return records.compactMap(\.adapter).filter { adapter in !known.contains { $0 === adapter } }
-            }
-            let before = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
-            for (id, provider) in state.providers { state.retired[id] = provider }
-            state.records = records
-            state.providers = [:]
-            state.profiles = []
-            var claimed: Set<String> = []
-            for record in records {
-                guard let manifest = record.manifest else { continue }
-                // One file per id (the reloader refuses duplicates); never two.
-                if record.state != .refused, !claimed.insert(manifest.id).inserted { continue }
-                if let adapter = record.adapter, record.state == .loaded {
-                    let id = manifest.id
-                    state.providers[id] = AdapterProvider(adapter: adapter, observer: observer) { [weak self] in self?.current(id) }
-                    state.profiles.append(ProviderProfile(manifest: manifest))
-                } else if record.state == .disabled {
-                    state.profiles.append(ProviderProfile(manifest: manifest))
-                }
-            }
-            // A retired instance is reachable only while its id has no current one.
-            for id in state.retired.keys where state.providers[id] != nil { state.retired[id] = nil }
-            let reachable = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
-            var seen: Set<ObjectIdentifier> = []
-            return before.filter { adapter in
-                !reachable.contains { $0 === adapter } && seen.insert(ObjectIdentifier(adapter)).inserted
-            }
-        }
-        for adapter in unreachable {
-            let grace = Duration.milliseconds(adapter.manifest.timeoutMilliseconds) + .seconds(5)
-            let key = ObjectIdentifier(adapter)
-            state.withLock { state in
-                guard state.drains[key] == nil else { return }
+        state.withLock { state in
+            // Drained in the same critical section that finds them, so that
+            // ``close(grace:)`` either sees each drain or is seen closing.
+            for adapter in apply(records, to: &state) {
+                let grace = Duration.milliseconds(adapter.manifest.timeoutMilliseconds) + .seconds(5)
+                let key = ObjectIdentifier(adapter)
+                guard state.drains[key] == nil else { continue }
                 state.drains[key] = Task.detached { [weak self] in
                     await adapter.shutdown(grace: grace)
                     _ = self?.state.withLock { $0.drains.removeValue(forKey: key) }
@@ -82,18 +51,55 @@ public final class HostedProviders: ProviderDirectory, Sendable {
         }
     }
 
+    /// Applies `records` to `state`; answers the instances no id reaches any
+    /// more. (Under the state's lock: takes no lock.)
+    private func apply(_ records: [ProviderRecord], to state: inout State) -> [AdapterInstance] {
+        if state.closing {
+            // The host is shutting down (a reload raced it): serve nothing new.
+            let known = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
+            state.records = records
+            return records.compactMap(\.adapter).filter { adapter in !known.contains { $0 === adapter } }
+        }
+        let before = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
+        for (id, provider) in state.providers { state.retired[id] = provider }
+        state.records = records
+        state.providers = [:]
+        state.profiles = []
+        var claimed: Set<String> = []
+        for record in records {
+            guard let manifest = record.manifest else { continue }
+            // One file per id (the reloader refuses duplicates); never two.
+            if record.state != .refused, !claimed.insert(manifest.id).inserted { continue }
+            if let adapter = record.adapter, record.state == .loaded {
+                let id = manifest.id
+                state.providers[id] = AdapterProvider(adapter: adapter, observer: observer) { [weak self] in self?.current(id) }
+                state.profiles.append(ProviderProfile(manifest: manifest))
+            } else if record.state == .disabled {
+                state.profiles.append(ProviderProfile(manifest: manifest))
+            }
+        }
+        // A retired instance is reachable only while its id has no current one.
+        for id in state.retired.keys where state.providers[id] != nil { state.retired[id] = nil }
+        let reachable = state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
+        var seen: Set<ObjectIdentifier> = []
+        return before.filter { adapter in
+            !reachable.contains { $0 === adapter } && seen.insert(ObjectIdentifier(adapter)).inserted
+        }
+    }
+
     /// Shuts every instance down (the current ones and those kept for their
     /// attempts, each within `grace`) and waits for those being drained; a
     /// reload that lands afterwards serves nothing.
     public func close(grace: Duration) async {
-        let (adapters, drains) = state.withLock { state in
+        let adapters = state.withLock { state in
             state.closing = true
-            return (state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter), Array(state.drains.values))
+            return state.providers.values.map(\.adapter) + state.retired.values.map(\.adapter)
         }
         await withTaskGroup(of: Void.self) { group in
             for adapter in adapters { group.addTask { await adapter.shutdown(grace: grace) } }
         }
-        for drain in drains { await drain.value }
+        // Every drain, those a reload racing this started meanwhile included.
+        while let drain = state.withLock({ $0.drains.values.first }) { await drain.value }
     }
 
     public var records: [ProviderRecord] { state.withLock { $0.records } }

@@ -53,6 +53,8 @@ public final class ManifestReloader: Sendable {
     private let entries = Mutex<[String: Entry]>([:])
     /// One reload at a time (the poller, SIGHUP and the admin API may race).
     private let running = Mutex<Void>(())
+    /// Set by ``close(grace:)``: the host is shutting down, reloads load nothing.
+    private let closed = Atomic<Bool>(false)
 
     init(directory: URL, loader: AdapterLoader, providers: HostedProviders, sandbox: SandboxOverlay?, logger: Logger) {
         self.directory = directory
@@ -87,7 +89,34 @@ public final class ManifestReloader: Sendable {
     /// it serves, and for callers already off the concurrency pool (SIGHUP).
     @discardableResult
     public func reloadNow() throws -> Report {
-        try running.withLock { _ in try reloadLocked() }
+        try running.withLock { _ in
+            guard !closed.load(ordering: .sequentiallyConsistent) else {
+                logger.notice("the gateway is shutting down: manifests not reloaded")
+                return Report()
+            }
+            return try reloadLocked()
+        }
+    }
+
+    /// Stops reloading, for the host's shutdown: a reload from now on loads
+    /// nothing, and one in flight (on the loading queue, or SIGHUP's on its
+    /// thread) is waited for, at most `grace` (a runner's start is bounded;
+    /// an in-process create that never returns is not waited for beyond it,
+    /// and what it loads later is shut down at once: ``HostedProviders``),
+    /// so that no adapter it loads outlives the shutdown.
+    /// Whether reloading has stopped (the host is shutting down).
+    public var isClosed: Bool { closed.load(ordering: .sequentiallyConsistent) }
+
+    func close(grace: Duration) async {
+        closed.store(true, ordering: .sequentiallyConsistent)
+        let done = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        await withCheckedContinuation { continuation in
+            done.withLock { $0 = continuation }
+            let finish: @Sendable () -> Void = { done.withLock { $0.take() }?.resume() }
+            Self.loading.async { self.running.withLock { _ in }; finish() }
+            let nanoseconds = grace.components.seconds * 1_000_000_000 + grace.components.attoseconds / 1_000_000_000
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: finish)
+        }
     }
 
     private func reloadLocked() throws -> Report {

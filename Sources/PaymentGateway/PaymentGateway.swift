@@ -105,8 +105,12 @@ public final class PaymentGateway: Service, Sendable {
         await shutdown()
     }
 
-    /// Stops every adapter (waiting for calls in flight, up to the grace period).
+    /// Stops reloading manifests (a reload in flight is waited for, and any
+    /// later one loads nothing), then every adapter (waiting for calls in
+    /// flight, up to the grace period): no adapter instance, and no runner,
+    /// outlives it.
     public func shutdown() async {
+        await manifests.close(grace: configuration.shutdownGrace)
         await providers.close(grace: configuration.shutdownGrace)
     }
 
