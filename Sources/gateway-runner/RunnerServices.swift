@@ -57,8 +57,9 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
         do {
             try channel.send(kind, id: id, body: request)
         } catch .tooLarge(let size) {
-            let document = Data(#"{"message":"the request of \#(size) bytes is too large for the host"}"#.utf8)
-            deliverHTTPResult(id: id, status: 1 /* GW_E_INVALID_REQUEST */, document: document)
+            // Never sent: GW_E_DENIED, which the header lists for a request refused before it left.
+            let document = Data(#"{"message":"the request of \#(size) bytes is too large for the host; nothing was sent"}"#.utf8)
+            deliverHTTPResult(id: id, status: 9 /* GW_E_DENIED */, document: document)
         } catch {
             _exit(0)
         }

@@ -162,6 +162,44 @@ import Testing
         await adapter.shutdown(grace: .seconds(2))
     }
 
+    /// An isolated adapter's `http_send` whose answer is too large for a
+    /// frame (a 13 MiB body is over 16 MiB in base64): the request reached
+    /// the provider, so the adapter is told GW_E_OUTCOME_UNKNOWN, never a
+    /// status that proves nothing was sent (it was GW_E_INTERNAL; an adapter
+    /// passing it on as its completion would have told the host "not charged").
+    @Test func anHTTPAnswerTooLargeForAFrameLeavesTheOutcomeUnknown() async throws {
+        let server = try LoopbackHTTPServer(body: String(repeating: "a", count: 13 << 20))
+        let manifest: [String: Any] = [
+            "file_format_version": "1.1.0", "id": "fake", "version": "1.0.0", "enabled": true, "mode": "test",
+            "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
+            "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
+            "operations": ["authorize"], "timeout_ms": 60000, "isolation": "process", "egress": ["127.0.0.1:\(server.port)"],
+        ]
+        try folder.write("fake.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
+        // On INVOKE: http_send to the server, then complete with the status the host answered it with.
+        let record = try load("""
+            send_ready()
+            while True:
+                kind, ident, body = read_frame()
+                if kind == 0x10:
+                    request = json.dumps({"method": "GET", "url": "http://127.0.0.1:\(server.port)/big", "timeout_ms": 50000}).encode()
+                    send(0x21, 77, request)
+                    while True:
+                        k, i, b = read_frame()
+                        if k == 0x22 and i == 77:
+                            send(0x12, ident, b)
+                            break
+
+            """)
+        let adapter = try #require(record.adapter)
+        let outcome = await adapter.invoke(.authorize, payload: Data(RunnerTests.authorize("success").jsonBytes()))
+        guard case .completed(let status, let document) = outcome else { Issue.record("\(outcome)"); return }
+        #expect(status == ABIStatus.outcomeUnknown.rawValue, "\(status): \(String(decoding: document, as: UTF8.self))")
+        #expect(String(decoding: document, as: UTF8.self).contains("too large to pass to an isolated adapter"))
+        #expect(server.requestLines == ["GET /big HTTP/1.1"], "the request reached the provider")
+        await adapter.shutdown(grace: .seconds(2))
+    }
+
     /// DESTROYED before the host asked is a violation too.
     @Test func anUnpromptedDestroyedIsAViolation() async throws {
         let record = try load("send_ready()\nsend(0x31)\nwhile True:\n    read_frame()\n")

@@ -36,7 +36,16 @@ final class LoopbackHTTPServer: @unchecked Sendable {
                 if n > 0, let line = String(decoding: buffer[0..<n], as: UTF8.self).split(separator: "\r\n").first {
                     self?.record(String(line))
                 }
-                _ = response.withCString { write(client, $0, strlen($0)) }
+                // All of it, however many writes the socket takes.
+                response.utf8CString.withUnsafeBytes { bytes in
+                    var sent = 0
+                    let total = bytes.count - 1
+                    while sent < total {
+                        let n = write(client, bytes.baseAddress! + sent, total - sent)
+                        if n <= 0 { break }
+                        sent += n
+                    }
+                }
                 close(client)
             }
         }

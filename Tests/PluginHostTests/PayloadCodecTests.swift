@@ -87,6 +87,21 @@ import Testing
         #expect(result.amount == Money(value: 1234, currency: "KWD"))
     }
 
+    /// An adapter's result is decoded in the host (under process isolation
+    /// too): a member nested half a million levels deep (1 MiB, the largest
+    /// result) is refused as a malformed document, not read down the host's
+    /// stack; nesting up to the limit still reads.
+    @Test func aResultNestedDeeperThanTheLimitIsRefusedNotReadDownTheStack() throws {
+        let deep = #"{"status":"succeeded","x":"# + String(repeating: "[", count: 500_000) + String(repeating: "]", count: 500_000) + "}"
+        let error = #expect(throws: JSONParseError.self) { try AdapterResult(jsonData: Data(deep.utf8)) }
+        #expect(error?.message.contains("nested deeper than 64 levels") == true, "\(String(describing: error))")
+        let objects = #"{"status":"succeeded","x":"# + String(repeating: #"{"a":"#, count: 100_000) + "1" + String(repeating: "}", count: 100_000) + "}"
+        #expect(throws: JSONParseError.self) { try AdapterResult(jsonData: Data(objects.utf8)) }
+        // 63 levels inside the result's own object: the limit, read.
+        let limit = #"{"status":"succeeded","x":"# + String(repeating: "[", count: 63) + String(repeating: "]", count: 63) + "}"
+        #expect(try AdapterResult(jsonData: Data(limit.utf8)).status == .succeeded)
+    }
+
     @Test func missingRequiredMembersAreNamed() {
         #expect(throws: JSONParseError.self) { try Money(jsonData: Data(#"{"value": 5}"#.utf8)) }
         do {

@@ -229,10 +229,12 @@ typedef int32_t gw_log_level;
  * across http_send()). `user_data` is the pointer the adapter passed in.
  *
  * status:   GW_OK when an HTTP response arrived (whatever its HTTP status);
- *           GW_E_DENIED when egress policy refused the request (nothing sent);
+ *           GW_E_DENIED when egress policy refused the request, or it was
+ *           larger than the host takes (nothing sent);
  *           GW_E_UNREACHABLE when nothing could be sent;
  *           GW_E_TIMEOUT or GW_E_OUTCOME_UNKNOWN when it was sent but no full
- *           answer came back.
+ *           answer came back (GW_E_OUTCOME_UNKNOWN too when the answer is
+ *           larger than the host can hand an isolated adapter: it was sent).
  * response: borrowed, valid only during the callback. On GW_OK a JSON
  *           document {"status": 200, "headers": {"name": "value", ...},
  *           "body": "<base64>"}; otherwise {"message": "..."}.

@@ -4,6 +4,14 @@ public struct JSONParser: ~Copyable {
     private let base: UnsafePointer<UInt8>
     private let end: Int
     private var offset = 0
+    /// Objects and arrays ``value()`` is inside of now.
+    private var depth = 0
+
+    /// The deepest nesting ``value()`` (and ``skipValue()``) reads: a
+    /// document is untrusted (an adapter's result, a request body), and each
+    /// level is a frame of the reader's stack. No payload of the product
+    /// nests beyond a dozen.
+    public static let maximumDepth = 64
 
     /// Parses `buffer`, which must outlive the parser.
     public init(_ buffer: UnsafeRawBufferPointer) {
@@ -215,14 +223,18 @@ public struct JSONParser: ~Copyable {
         return value
     }
 
-    /// Any value, as a tree.
+    /// Any value, as a tree; refused when nested deeper than ``maximumDepth``.
     public mutating func value() throws(JSONParseError) -> JSONValue {
         switch peek() {
         case UInt8(ascii: "{"):
+            try enter()
+            defer { depth -= 1 }
             var members: [String: JSONValue] = [:]
             try object { key, parser throws(JSONParseError) in members[key] = try parser.value() }
             return .object(members)
         case UInt8(ascii: "["):
+            try enter()
+            defer { depth -= 1 }
             var elements: [JSONValue] = []
             try array { parser throws(JSONParseError) in elements.append(try parser.value()) }
             return .array(elements)
@@ -234,6 +246,11 @@ public struct JSONParser: ~Copyable {
         case .some: return .number(try double())
         case nil: throw error("unexpected end of document")
         }
+    }
+
+    private mutating func enter() throws(JSONParseError) {
+        guard depth < Self.maximumDepth else { throw error("nested deeper than \(Self.maximumDepth) levels") }
+        depth += 1
     }
 
     /// Consumes a value without keeping it (an unknown member).

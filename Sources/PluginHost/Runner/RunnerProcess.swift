@@ -271,10 +271,14 @@ final class RunnerProcess: @unchecked Sendable {
             serveSecret(frame)
         case .httpSend:
             let context = self.context
-            answer(frame, service: "http_send") { await context.performEgress($0) }
+            // The request left for the provider: an answer the adapter cannot
+            // be given leaves the call's outcome unknown (never a status that
+            // proves nothing was sent).
+            answer(frame, service: "http_send", tooLarge: .outcomeUnknown) { await context.performEgress($0) }
         case .walletDecrypt:
             let wallets = context.wallets
-            answer(frame, service: "wallet_decrypt") { await wallets.decrypt($0) }
+            // Nothing left the host: the token is opened here.
+            answer(frame, service: "wallet_decrypt", tooLarge: .internal) { await wallets.decrypt($0) }
         case .ready, .loadFailed:
             let outcome: Handshake
             do {
@@ -302,7 +306,9 @@ final class RunnerProcess: @unchecked Sendable {
     /// Serves one callback-style request of the runner's adapter (`http_send`,
     /// `wallet_decrypt`): `perform` runs off the reader, and its status and
     /// document go back in an HTTP_RESULT frame, in order with the replies.
-    private func answer(_ frame: Frame, service: String, perform: @escaping @Sendable (Data) async -> (Int32, Data)) {
+    /// An answer too large for a frame is replaced by `tooLarge` and a
+    /// message saying so.
+    private func answer(_ frame: Frame, service: String, tooLarge: ABIStatus, perform: @escaping @Sendable (Data) async -> (Int32, Data)) {
         let request = Data(frame.rest(from: 0))
         let id = frame.id
         let channel = self.channel
@@ -319,7 +325,7 @@ final class RunnerProcess: @unchecked Sendable {
                     break
                 case .tooLarge(let size)?:
                     let refusal = Data(ErrorDocument(message: "the answer of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
-                    refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(ABIStatus.internal.rawValue), body: $0) }
+                    refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(tooLarge.rawValue), body: $0) }
                 case let other?:
                     self?.kill(because: "it did not read the answer to its \(service) (\(other))")
                 }
