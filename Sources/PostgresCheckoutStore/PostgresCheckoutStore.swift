@@ -213,6 +213,14 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         return String(reflecting: type(of: error)).contains("ConnectionPoolError")
     }
 
+    /// Whether `error` is the server refusing a statement (its transaction
+    /// undone: nothing of it written), as a deadlock or a constraint is, and
+    /// not the database going away.
+    static func refusedWhole(_ error: any Error) -> Bool {
+        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        return !isUnavailability(error) && !state.hasPrefix("08")
+    }
+
     /// What went wrong, for a log or a problem's detail: PostgreSQL's own
     /// message and SQLSTATE when it sent one. Never a password (the pool
     /// never puts one in an error).
@@ -260,7 +268,11 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         do {
             return try await withConnection { connection, logger in try await PostgresChange.write(changes, connection, logger: logger) }
         } catch {
-            guard changes.count > 1, !Self.isUnavailability(error) else { return changes.map { _ in .failure(error) } }
+            // Only a statement the server refused is known to have written
+            // nothing; anything else (the connection lost, an answer that
+            // could not be read) may have committed, and writing again would
+            // report a committed change as refused.
+            guard changes.count > 1, Self.refusedWhole(error) else { return changes.map { _ in .failure(error) } }
             logger.notice("PostgreSQL store: a batch of \(changes.count) commits failed (\(Self.reason(error))); each is written on its own")
             var outcomes: [Result<[SessionEvent], any Error>] = []
             for change in changes {

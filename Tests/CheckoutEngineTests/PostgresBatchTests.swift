@@ -128,6 +128,11 @@ struct PostgresBatchTests {
         #expect(try await store.answer(forKey: "k2")?.fingerprint == "one")
         #expect(logs.all.filter { $0.contains("a batch of 3 commits failed") && $0.contains("XX999") && $0.contains("written on its own") }.count == 1,
                 "\(logs.all)")
+        // Written again only when the server refused the statement: a lost
+        // connection or an answer that could not be read may have committed.
+        #expect(PostgresCheckoutStore.refusedWhole(failure))
+        #expect(!PostgresCheckoutStore.refusedWhole(StoreUnavailable("the database went away")))
+        #expect(!PostgresCheckoutStore.refusedWhole(StoredDataError(description: "gateway_commit_many answered 2 rows for 3 changes")))
         await store.close()
     }
 }
