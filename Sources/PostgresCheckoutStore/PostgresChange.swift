@@ -108,9 +108,21 @@ struct PostgresChange: Sendable {
             items.append(contentsOf: change.item)
         }
         items.append(UInt8(ascii: "]"))
-        let rows = try await connection.rows(
-            SQL.CommitMany.self, .text(String(decoding: items, as: UTF8.self)),
-            .byteArrays(changes.map(\.document)), .byteArrays(changes.map(\.body)), logger: logger)
+        // In a transaction of its own, ended by a COMMIT whose answer is read:
+        // a statement's implicit commit fails after its rows came back (a
+        // deferred check, a full notification queue), and that failure would
+        // reach no caller, who would take a change undone for written.
+        try await connection.query("BEGIN", logger: logger)
+        let rows: [PostgresRow]
+        do {
+            rows = try await connection.rows(
+                SQL.CommitMany.self, .text(String(decoding: items, as: UTF8.self)),
+                .byteArrays(changes.map(\.document)), .byteArrays(changes.map(\.body)), logger: logger)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+        try await connection.query("COMMIT", logger: logger)
         guard rows.count == changes.count else {
             throw StoredDataError(description: "gateway_commit_many answered \(rows.count) rows for \(changes.count) changes")
         }
