@@ -1,3 +1,4 @@
+import Dispatch
 import Synchronization
 
 /// Gathers the calls of one kind made at the same time into one round trip:
@@ -14,11 +15,17 @@ import Synchronization
 /// a call is never dropped (``run`` answers every item, or the batch's error).
 ///
 /// The caller waits for its answer whatever happens to its task: a change
-/// handed to the database is reported as it ended, never as cancelled.
+/// handed to the database is reported as it ended, never as cancelled. A
+/// call still queued when its `deadline` passes (the batch before it stuck
+/// on a lock, or on a database that stopped answering) is taken out of the
+/// queue, never to run, and fails with ``BatchQueuedPastDeadline``: the caller
+/// hears at once that nothing of it was sent, rather than waiting behind the
+/// stuck batch.
 final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     typealias Run = @Sendable ([Item]) async -> [Result<Answer, any Error>]
 
     private struct Waiting: Sendable {
+        var ticket: UInt64
         var item: Item
         var continuation: CheckedContinuation<Answer, any Error>
     }
@@ -26,6 +33,7 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     private struct State: Sendable {
         var queue: [Waiting] = []
         var running = 0
+        var tickets: UInt64 = 0
     }
 
     private let state = Mutex(State())
@@ -45,17 +53,35 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     var queued: Int { state.withLock { $0.queue.count } }
 
     /// `item`'s answer, from a batch that `run` runs (every caller of one
-    /// batcher gives the same `run`: one answer per item, in order).
-    func submit(_ item: Item, run: @escaping Run) async throws -> Answer {
+    /// batcher gives the same `run`: one answer per item, in order), or
+    /// ``BatchQueuedPastDeadline`` when no batch took it within `deadline`.
+    func submit(_ item: Item, deadline: Duration? = nil, run: @escaping Run) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            let starts = state.withLock { state in
-                state.queue.append(Waiting(item: item, continuation: continuation))
-                guard state.running < lanes else { return false }
+            let (starts, ticket) = state.withLock { state in
+                state.tickets += 1
+                state.queue.append(Waiting(ticket: state.tickets, item: item, continuation: continuation))
+                guard state.running < lanes else { return (false, state.tickets) }
                 state.running += 1
-                return true
+                return (true, state.tickets)
             }
-            if starts { Task { await self.drain(run) } }
+            if starts {
+                Task { await self.drain(run) }
+            } else if let deadline {
+                let (seconds, attoseconds) = deadline.components
+                let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expire(ticket, after: deadline) }
+            }
         }
+    }
+
+    /// Fails the call `ticket` if it is still queued (else a batch took it,
+    /// and it is answered from there).
+    private func expire(_ ticket: UInt64, after deadline: Duration) {
+        let expired: Waiting? = state.withLock { state in
+            guard let index = state.queue.firstIndex(where: { $0.ticket == ticket }) else { return nil }
+            return state.queue.remove(at: index)
+        }
+        expired?.continuation.resume(throwing: BatchQueuedPastDeadline(deadline: deadline))
     }
 
     /// One lane: batches until the queue is empty.
@@ -87,5 +113,13 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
         var items: Int
         var answers: Int
         var description: String { "a batch of \(items) was answered \(answers) results" }
+    }
+}
+
+/// A call no batch took within its deadline (``Batcher``): it never ran.
+struct BatchQueuedPastDeadline: Error, CustomStringConvertible {
+    var deadline: Duration
+    var description: String {
+        "waited \(deadline) for the batch before it, which has not ended (a statement stuck on a lock, or a database that stopped answering); not sent"
     }
 }

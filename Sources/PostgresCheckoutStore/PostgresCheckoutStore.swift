@@ -238,7 +238,19 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     // MARK: CheckoutStore
 
     public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
-        try await commits.submit(PostgresChange(change)) { changes in await self.write(changes) }
+        try await queued { try await commits.submit(PostgresChange(change), deadline: configuration.callTimeout) { changes in await self.write(changes) } }
+    }
+
+    /// A call through a batcher: one that waited past the deadline behind a
+    /// batch that has not ended is the database unavailable to it (503 and
+    /// Retry-After to the caller; nothing of it was sent).
+    private func queued<T>(_ call: () async throws -> T) async throws -> T {
+        do {
+            return try await call()
+        } catch let late as BatchQueuedPastDeadline {
+            logger.warning("PostgreSQL store: \(late)")
+            throw StoreUnavailable("\(late)")
+        }
     }
 
     /// Writes `changes` as one batch (what ``commit(_:)`` gathers), each
@@ -294,7 +306,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     public func sessionVersion(_ id: String) async throws -> Int? {
-        try await versions.submit(id) { ids in await self.versions(ofSessions: ids) }
+        try await queued { try await versions.submit(id, deadline: configuration.callTimeout) { ids in await self.versions(ofSessions: ids) } }
     }
 
     private func versions(ofSessions ids: [String]) async -> [Result<Int?, any Error>] {
@@ -333,7 +345,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     public func answer(forKey key: String) async throws -> IdempotentAnswer? {
-        try await answers.submit(key) { keys in await self.answers(forKeys: keys) }
+        try await queued { try await answers.submit(key, deadline: configuration.callTimeout) { keys in await self.answers(forKeys: keys) } }
     }
 
     private func answers(forKeys keys: [String]) async -> [Result<IdempotentAnswer?, any Error>] {

@@ -51,6 +51,30 @@ import Testing
         #expect(record.running.withLock { $0.most } == 1)
     }
 
+    /// A batch that does not end (a statement stuck on a lock) holds its
+    /// lane; a call queued behind it fails once its deadline passes, at
+    /// once and without ever running, while the stuck batch's own call gets
+    /// its answer when it ends.
+    @Test(.timeLimit(.minutes(1))) func aCallQueuedPastItsDeadlineBehindAStuckBatchFailsWithoutRunning() async throws {
+        let batcher = Batcher<Int, Int>(lanes: 1, largest: 8)
+        let ran = Mutex<[[Int]]>([])
+        let (released, release) = AsyncStream.makeStream(of: Void.self)
+        let run: Batcher<Int, Int>.Run = { items in
+            ran.withLock { $0.append(items) }
+            if items == [1] { for await _ in released { break } }
+            return items.map { .success($0) }
+        }
+        let stuck = Task { try await batcher.submit(1, deadline: .milliseconds(50), run: run) }
+        #expect(try await waitUntil { ran.withLock { $0 } == [[1]] })
+        let error = await #expect(throws: BatchQueuedPastDeadline.self) { try await batcher.submit(2, deadline: .milliseconds(50), run: run) }
+        #expect(error?.description.contains("not sent") == true)
+        #expect(batcher.queued == 0)
+        release.yield()
+        #expect(try await stuck.value == 1)
+        #expect(try await batcher.submit(3, deadline: .milliseconds(50), run: run) == 3)
+        #expect(ran.withLock { $0 } == [[1], [3]], "the call that expired ran")
+    }
+
     /// A call on an idle batcher runs at once, alone; a batch's failure is
     /// each of its calls' failure.
     @Test func aLoneCallRunsAloneAndABatchFailureReachesEachCall() async throws {
