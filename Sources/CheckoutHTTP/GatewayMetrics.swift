@@ -1,10 +1,11 @@
 import CheckoutEngine
 import CoreMetrics
 import Foundation
+import GatewayPayloads
 import Hummingbird
 import Metrics
-import PluginHost
 import PaymentGateway
+import PluginHost
 import Prometheus
 
 /// The server's metrics, in the Prometheus text format at `GET /metrics`.
@@ -32,7 +33,7 @@ public final class GatewayMetrics: Sendable {
         let dimensions = [("route", route), ("method", method), ("status", String(status))]
         Counter(label: "http_requests_total", dimensions: dimensions, factory: factory).increment()
         Timer(label: "http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
-            .recordNanoseconds(duration.nanosecondsClamped)
+            .recordNanoseconds(duration.nanoseconds)
     }
 
     /// Attempts by provider and the status they ended the request in.
@@ -45,7 +46,7 @@ public final class GatewayMetrics: Sendable {
     /// provider, the version that answered (both show during an upgrade) and operation.
     public func adapterCall(_ call: AdapterCall) {
         Timer(label: "adapter_call_duration_seconds", dimensions: [("provider", call.provider), ("operation", call.operation)],
-              factory: factory).recordNanoseconds(call.duration.nanosecondsClamped)
+              factory: factory).recordNanoseconds(call.duration.nanoseconds)
         Counter(label: "adapter_calls_total", dimensions: [("provider", call.provider), ("version", call.version), ("operation", call.operation), ("outcome", call.outcome)],
                 factory: factory).increment()
     }
@@ -98,10 +99,3 @@ struct AdapterHealthFigures {
     }
 }
 
-extension Duration {
-    var nanosecondsClamped: Int64 {
-        let (seconds, attoseconds) = components
-        guard seconds < Int64.max / 1_000_000_000 else { return .max }
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-}

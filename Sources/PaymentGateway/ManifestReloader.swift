@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 import Logging
 import PluginHost
 import Synchronization
@@ -114,8 +115,7 @@ public final class ManifestReloader: Sendable {
             done.withLock { $0 = continuation }
             let finish: @Sendable () -> Void = { done.withLock { $0.take() }?.resume() }
             Self.loading.async { self.running.withLock { _ in }; finish() }
-            let nanoseconds = grace.components.seconds * 1_000_000_000 + grace.components.attoseconds / 1_000_000_000
-            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds)), execute: finish)
+            DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(grace.nanoseconds)), execute: finish)
         }
     }
 

@@ -1,4 +1,5 @@
 import Dispatch
+import GatewayPayloads
 import Synchronization
 
 /// Gathers the calls of one kind made at the same time into one round trip:
@@ -67,9 +68,7 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
             if starts {
                 Task { await self.drain(run) }
             } else if let deadline {
-                let (seconds, attoseconds) = deadline.components
-                let nanoseconds = Int(seconds) * 1_000_000_000 + Int(attoseconds / 1_000_000_000)
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(nanoseconds)) { self.expire(ticket, after: deadline) }
+                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline.nanoseconds))) { self.expire(ticket, after: deadline) }
             }
         }
     }

@@ -238,15 +238,17 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     // MARK: CheckoutStore
 
     public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
-        try await queued { try await commits.submit(PostgresChange(change), deadline: configuration.callTimeout) { changes in await self.write(changes) } }
+        try await batched(commits, PostgresChange(change)) { changes in await self.write(changes) }
     }
 
-    /// A call through a batcher: one that waited past the deadline behind a
-    /// batch that has not ended is the database unavailable to it (503 and
-    /// Retry-After to the caller; nothing of it was sent).
-    private func queued<T>(_ call: () async throws -> T) async throws -> T {
+    /// `item`'s answer through `batcher`, within the call deadline: a call
+    /// that waited past it behind a batch that has not ended is the database
+    /// unavailable to it (503 and Retry-After to the caller; nothing of it
+    /// was sent).
+    private func batched<Item, Answer>(_ batcher: Batcher<Item, Answer>, _ item: Item,
+                                       run: @escaping Batcher<Item, Answer>.Run) async throws -> Answer {
         do {
-            return try await call()
+            return try await batcher.submit(item, deadline: configuration.callTimeout, run: run)
         } catch let late as BatchQueuedPastDeadline {
             logger.warning("PostgreSQL store: \(late)")
             throw StoreUnavailable("\(late)")
@@ -269,11 +271,9 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     /// again on its own, so that each gets its own outcome.
     private func write(_ submitted: [PostgresChange]) async -> [Result<[SessionEvent], any Error>] {
         let order = submitted.indices.sorted { (submitted[$0].sessionID ?? "", $0) < (submitted[$1].sessionID ?? "", $1) }
-        let changes = order.map { submitted[$0] }
-        let outcomes = await writeInOrder(changes)
-        var answers = [Result<[SessionEvent], any Error>](repeating: .failure(StoreUnavailable("unanswered")), count: submitted.count)
-        for (position, index) in order.enumerated() { answers[index] = outcomes[position] }
-        return answers
+        let outcomes = await writeInOrder(order.map { submitted[$0] })
+        // Back in the order submitted.
+        return zip(order, outcomes).sorted { $0.0 < $1.0 }.map(\.1)
     }
 
     private func writeInOrder(_ changes: [PostgresChange]) async -> [Result<[SessionEvent], any Error>] {
@@ -306,7 +306,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     public func sessionVersion(_ id: String) async throws -> Int? {
-        try await queued { try await versions.submit(id, deadline: configuration.callTimeout) { ids in await self.versions(ofSessions: ids) } }
+        try await batched(versions, id) { ids in await self.versions(ofSessions: ids) }
     }
 
     private func versions(ofSessions ids: [String]) async -> [Result<Int?, any Error>] {
@@ -345,7 +345,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     public func answer(forKey key: String) async throws -> IdempotentAnswer? {
-        try await queued { try await answers.submit(key, deadline: configuration.callTimeout) { keys in await self.answers(forKeys: keys) } }
+        try await batched(answers, key) { keys in await self.answers(forKeys: keys) }
     }
 
     private func answers(forKeys keys: [String]) async -> [Result<IdempotentAnswer?, any Error>] {

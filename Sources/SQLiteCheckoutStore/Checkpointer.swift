@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 import GRDB
 import Synchronization
 
@@ -37,7 +38,7 @@ final class Checkpointer: Sendable {
         configuration.busyMode = .immediateError
         let connection = try DatabaseQueue(path: path, configuration: configuration)
         let thread = Thread { [stopped] in
-            let nanoseconds = interval.components.seconds * 1_000_000_000 + interval.components.attoseconds / 1_000_000_000
+            let nanoseconds = interval.nanoseconds
             while !stopped.raised.load(ordering: .acquiring) {
                 // A failed pass (the disk, a busy lock) is retried on the next.
                 _ = try? connection.writeWithoutTransaction { db in

@@ -23,15 +23,16 @@ public struct SessionEvent: Sendable, Equatable, Codable {
     /// Text a provider wrote (a status, a message) may hold U+0000, which a
     /// store's text cannot (PostgreSQL refuses it): it is U+FFFD here, so
     /// every store, and every reader, live or resumed, sees the same event.
+    /// (The ids and the type are the engine's own, never such text.)
     public init(sessionID: String, at: Date, type: String, attemptID: String? = nil, status: String? = nil,
                 providerID: String? = nil, amount: Money? = nil, detail: String? = nil) {
         self.sequence = 0
-        self.sessionID = StoredText.storable(sessionID)
+        self.sessionID = sessionID
         self.at = at
-        self.type = StoredText.storable(type)
-        self.attemptID = attemptID.map(StoredText.storable)
+        self.type = type
+        self.attemptID = attemptID
         self.status = status.map(StoredText.storable)
-        self.providerID = providerID.map(StoredText.storable)
+        self.providerID = providerID
         self.amount = amount
         self.detail = detail.map(StoredText.storable)
     }

@@ -192,10 +192,3 @@ public final class AdapterInstance: Sendable {
         }
     }
 }
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-}

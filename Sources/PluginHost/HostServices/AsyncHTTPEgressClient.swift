@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import GatewayPayloads
 import NIOCore
 import NIOHTTP1
 import NIOSSL
@@ -98,7 +99,7 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
             throw EgressFailure(.denied, "the request cannot be built: \(error)")
         }
         let collector = EgressResponseCollector(limit: maximumResponseBytes)
-        let nanoseconds = request.timeout.components.seconds * 1_000_000_000 + request.timeout.components.attoseconds / 1_000_000_000
+        let nanoseconds = request.timeout.nanoseconds
         let task = client.execute(request: outgoing, delegate: collector, deadline: .now() + .nanoseconds(nanoseconds))
         do {
             return try await withTaskCancellationHandler {
