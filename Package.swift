@@ -237,6 +237,7 @@ let package = Package(
             dependencies: [
                 "CheckoutEngine", "SQLiteCheckoutStore", "PostgresCheckoutStore", "GatewayPayloads", "TestSupport", "PaymentFields",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]),
         .testTarget(
             name: "PaymentGatewayTests",

@@ -37,6 +37,8 @@ public struct CheckoutAPI: Sendable {
     public let metrics: GatewayMetrics
     public let admin: AdminAccess?
     public let keys: APIKeys
+    /// The requests this API's routers are answering now.
+    public let inFlight = RequestsInFlight()
     let logger: Logger
 
     public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, keys: APIKeys, logger: Logger) {
@@ -52,7 +54,7 @@ public struct CheckoutAPI: Sendable {
     public func router(webhooks: Bool = true) -> APIRouter {
         let router = APIRouter(context: GatewayRequestContext.self)
         let routes = RouteMethods()
-        router.add(middleware: RequestLogMiddleware(metrics: metrics))
+        router.add(middleware: RequestLogMiddleware(metrics: metrics, inFlight: inFlight))
         router.add(middleware: ProblemMiddleware(routes: routes))
         router.add(middleware: APIKeyMiddleware(keys: keys))
         addSessionRoutes(to: router)
@@ -69,7 +71,7 @@ public struct CheckoutAPI: Sendable {
     public func webhookRouter() -> APIRouter {
         let router = APIRouter(context: GatewayRequestContext.self)
         let routes = RouteMethods()
-        router.add(middleware: RequestLogMiddleware(metrics: metrics))
+        router.add(middleware: RequestLogMiddleware(metrics: metrics, inFlight: inFlight))
         router.add(middleware: ProblemMiddleware(routes: routes))
         addWebhookRoutes(to: router)
         routes.record(router.routes)

@@ -15,8 +15,10 @@ import UnixSignals
 /// SIGTERM or SIGINT shuts it down gracefully, in reverse order of start: the
 /// server stops accepting and finishes the requests in flight, the watcher
 /// stops, then the gateway lets adapter calls finish (bounded by its grace)
-/// and the store has committed everything it acknowledged. SIGHUP reloads the
-/// manifests at once.
+/// and the store has committed everything it acknowledged. Each step is
+/// logged as it starts and ends, and what it still waits for every five
+/// seconds until it does (``ShutdownStep``); the whole is bounded by
+/// ``Configuration/shutdownTimeout``. SIGHUP reloads the manifests at once.
 public struct CheckoutServer: Sendable {
     public struct Configuration: Sendable {
         public var host = "127.0.0.1"
@@ -28,6 +30,12 @@ public struct CheckoutServer: Sendable {
         public var webhookHost: String?
         /// How often the manifests folder is looked at for changes.
         public var manifestPoll: Duration = .milliseconds(500)
+        /// How long graceful shutdown may take before what is left of it is
+        /// cancelled; ten seconds after that the process ends anyway
+        /// (ServiceLifecycle's bound). Nothing it acknowledged is lost: a
+        /// change is recorded before a provider is called, and an attempt
+        /// cut short is reconciled.
+        public var shutdownTimeout: Duration = .seconds(60)
         public init() {}
     }
 
@@ -79,11 +87,20 @@ public struct CheckoutServer: Sendable {
     public func serviceGroup(signals: [UnixSignal], onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
                              onWebhooksRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
         let watcher = WatcherService(watcher: ManifestWatcher(reloader: gateway.manifests, interval: configuration.manifestPoll, logger: logger))
+        let inFlight = api.inFlight
+        let serving = ShutdownStep("the checkout API", doing: "finishing the requests in flight", logger: logger) { inFlight.describe() }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: gateway), .init(service: watcher), .init(service: application(onRunning: onRunning)),
+            .init(service: ShutdownStep("the gateway", doing: "the reconciler's pass, then the adapters' calls in flight", logger: logger).service(gateway)),
+            .init(service: ShutdownStep("the manifests watcher", logger: logger).service(watcher)),
+            .init(service: serving.service(application(onRunning: onRunning))),
         ]
-        if let webhooks = webhookApplication(onRunning: onWebhooksRunning) { services.append(.init(service: webhooks)) }
-        return ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: signals, logger: logger))
+        if let webhooks = webhookApplication(onRunning: onWebhooksRunning) {
+            services.append(.init(service: ShutdownStep("the webhook listener", doing: "finishing the requests in flight", logger: logger) { inFlight.describe() }.service(webhooks)))
+        }
+        var group = ServiceGroupConfiguration(services: services, gracefulShutdownSignals: signals, logger: logger)
+        group.maximumGracefulShutdownDuration = configuration.shutdownTimeout
+        group.maximumCancellationDuration = .seconds(10)
+        return ServiceGroup(configuration: group)
     }
 
     private func reloadOnHangUp() -> any DispatchSourceSignal {

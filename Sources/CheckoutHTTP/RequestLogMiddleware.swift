@@ -16,6 +16,7 @@ struct RequestLogMiddleware: RouterMiddleware {
     static let requestIDHeader = HTTPField.Name("X-Request-Id")!
 
     let metrics: GatewayMetrics
+    let inFlight: RequestsInFlight
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
@@ -25,12 +26,15 @@ struct RequestLogMiddleware: RouterMiddleware {
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         let started = ContinuousClock.now
+        let path = Self.maskingAPIKeys(in: Redaction.maskingCardNumbers(in: request.uri.path))
+        let token = inFlight.begin("\(request.method) \(path) [\(context.requestID)]")
+        defer { inFlight.end(token) }
         var response = try await next(request, context)
         let route = context.endpointPath.map(Self.pattern) ?? "unmatched"
         let elapsed = ContinuousClock.now - started
         metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
         response.headers[Self.requestIDHeader] = context.requestID
-        context.logger.info("\(request.method) \(Self.maskingAPIKeys(in: Redaction.maskingCardNumbers(in: request.uri.path))) \(response.status.code) in \(elapsed)")
+        context.logger.info("\(request.method) \(path) \(response.status.code) in \(elapsed)")
         return response
     }
 

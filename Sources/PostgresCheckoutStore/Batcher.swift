@@ -53,6 +53,9 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     /// Calls waiting for a batch to take them.
     var queued: Int { state.withLock { $0.queue.count } }
 
+    /// "N queued, M running" (batches), for a log.
+    var load: String { state.withLock { "\($0.queue.count) queued, \($0.running) batches running" } }
+
     /// `item`'s answer, from a batch that `run` runs (every caller of one
     /// batcher gives the same `run`: one answer per item, in order), or
     /// ``BatchQueuedPastDeadline`` when no batch took it within `deadline`.
@@ -66,7 +69,9 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
                 return (true, state.tickets)
             }
             if starts {
-                Task { await self.drain(run) }
+                // Detached: a lane serves every caller, so it takes none's
+                // task locals (graceful shutdown) or priority.
+                Task.detached { await self.drain(run) }
             } else if let deadline {
                 DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline.nanoseconds))) { self.expire(ticket, after: deadline) }
             }

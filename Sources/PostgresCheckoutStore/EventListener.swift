@@ -49,7 +49,7 @@ final class EventListener: Sendable {
         }
         continuation.onTermination = { [weak self] _ in self?.readers.withLock { _ = $0.all.removeValue(forKey: id) } }
         listening.withLock { task in
-            if task == nil { task = Task { await self.listen() } }
+            if task == nil { task = Task.detached { await self.listen() } }   // the store's, not its first reader's (PoolKeeper)
         }
         return stream
     }

@@ -148,9 +148,13 @@ final class PoolKeeper: Sendable {
         await running?.value
     }
 
+    /// Detached, as is the pool's run: a task inherits its creator's task
+    /// locals, graceful shutdown among them, and the pool must live as long
+    /// as the store, not end when the service of the call that found the
+    /// database gone (an HTTP request's) begins to stop.
     private func startRecovery() {
         recovery.withLock { task in
-            task = Task { await self.recover() }
+            task = Task.detached { await self.recover() }
         }
     }
 
@@ -161,7 +165,7 @@ final class PoolKeeper: Sendable {
                 let names = try await migrateOnOwnConnection()
                 applied.withLock { $0 = names }
                 let client = PostgresClient(configuration: try poolConfiguration(), backgroundLogger: logger)
-                let running = Task { await client.run() }
+                let running = Task.detached { await client.run() }
                 let closed = state.withLock { state -> Bool in
                     switch state {
                     case .closed, .refused: return true

@@ -55,6 +55,12 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         versions = Batcher(lanes: 1, largest: 256)
     }
 
+    /// What the store is doing now, for a log (a shutdown that is slow, an
+    /// operator's question): the pool's state and each batch queue.
+    public var activity: String {
+        "pool \(pool.isUp ? "up" : "down"); commits \(commits.load); idempotency answers \(answers.load); versions \(versions.load)"
+    }
+
     /// Stops the pool, its reconnecting and its listening; calls fail from now on.
     public func close() async {
         await listener.close()

@@ -57,7 +57,12 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Seconds an Apple Pay token's signing time may lie from now, either way, when adapters open tokens (default 300).")
     var applePaySigningWindow: Int = 300
 
+    @Option(name: .customLong("shutdown-timeout"),
+            help: "Seconds graceful shutdown (SIGTERM, SIGINT) may take before what is left is cancelled (default 60).")
+    var shutdownTimeout: Int = 60
+
     func run() async throws {
+        guard (1...3600).contains(shutdownTimeout) else { throw ValidationError("--shutdown-timeout must be 1 to 3600 seconds (got \(shutdownTimeout))") }
         guard sandboxLatencyMs >= 0 else { throw ValidationError("--sandbox-latency-ms must be 0 or more (got \(sandboxLatencyMs))") }
         guard (0...7 * 86_400).contains(applePaySigningWindow) else {
             throw ValidationError("--applepay-signing-window must be 0 to 604800 seconds (got \(applePaySigningWindow))")
@@ -117,6 +122,7 @@ struct ServeCommand: AsyncParsableCommand {
         server.port = port
         server.webhookPort = webhookPort
         server.webhookHost = webhookHost
+        server.shutdownTimeout = .seconds(shutdownTimeout)
         let checkoutServer = CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, keys: keys, configuration: server, logger: logger)
         let address = self.address
         let webhookAddress = webhookHost ?? address
@@ -135,7 +141,9 @@ struct ServeCommand: AsyncParsableCommand {
             throw error
         }
         await simulators?.stop()
-        await (store as? PostgresCheckoutStore)?.close()
+        if let postgres = store as? PostgresCheckoutStore {
+            await ShutdownStep("the PostgreSQL store", logger: logger) { postgres.activity }.run { await postgres.close() }
+        }
     }
 
     static func firstKeyLine(_ outcome: FirstTestKey.Outcome, logger: Logger) -> String {

@@ -228,13 +228,19 @@ final class ServeProcess: @unchecked Sendable {
         stopped.withLock { $0 = true }
         Glibc.kill(pid, signal)
         let exit = self.exit
-        return await withCheckedContinuation { continuation in
+        let termination = await withCheckedContinuation { continuation in
             Thread {
                 exit.ended.wait()
                 exit.ended.signal()
                 continuation.resume(returning: exit.termination)
             }.start()
         }
+        if signal == SIGTERM, termination != .exited(0) {
+            // What it logged as it stopped (ShutdownStep), for the failure.
+            print("gateway serve (pid \(pid)) ended \(String(describing: termination)) after SIGTERM; the end of its log:\n"
+                  + stderr.split(separator: "\n").suffix(40).joined(separator: "\n"))
+        }
+        return termination
     }
 
     /// A test that failed before stopping it leaves no server behind.

@@ -31,12 +31,14 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(rows.first { $0.id == "mock" }?.methods.count, 11)
     }
 
-    func testServeRefusesAnAppleSigningWindowOutOfRangeNamingIt() throws {
+    func testServeRefusesSecondsOutOfRangeNamingTheOption() throws {
         let folder = try ManifestFolder()
-        for window in ["-1", "604801"] {
-            let result = try gateway(["serve", "--manifests", folder.manifests.path, "--port", "0", "--applepay-signing-window=\(window)"], folder: folder)
-            XCTAssertNotEqual(result.status, 0, result.output)
-            XCTAssertTrue(result.output.contains("--applepay-signing-window must be 0 to 604800 seconds (got \(window))"), result.output)
+        for (option, range, values) in [("applepay-signing-window", "0 to 604800", ["-1", "604801"]), ("shutdown-timeout", "1 to 3600", ["0", "3601"])] {
+            for value in values {
+                let result = try gateway(["serve", "--manifests", folder.manifests.path, "--port", "0", "--\(option)=\(value)"], folder: folder)
+                XCTAssertNotEqual(result.status, 0, result.output)
+                XCTAssertTrue(result.output.contains("--\(option) must be \(range) seconds (got \(value))"), result.output)
+            }
         }
     }
 

@@ -1,0 +1,40 @@
+import Synchronization
+
+/// The requests a server is answering now (method, masked path, since when):
+/// what a graceful shutdown that is taking long is waiting for, logged by
+/// ``ShutdownStep``.
+public final class RequestsInFlight: Sendable {
+    private struct Entry: Sendable {
+        var line: String
+        var started: ContinuousClock.Instant
+    }
+
+    private let entries = Mutex<(next: UInt64, all: [UInt64: Entry])>((0, [:]))
+
+    public init() {}
+
+    /// Records a request; the token ends it (``end(_:)``).
+    func begin(_ line: String) -> UInt64 {
+        let now = ContinuousClock.now
+        return entries.withLock { entries in
+            entries.next += 1
+            entries.all[entries.next] = Entry(line: line, started: now)
+            return entries.next
+        }
+    }
+
+    func end(_ token: UInt64) {
+        _ = entries.withLock { $0.all.removeValue(forKey: token) }
+    }
+
+    public var count: Int { entries.withLock { $0.all.count } }
+
+    /// The oldest requests first, each with how long it has run (at most `limit`).
+    public func describe(limit: Int = 10) -> String {
+        let now = ContinuousClock.now
+        let all = entries.withLock { Array($0.all.values) }.sorted { $0.started < $1.started }
+        guard !all.isEmpty else { return "no request in flight" }
+        let shown = all.prefix(limit).map { "\($0.line) (running \(now - $0.started))" }
+        return "\(all.count) requests in flight: " + shown.joined(separator: ", ") + (all.count > limit ? ", …" : "")
+    }
+}
