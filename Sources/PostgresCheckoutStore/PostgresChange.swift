@@ -113,23 +113,40 @@ struct PostgresChange: Sendable {
         // deferred check, a full notification queue), and that failure would
         // reach no caller, who would take a change undone for written.
         try await connection.query("BEGIN", logger: logger)
-        let rows: [PostgresRow]
+        let answers: [(refusal: String?, numbers: [Int64]?)]
         do {
-            rows = try await connection.rows(
+            let rows = try await connection.rows(
                 SQL.CommitMany.self, .text(String(decoding: items, as: UTF8.self)),
                 .byteArrays(changes.map(\.document)), .byteArrays(changes.map(\.body)), logger: logger)
+            // Read, and matched to the changes, before COMMIT: an answer
+            // that cannot be is the batch undone, never a batch committed
+            // and reported failed.
+            answers = try matched(rows, count: changes.count)
         } catch {
             _ = try? await connection.query("ROLLBACK", logger: logger)
             throw error
         }
         try await connection.query("COMMIT", logger: logger)
-        guard rows.count == changes.count else {
-            throw StoredDataError(description: "gateway_commit_many answered \(rows.count) rows for \(changes.count) changes")
+        return zip(changes, answers).map { change, answer in change.outcome(refusal: answer.refusal, numbers: answer.numbers) }
+    }
+
+    /// Each change's row, by the number the function gave it (`item_no`,
+    /// from 1, in the order of the changes), whatever order the rows came
+    /// in; a row missing, repeated or out of range fails the batch.
+    static func matched(_ rows: [PostgresRow], count: Int) throws -> [(refusal: String?, numbers: [Int64]?)] {
+        var answers = [(refusal: String?, numbers: [Int64]?)?](repeating: nil, count: count)
+        for row in rows {
+            let (number, refusal, numbers) = try row.decode((Int32, String?, [Int64]?).self)
+            let index = Int(number) - 1
+            guard answers.indices.contains(index), answers[index] == nil else {
+                throw StoredDataError(description: "gateway_commit_many answered item \(number) (of \(count)) twice or out of range")
+            }
+            answers[index] = (refusal, numbers)
         }
-        return try zip(changes, rows).map { change, row in
-            let (_, refusal, numbers) = try row.decode((Int32, String?, [Int64]?).self)
-            return change.outcome(refusal: refusal, numbers: numbers)
+        guard rows.count == count else {
+            throw StoredDataError(description: "gateway_commit_many answered \(rows.count) rows for \(count) changes")
         }
+        return answers.map { $0! }
     }
 
     private func outcome(refusal: String?, numbers: [Int64]?) -> Result<[SessionEvent], any Error> {

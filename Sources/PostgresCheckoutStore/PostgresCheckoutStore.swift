@@ -36,11 +36,19 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     private let commits: Batcher<PostgresChange, [SessionEvent]>
     private let answers: Batcher<String, IdempotentAnswer?>
     private let versions: Batcher<String, Int?>
+    /// How long writing a refused batch's changes one by one may hold the
+    /// commit lane in all (the call deadline; tests set less).
+    let fallbackBudget: Duration
 
     /// Makes the store and starts connecting; it never waits for the
     /// database (see ``PoolKeeper``). Call ``close()`` when done with it.
-    public init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "gateway.postgres")) {
+    public convenience init(configuration: PostgresConfiguration, logger: Logger = Logger(label: "gateway.postgres")) {
+        self.init(configuration: configuration, logger: logger, fallbackBudget: configuration.callTimeout)
+    }
+
+    init(configuration: PostgresConfiguration, logger: Logger, fallbackBudget: Duration) {
         self.configuration = configuration
+        self.fallbackBudget = fallbackBudget
         self.logger = logger
         let pool = PoolKeeper(configuration: configuration, logger: logger)
         self.pool = pool
@@ -50,7 +58,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         // two lanes: two gave no more payments per second, for about a fifth
         // more CPU). A batch grows with the calls made while the one before
         // it runs, so a slower database gets larger batches, not a queue.
-        commits = Batcher(lanes: 1, largest: 64)
+        commits = Batcher(lanes: 1, largest: Self.largestCommitBatch)
         answers = Batcher(lanes: 1, largest: 256)
         versions = Batcher(lanes: 1, largest: 256)
     }
@@ -60,6 +68,13 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     public var activity: String {
         "pool \(pool.isUp ? "up" : "down"); commits \(commits.load); idempotency answers \(answers.load); versions \(versions.load)"
     }
+
+    /// Changes in one batch at most. Each is written in a subtransaction of
+    /// its own (so a refused one costs the others nothing), and PostgreSQL
+    /// caches 64 subtransactions per transaction (`PGPROC_MAX_CACHED_SUBXIDS`):
+    /// past that, every other session's snapshot has to look subtransactions
+    /// up on disk (`pg_subtrans`), slowing the whole database. Never above 64.
+    static let largestCommitBatch = 64
 
     /// Stops the pool, its reconnecting and its listening; calls fail from now on.
     public func close() async {
@@ -292,8 +307,18 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
             // report a committed change as refused.
             guard changes.count > 1, Self.refusedWhole(error) else { return changes.map { _ in .failure(error) } }
             logger.notice("PostgreSQL store: a batch of \(changes.count) commits failed (\(Self.reason(error))); each is written on its own")
+            // One at a time in the lane, so within one call's deadline in
+            // all: the changes not reached by then are not written, and say
+            // so (the lane is not held for a deadline per change).
+            let budget = fallbackBudget
+            let end = ContinuousClock.now + budget
             var outcomes: [Result<[SessionEvent], any Error>] = []
             for change in changes {
+                guard ContinuousClock.now < end else {
+                    outcomes.append(.failure(StoreUnavailable(
+                        "its batch was refused whole and writing its changes one by one took longer than \(budget); this one was not written")))
+                    continue
+                }
                 do {
                     outcomes += try await withConnection { connection, logger in try await PostgresChange.write([change], connection, logger: logger) }
                 } catch {

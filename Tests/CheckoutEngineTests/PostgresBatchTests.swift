@@ -1,6 +1,7 @@
 import CheckoutEngine
 import Foundation
 import GatewayPayloads
+import Logging
 import PostgresNIO
 @testable import PostgresCheckoutStore
 import Synchronization
@@ -187,6 +188,68 @@ extension PostgresBatchTests {
         #expect(try await store.sessionVersion("ok2") == 1)
         #expect(try await store.session("boom") == nil)
         #expect(try await store.answer(forKey: "kb") == nil)
+        await store.close()
+    }
+}
+
+extension PostgresBatchTests {
+    /// Writing a refused batch's changes one by one holds the commit lane
+    /// for one budget in all, not a deadline per change: the changes not
+    /// reached within it fail, not written, saying so.
+    @Test func writingARefusedBatchChangeByChangeStopsAtItsBudget() async throws {
+        var configuration = try #require(TestPostgres.configuration)
+        configuration.schema = TestPostgres.newSchema()
+        configuration.callTimeout = .seconds(90)
+        let store = PostgresCheckoutStore(configuration: configuration, logger: Logger(label: "test.postgres"), fallbackBudget: .milliseconds(500))
+        _ = try await store.ready(within: .seconds(240))
+        // The first change (in session order) takes a second to write, more
+        // than the whole budget: the two after it are never tried.
+        try await StoreKind.postgres.raw("""
+            CREATE FUNCTION linger_or_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN
+                IF NEW.id = 'a-slow' THEN PERFORM pg_sleep(1); END IF;
+                IF NEW.id = 'b-boom' THEN RAISE EXCEPTION 'boom refused' USING ERRCODE = 'XX999'; END IF;
+                RETURN NEW;
+            END $$
+            """, on: store)
+        try await StoreKind.postgres.raw("CREATE TRIGGER linger_or_refuse BEFORE INSERT ON session FOR EACH ROW EXECUTE FUNCTION linger_or_refuse()", on: store)
+        let outcomes = await store.commit(batch: [
+            StoreChange(session: try Self.session("c-late"), events: []),
+            StoreChange(session: try Self.session("b-boom"), events: []),
+            StoreChange(session: try Self.session("a-slow"), events: []),
+        ])
+        #expect((try? outcomes[2].get()) != nil, "\(outcomes[2])")
+        for index in [0, 1] {
+            let late = try #require(outcomes[index].failure as? StoreUnavailable, "\(outcomes[index])")
+            #expect(late.reason.contains("was not written"), "\(late)")
+        }
+        #expect(try await store.sessionVersion("a-slow") == 1)
+        #expect(try await store.session("b-boom") == nil)
+        #expect(try await store.session("c-late") == nil)
+        await store.close()
+    }
+
+    /// A batch's answers are matched to its changes by the number the
+    /// function gave each (`item_no`), not by the rows' order; a number
+    /// missing, repeated or out of range fails the batch (before its COMMIT).
+    @Test func aBatchsAnswersAreMatchedByItemNumberAndABadNumberingFailsIt() async throws {
+        let store = try await TestPostgres.store()
+        func rows(_ values: String) async throws -> [PostgresRow] {
+            try await store.withConnection { connection, logger in
+                var rows: [PostgresRow] = []
+                for try await row in try await connection.query(PostgresQuery(unsafeSQL: "SELECT * FROM (VALUES \(values)) AS t(item_no, refusal, numbers)"), logger: logger) {
+                    rows.append(row)
+                }
+                return rows
+            }
+        }
+        let reversed = try PostgresChange.matched(try await rows("(2, 'GWKEY', NULL::bigint[]), (1, NULL::text, ARRAY[7]::bigint[])"), count: 2)
+        #expect(reversed.map(\.refusal) == [nil, "GWKEY"] && reversed[0].numbers == [7])
+        for bad in ["(1, NULL::text, NULL::bigint[]), (1, NULL, NULL)", "(1, NULL::text, NULL::bigint[]), (3, NULL, NULL)",
+                    "(1, NULL::text, NULL::bigint[])", "(0, NULL::text, NULL::bigint[]), (1, NULL, NULL)"] {
+            let fetched = try await rows(bad)
+            #expect(throws: StoredDataError.self, "\(bad)") { try PostgresChange.matched(fetched, count: 2) }
+        }
         await store.close()
     }
 }
