@@ -35,6 +35,10 @@ struct MockLedger: Sendable, Codable {
     /// present; a new payment goes through ``add(_:)``.
     var payments: [String: MockPayment] = [:]
     private(set) var answers: [String: AdapterResult] = [:]
+    /// The request each answer was given to (SHA-256 of its canonical JSON),
+    /// by the same key: another request under a key already answered is
+    /// refused, as a real PSP refuses it (``replay(_:request:)``).
+    private var fingerprints: [String: String] = [:]
     /// The payment (our reference) of each host payment id, for verify by id.
     private var references: [String: String] = [:]
     /// Insertion order, for forgetting the oldest; `…Head` is the oldest live index.
@@ -43,7 +47,7 @@ struct MockLedger: Sendable, Codable {
     private var answerOrder: [String] = []
     private var answerHead = 0
 
-    private enum CodingKeys: String, CodingKey { case payments, answers }
+    private enum CodingKeys: String, CodingKey { case payments, answers, fingerprints }
 
     init() {}
 
@@ -52,6 +56,7 @@ struct MockLedger: Sendable, Codable {
         var ledger = MockLedger()
         ledger.payments.reserveCapacity(capacity)
         ledger.answers.reserveCapacity(capacity)
+        ledger.fingerprints.reserveCapacity(capacity)
         ledger.references.reserveCapacity(capacity)
         return ledger
     }
@@ -60,6 +65,8 @@ struct MockLedger: Sendable, Codable {
         let c = try decoder.container(keyedBy: CodingKeys.self)
         payments = try c.decode([String: MockPayment].self, forKey: .payments)
         answers = try c.decode([String: AdapterResult].self, forKey: .answers)
+        // A ledger written before fingerprints replays its answers to any request.
+        fingerprints = try c.decodeIfPresent([String: String].self, forKey: .fingerprints) ?? [:]
         let oldestFirst = payments.values.sorted { $0.createdAtNanoseconds < $1.createdAtNanoseconds }
         for payment in oldestFirst { references[payment.paymentId] = payment.reference }
         paymentOrder = oldestFirst.map(\.reference)
@@ -70,6 +77,19 @@ struct MockLedger: Sendable, Codable {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(payments, forKey: .payments)
         try c.encode(answers, forKey: .answers)
+        try c.encode(fingerprints, forKey: .fingerprints)
+    }
+
+    /// The answer already given under `key` to this same request; nil when
+    /// the key is new; ``AdapterError/invalidRequest(_:)`` (nothing done)
+    /// when it answered another request.
+    func replay(_ key: String, request fingerprint: String) throws -> AdapterResult? {
+        guard let answer = answers[key] else { return nil }
+        if let first = fingerprints[key], first != fingerprint {
+            let shown = key.split(separator: ":", maxSplits: 1).last.map(String.init) ?? key
+            throw AdapterError.invalidRequest("idempotency key \"\(shown.prefix(80))\" was already used with a different request; nothing was done")
+        }
+        return answer
     }
 
     mutating func add(_ payment: MockPayment) {
@@ -84,10 +104,12 @@ struct MockLedger: Sendable, Codable {
         Self.compact(&paymentOrder, &paymentHead)
     }
 
-    mutating func remember(_ answer: AdapterResult, for key: String) {
+    mutating func remember(_ answer: AdapterResult, for key: String, request fingerprint: String) {
         if answers.updateValue(answer, forKey: key) == nil { answerOrder.append(key) }
+        fingerprints[key] = fingerprint
         while answers.count > Self.capacity, answerHead < answerOrder.count {
             answers[answerOrder[answerHead]] = nil
+            fingerprints[answerOrder[answerHead]] = nil
             answerHead += 1
         }
         Self.compact(&answerOrder, &answerHead)

@@ -1,6 +1,7 @@
 import Crypto
 import Foundation
 import GatewayAdapterSDK
+import GatewayPayloads
 
 /// The mock gateway's operations, over its ledger.
 extension MockAdapter {
@@ -15,7 +16,8 @@ extension MockAdapter {
         }
         return try withLedger { ledger in
             let key = "authorize:" + request.idempotencyKey
-            if let answer = ledger.answers[key] { return answer }
+            let fingerprint = Self.fingerprint(request)
+            if let answer = try ledger.replay(key, request: fingerprint) { return answer }
             let reference = host.randomID(prefix: "mock_")
             let settled: PaymentStatus = request.capture == .manual ? .authorized : .succeeded
             var payment = MockPayment(
@@ -59,7 +61,7 @@ extension MockAdapter {
             if payment.status == .succeeded { payment.captured = payment.approved.value }
             ledger.add(payment)
             let answer = Self.result(payment, providerStatus: scenario == .partialPayment ? "PARTIALLY_APPROVED" : nil)
-            ledger.remember(answer, for: key)
+            ledger.remember(answer, for: key, request: fingerprint)
             return answer
         }
     }
@@ -67,7 +69,8 @@ extension MockAdapter {
     func proceed(_ request: ContinueRequest) throws -> AdapterResult {
         try withLedger { ledger in
             let key = "continue:" + request.idempotencyKey
-            if let answer = ledger.answers[key] { return answer }
+            let fingerprint = Self.fingerprint(request)
+            if let answer = try ledger.replay(key, request: fingerprint) { return answer }
             guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
             guard payment.status == .pending, let action = payment.action else { return Self.result(payment) }
             var problem: AdapterProblem?
@@ -108,7 +111,7 @@ extension MockAdapter {
             ledger.payments[payment.reference] = payment
             var answer = Self.result(payment)
             if let problem { answer.problem = problem }
-            ledger.remember(answer, for: key)
+            ledger.remember(answer, for: key, request: fingerprint)
             return answer
         }
     }
@@ -158,7 +161,8 @@ extension MockAdapter {
     func void(_ request: VoidRequest) throws -> AdapterResult {
         try withLedger { ledger in
             let key = "void:" + request.idempotencyKey
-            if let answer = ledger.answers[key] { return answer }
+            let fingerprint = Self.fingerprint(request)
+            if let answer = try ledger.replay(key, request: fingerprint) { return answer }
             guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
             let answer: AdapterResult
             if payment.status == .authorized, payment.captured == 0 {
@@ -171,7 +175,7 @@ extension MockAdapter {
                     status: .failed, providerReference: payment.reference,
                     problem: AdapterProblem(code: "invalid_state", message: "only an uncaptured authorization can be voided (it is \(payment.status.rawValue))", retryable: false))
             }
-            ledger.remember(answer, for: key)
+            ledger.remember(answer, for: key, request: fingerprint)
             return answer
         }
     }
@@ -233,7 +237,8 @@ extension MockAdapter {
     private func move(_ request: AmountRequest, operation: String, apply: (inout MockPayment) -> AdapterProblem?) throws -> AdapterResult {
         try withLedger { ledger in
             let key = "\(operation):" + request.idempotencyKey
-            if let answer = ledger.answers[key] { return answer }
+            let fingerprint = Self.fingerprint(request)
+            if let answer = try ledger.replay(key, request: fingerprint) { return answer }
             guard var payment = ledger.payments[request.providerReference] else { return Self.unknown(request.providerReference) }
             let answer: AdapterResult
             if request.amount.currency != payment.approved.currency {
@@ -249,7 +254,7 @@ extension MockAdapter {
                 answer = AdapterResult(status: .succeeded, providerReference: payment.reference + "_" + operation + "_" + host.randomID(prefix: ""),
                                        amount: request.amount, providerStatus: Self.doneStatus[operation] ?? operation.uppercased())
             }
-            ledger.remember(answer, for: key)
+            ledger.remember(answer, for: key, request: fingerprint)
             return answer
         }
     }
@@ -264,6 +269,11 @@ extension MockAdapter {
 
     static func unknown(_ reference: String) -> AdapterResult {
         AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "the mock gateway has no payment \(reference.prefix(64))", retryable: false))
+    }
+    /// What identifies a request under its idempotency key: the SHA-256 of
+    /// its canonical JSON (the payload writer sorts every object's members).
+    static func fingerprint(_ request: some JSONPayload) -> String {
+        Hex.lowercase(SHA256.hash(data: request.jsonBytes()))
     }
 }
 

@@ -178,6 +178,10 @@ final class RunnerLoop: @unchecked Sendable {
             }
             calls.async(flags: .barrier) { [self] in
                 running.wait()
+                // The host sends DESTROY only after writing every answer it
+                // owed (each read before this frame): their callbacks are
+                // dispatched, and each returns before destroy.
+                services.callbacksRunning.wait()
                 if let pointer { binding.destroy(pointer.pointer) }
                 try? channel.send(.destroyed, id: 0)
                 _exit(0)

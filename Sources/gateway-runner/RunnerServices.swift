@@ -67,12 +67,18 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
 
     /// HTTP_RESULT: the adapter's callback runs on a dispatch thread, never
     /// the frame reader's (so it may call other services).
+    /// Entered by each callback before it is dispatched, left once it
+    /// returned: DESTROY waits for it (no callback runs after `destroy`).
+    let callbacksRunning = DispatchGroup()
+
     func deliverHTTPResult(id: UInt64, status: Int32, document: Data) {
         guard let wait = requests.withLock({ $0.removeValue(forKey: id) }) else { return }
-        DispatchQueue.global().async {
+        callbacksRunning.enter()
+        DispatchQueue.global().async { [callbacksRunning] in
             document.withUnsafeBytes { bytes in
                 HostServiceTable.callHTTPCallback(wait.callback, userData: wait.userData, status: status, document: bytes)
             }
+            callbacksRunning.leave()
         }
     }
 

@@ -17,6 +17,13 @@
  *                 GW_E_CANCELLED
  *   after_destroy completes; a thread waits for destroy, calls the host's log, then
  *                 creates the file named by "marker":"<path>"
+ *   http_after_complete
+ *                 sends an http_send (to a URL no manifest allows: its answer,
+ *                 GW_E_DENIED, comes at once) and completes at once; the callback
+ *                 creates "entered":"<path>", blocks until the test opens the FIFO
+ *                 "release":"<path>", and returns. If destroy runs while such a
+ *                 callback has not returned, or a callback starts after destroy,
+ *                 it creates "verdict":"<path>"
  *   env           completes with providerStatus "<$name or (unset)>|<secret probe or (none)>",
  *                 for the environment variable "name":"<NAME>"
  *   alloc         completes with providerStatus "allocated" or "refused" after
@@ -47,6 +54,8 @@ struct gw_instance {
     pthread_mutex_t lock;
     pthread_cond_t gone;
     uint64_t blocking_call;     /* block_cancel's call, 0 when none */
+    int callbacks_running;      /* http_after_complete's, under lock */
+    char verdict[512];          /* and where a callback around destroy is told */
     char release[512];          /* and the FIFO its cancel waits on */
 };
 
@@ -95,6 +104,35 @@ static void *after_destroy(void *arg)
     }
     free(late);
     return NULL;
+}
+
+static void touch(const char *path)
+{
+    FILE *f;
+    if (path[0] == '\0') return;
+    f = fopen(path, "w");
+    if (f != NULL) fclose(f);
+}
+
+struct held_callback { gw_instance *in; char entered[512]; char release[512]; };
+
+static void held_http_callback(void *user_data, gw_status status, const uint8_t *doc, size_t len)
+{
+    struct held_callback *held = user_data;
+    gw_instance *in = held->in;
+    int fd, destroyed;
+    (void)status; (void)doc; (void)len;
+    pthread_mutex_lock(&in->lock);
+    destroyed = in->destroyed;
+    pthread_mutex_unlock(&in->lock);
+    if (destroyed) touch(in->verdict);
+    touch(held->entered);
+    fd = open(held->release, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) close(fd);
+    pthread_mutex_lock(&in->lock);
+    in->callbacks_running -= 1;
+    pthread_mutex_unlock(&in->lock);
+    free(held);
 }
 
 static gw_status chaos_create(const gw_host_api *host, const uint8_t *config, size_t config_len,
@@ -166,6 +204,19 @@ static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, con
         member(req, "marker", late->marker, sizeof late->marker);
         if (pthread_create(&thread, NULL, after_destroy, late) != 0) { free(late); free(req); return GW_E_INTERNAL; }
         pthread_detach(thread);
+        complete_text(in, id, GW_OK, "{\"status\":\"succeeded\"}");
+    } else if (strcmp(chaos, "http_after_complete") == 0) {
+        static const char send[] = "{\"method\":\"GET\",\"url\":\"https://nowhere.invalid/held\"}";
+        struct held_callback *held = calloc(1, sizeof *held);
+        if (held == NULL) { free(req); return GW_E_INTERNAL; }
+        held->in = in;
+        member(req, "entered", held->entered, sizeof held->entered);
+        member(req, "release", held->release, sizeof held->release);
+        pthread_mutex_lock(&in->lock);
+        member(req, "verdict", in->verdict, sizeof in->verdict);
+        in->callbacks_running += 1;
+        pthread_mutex_unlock(&in->lock);
+        in->host->http_send((const uint8_t *)send, sizeof send - 1, held_http_callback, held);
         complete_text(in, id, GW_OK, "{\"status\":\"succeeded\"}");
     } else if (strcmp(chaos, "env") == 0) {
         char secret[128] = "(none)", name[128] = "";
@@ -240,6 +291,7 @@ static void chaos_destroy(gw_instance *in)
 {
     /* The instance is leaked on purpose: after_destroy's thread still reads it. */
     pthread_mutex_lock(&in->lock);
+    if (in->callbacks_running > 0) touch(in->verdict);
     in->destroyed = 1;
     pthread_cond_broadcast(&in->gone);
     pthread_mutex_unlock(&in->lock);

@@ -87,10 +87,21 @@ final class BridgeTests: XCTestCase {
         XCTAssertFalse(webhook.verified, "no secret configured: nothing can be verified")
     }
 
-    func testIdempotencyKeyReplaysTheFirstAnswer() async throws {
+    func testIdempotencyKeyReplaysTheFirstAnswerAndRefusesAnotherRequest() async throws {
         let first = try await mock.call(.authorize, authorize("success", key: "same-key"))
         let again = try await mock.call(.authorize, authorize("success", key: "same-key"))
         XCTAssertEqual(first, again)
+        // Another request under the key: refused, nothing charged (a real PSP's answer, not the first request's).
+        do {
+            _ = try await mock.call(.authorize, authorize("success", amount: 99_999, key: "same-key"))
+            XCTFail("another amount under a key already answered was answered")
+        } catch let error as AdapterCallError {
+            // Refused at invoke: nothing was sent.
+            guard case .refused(let status, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(status, .invalidRequest)
+        }
+        let replayed = try await mock.call(.authorize, authorize("success", key: "same-key"))
+        XCTAssertEqual(replayed, first, "the first request still replays")
     }
 
     func testEveryScenarioMapsToItsDocumentedOutcome() async throws {

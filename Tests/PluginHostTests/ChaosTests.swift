@@ -189,6 +189,40 @@ import Testing
         await suite.mock.shutdown(grace: .seconds(2))
     }
 
+    /// An http_send's callback can outlive the adapter's last completion (it
+    /// may complete from inside the callback, or, as here, before its answer
+    /// came): destroy waits until the callback returned. The chaos adapter
+    /// says (its verdict file) if destroy ran while a callback was running,
+    /// or a callback started after destroy.
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func destroyWaitsForAnHTTPCallbackThatOutlivesTheLastCompletion(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        let entered = suite.folder.root.appendingPathComponent("entered"), verdict = suite.folder.root.appendingPathComponent("verdict")
+        let release = try suite.releaseFIFO()
+        let files = #","entered":"\#(entered.path)","release":"\#(release.path)","verdict":"\#(verdict.path)""#
+        #expect(await suite.call("http_after_complete", extra: files) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        #expect(suite.chaos.outstandingCalls == 0, "no completion owed")
+        #expect(try await waitUntil(within: .seconds(30)) { FileManager.default.fileExists(atPath: entered.path) }, "the callback runs, held")
+        let chaos = suite.chaos
+        let stopping = Task { await chaos.shutdown(grace: .seconds(30)) }
+        // Shutdown reached the callbacks (or, wrongly, destroyed the instance
+        // under one); a runner was sent DESTROY, and waits for its callback.
+        let runner = suite.runner
+        #expect(try await waitUntil(within: .seconds(30)) {
+            (chaos.reachedCallbacks.load(ordering: .acquiring) && (runner?.destroyRequested ?? true)) || chaos.isDestroyed
+        })
+        let released = try await waitUntil(within: .seconds(30)) {
+            let writer = open(release.path, O_WRONLY | O_NONBLOCK | O_CLOEXEC)
+            guard writer >= 0 else { return false }
+            close(writer)
+            return true
+        }
+        #expect(released, "the callback is not waiting on its FIFO")
+        #expect(await stopping.value, "destroyed once the callback returned")
+        #expect(!FileManager.default.fileExists(atPath: verdict.path), "destroy ran while an http_send callback had not returned")
+        await suite.mock.shutdown(grace: .seconds(2))
+    }
+
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aHostServiceCalledAfterDestroyHarmsNothing(_ isolation: Manifest.Isolation) async throws {
         let suite = try ChaosFixture(isolation: isolation)

@@ -212,3 +212,21 @@ struct EgressTests {
         #expect(outcome.message.contains("egress is closed"))
     }
 }
+
+/// An adapter's `log` line reaches the host's log as one line (a newline in
+/// it cannot forge a host line), cut at 8 KiB, card numbers masked.
+@Suite struct AdapterLogLineTests {
+    @Test func anAdapterLogLineIsOneLineCutAndMasked() throws {
+        let fixture = try EgressFixture()
+        let context = fixture.context(try fixture.manifest(egress: ["api.allowed.example:443"]), client: RecordingEgressClient())
+        let forged = "paid 4111111111111111\n2026-11-24T00:00:00+0000 info gateway: [CheckoutHTTP] shutdown: forged\r"
+        Array(forged.utf8).withUnsafeBytes { context.log(level: 2, message: $0) }
+        Array(repeating: UInt8(ascii: "x"), count: 20_000).withUnsafeBytes { context.log(level: 3, message: $0) }
+        let lines = fixture.logs.lines
+        let first = try #require(lines.first { $0.text.hasPrefix("paid") })
+        #expect(!first.text.contains("\n") && !first.text.contains("\r") && first.text.contains("\\n2026-11-24"), "\(first.text)")
+        #expect(!first.text.contains("4111111111111111"))
+        let long = try #require(lines.first { $0.text.hasPrefix("xxx") })
+        #expect(long.text.contains("x … (cut at 8192 bytes)") && long.text.utf8.count < 8300, "\(long.text.suffix(60))")
+    }
+}

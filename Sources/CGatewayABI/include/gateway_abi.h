@@ -28,8 +28,10 @@
  *     what the instance implements, then invoke() any number of times from any
  *     number of threads, cancel() when it gives up on a call, and finally
  *     destroy(), only once every accepted call's completion has arrived (an
- *     instance that never completes a call is never destroyed). After destroy()
- *     returns, the adapter must not call any host service of that instance.
+ *     instance that never completes a call is never destroyed) and every
+ *     http_send/wallet_decrypt callback of the instance has returned. After
+ *     destroy() returns, the adapter must not call any host service of that
+ *     instance.
  *
  * ---------------------------------------------------------------------------
  * Versioning rules
@@ -227,6 +229,12 @@ typedef int32_t gw_log_level;
  * Called exactly once per http_send() call, on a host thread (never while the
  * adapter is inside http_send() itself, so an adapter may hold its own lock
  * across http_send()). `user_data` is the pointer the adapter passed in.
+ * No callback runs after destroy() begins: the host calls destroy() only
+ * once every callback of the instance has returned (at shutdown it cancels
+ * requests still in flight; their callbacks report GW_E_UNREACHABLE or
+ * GW_E_OUTCOME_UNKNOWN). Do not start a request after the instance's last
+ * owed completion: the host may be destroying it, and such a request gets no
+ * callback (the host logs it as a protocol violation).
  *
  * status:   GW_OK when an HTTP response arrived (whatever its HTTP status);
  *           GW_E_DENIED when egress policy refused the request, or it was
@@ -447,8 +455,9 @@ typedef struct gw_adapter_api {
     /*
      * Destroy an instance. The host calls it once, after the completion of
      * every accepted call has arrived (cancelled calls included: the host
-     * waits for their GW_E_CANCELLED). After it returns the adapter must not
-     * call the instance's host services. The library itself stays mapped.
+     * waits for their GW_E_CANCELLED) and after every http_send/wallet_decrypt
+     * callback of the instance has returned. After it returns the adapter must
+     * not call the instance's host services. The library itself stays mapped.
      */
     void (*destroy)(gw_instance *instance);
 

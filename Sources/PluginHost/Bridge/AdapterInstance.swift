@@ -25,6 +25,9 @@ public final class AdapterInstance: Sendable {
     /// Set by ``shutdown(grace:)``: no new calls.
     private let closed = Atomic<Bool>(false)
     private let destroyed = Atomic<Bool>(false)
+    /// Set once ``shutdown(grace:)`` reached the host service callbacks
+    /// (no completion owed any more); tests watch it.
+    let reachedCallbacks = Atomic<Bool>(false)
 
     init(manifest: Manifest, description: AdapterDescription, abiMajor: UInt32, abiMinor: UInt32,
          libraryPath: String, librarySHA256: String, connection: any AdapterConnection, context: HostContext) {
@@ -140,7 +143,9 @@ public final class AdapterInstance: Sendable {
     /// Stops the instance: new calls are refused with `GW_E_BUSY`; calls in
     /// flight get up to `grace` to complete, then are cancelled (resolved as
     /// `cancelled` for their callers, and cancelled in the adapter). The adapter's
-    /// `destroy` runs only once every completion it owes has arrived; an adapter
+    /// `destroy` runs only once every completion it owes has arrived and every
+    /// callback of its `http_send`/`wallet_decrypt` requests has returned
+    /// (``CallbackRequests``: waited for, then cancelled); an adapter
     /// that never completes a call is never destroyed (its memory is leaked
     /// rather than freed under a running worker) and the host logs it.
     /// The library stays mapped and the host table valid in every case. A
@@ -164,6 +169,14 @@ public final class AdapterInstance: Sendable {
         guard context.calls.outstanding == 0 else {
             context.logger.error("adapter \(manifest.id) still owes \(context.calls.outstanding) completion(s) after cancel; not destroying it")
             connection.abandon(reason: "it still owes completions after cancel")
+            return false
+        }
+        // Nor while a callback of an http_send or wallet_decrypt has not
+        // returned (one may complete a call and still be running).
+        reachedCallbacks.store(true, ordering: .releasing)
+        guard await context.callbackRequests.drain(grace: grace) else {
+            context.logger.error("adapter \(manifest.id): \(context.callbackRequests.inFlight) http_send/wallet_decrypt callback(s) have not returned after cancel; not destroying it")
+            connection.abandon(reason: "a callback of its host service requests has not returned")
             return false
         }
         guard await connection.destroy(grace: grace) else {

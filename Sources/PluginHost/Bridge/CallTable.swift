@@ -119,14 +119,24 @@ final class CallTable: Sendable {
         case .abandoned:
             break
         case .stray:
-            let violation = ProtocolViolation(
+            record(ProtocolViolation(
                 callID: callID,
                 detail: callID >= nextID.load(ordering: .relaxed)
                     ? "completion for a call id the host never issued"
-                    : "second completion for a call that had already completed")
-            state.withLock { if $0.violations.count < 100 { $0.violations.append(violation) } }
-            onViolation(violation)
+                    : "second completion for a call that had already completed"))
         }
+    }
+
+    /// A violation that concerns no call (call id 0): a host service used
+    /// when it may not be.
+    func report(_ detail: String) {
+        state.withLock { $0.violationCount += 1 }
+        record(ProtocolViolation(callID: 0, detail: detail))
+    }
+
+    private func record(_ violation: ProtocolViolation) {
+        state.withLock { if $0.violations.count < 100 { $0.violations.append(violation) } }
+        onViolation(violation)
     }
 
     /// Resolves a call on the host's side (refusal, timeout, cancel). Returns

@@ -17,6 +17,8 @@ final class HostContext: HostServiceBackend {
     private let egressClosed = Atomic<Bool>(false)
     let calls: CallTable
     let wallets: WalletService
+    /// `http_send` and `wallet_decrypt` requests in flight (destroy waits for them).
+    let callbackRequests = CallbackRequests()
 
     /// Why this adapter must be refused at load: its `tls` secrets are
     /// missing or not valid PEM (the message names the secret, never its value).
@@ -49,8 +51,14 @@ final class HostContext: HostServiceBackend {
 
     // MARK: log
 
+    /// The longest log line an adapter writes (in either isolation): more is cut.
+    static let maxLogLine = 8192
+
     func log(level: Int32, message: UnsafeRawBufferPointer) {
-        let text = Redaction.maskingCardNumbers(in: String(decoding: message, as: UTF8.self))
+        // One line, as long as any: a newline would let an adapter forge host log lines.
+        let cut = message.count > Self.maxLogLine
+        let text = Redaction.maskingCardNumbers(in: String(decoding: message.prefix(Self.maxLogLine), as: UTF8.self))
+            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n") + (cut ? " … (cut at \(Self.maxLogLine) bytes)" : "")
         let swiftLevel: Logger.Level = switch level {
         case ...0: .trace
         case 1: .debug
@@ -115,11 +123,20 @@ final class HostContext: HostServiceBackend {
         }
         let reply = ForeignFunction(address: callback, signature: SignatureTable.httpCallback)
         let userData = SendablePointer(userData)
-        Task {
+        serve(service) {
             let (status, document) = await perform(request)
             document.withUnsafeBytes { bytes in
                 reply.callHTTPCallback(userData.pointer, status, bytes.baseAddress, bytes.count)
             }
+        }
+    }
+
+    /// Runs one callback-style request (`answer` hands its answer back), or,
+    /// once the instance is being destroyed, drops it and says so.
+    func serve(_ service: String, _ answer: @escaping @Sendable () async -> Void) {
+        guard callbackRequests.start(answer) else {
+            calls.report("\(service) called while the instance is being destroyed (after its last completion); no callback will run")
+            return
         }
     }
 

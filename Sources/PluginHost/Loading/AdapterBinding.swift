@@ -93,7 +93,10 @@ package struct AdapterBinding: Sendable {
         }
         var createMessage = "(no message)"
         if let errorBuffer {
-            createMessage = String(decoding: UnsafeRawBufferPointer(start: errorBuffer, count: errorLength), as: UTF8.self)
+            // Capped, and card numbers masked: it goes to logs and to ops.
+            let shown = UnsafeRawBufferPointer(start: errorBuffer, count: max(0, min(errorLength, 4096)))
+            createMessage = Redaction.maskingCardNumbers(in: String(decoding: shown, as: UTF8.self))
+                + (errorLength > 4096 ? " … (\(errorLength) bytes)" : "")
             functions.free.callVoid(errorBuffer)
         }
         guard createStatus == 0 else { throw .createFailed(status: ABIStatus(rawValue: createStatus), message: createMessage) }

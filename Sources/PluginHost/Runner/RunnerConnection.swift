@@ -100,6 +100,8 @@ final class RunnerConnection: AdapterConnection {
     var network: NetworkConfinement { state.withLock { $0.network } }
     /// The current runner's pid (the last one's while restarting).
     var runnerPID: pid_t { state.withLock { $0.pid } }
+    /// Whether the current runner was sent DESTROY (tests watch it).
+    var destroyRequested: Bool { state.withLock { $0.process?.destroyRequested ?? false } }
     var crashes: Int { state.withLock { $0.crashes } }
     var restarts: Int { state.withLock { $0.restarts } }
 

@@ -60,6 +60,8 @@ final class RunnerProcess: @unchecked Sendable {
     var hasExited: Bool { exited.load(ordering: .acquiring) }
     /// Whether it acknowledged DESTROY (the adapter's `destroy` returned).
     var destroyed: Bool { destroyedAck.load(ordering: .acquiring) }
+    /// Whether DESTROY was sent.
+    var destroyRequested: Bool { destroySent.load(ordering: .acquiring) }
     /// Its last lines of stderr (for the crash log).
     var stderrTail: [String] { tail.withLock { $0 } }
 
@@ -266,7 +268,7 @@ final class RunnerProcess: @unchecked Sendable {
             context.calls.refused(frame.id, status: frame.int32(at: 0))
         case .log:
             let message = frame.rest(from: 4)
-            context.log(level: frame.int32(at: 0), message: UnsafeRawBufferPointer(rebasing: message.prefix(8192)))
+            context.log(level: frame.int32(at: 0), message: message)
         case .secretGet:
             serveSecret(frame)
         case .httpSend:
@@ -313,21 +315,26 @@ final class RunnerProcess: @unchecked Sendable {
         let id = frame.id
         let channel = self.channel
         let replies = self.replies
-        Task { [weak self] in
+        // Done once its frame is written: the runner reads it before any
+        // DESTROY, and runs its callback before it destroys.
+        context.serve(service) { [weak self] in
             let (status, document) = await perform(request)
-            replies.async { [weak self] in
-                let failure: FrameError? = document.withUnsafeBytes { bytes in
-                    do throws(FrameError) { try channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes) } catch { return error }
-                    return nil
-                }
-                switch failure {
-                case nil:
-                    break
-                case .tooLarge(let size)?:
-                    let refusal = Data(ErrorDocument(message: "the answer of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
-                    refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(tooLarge.rawValue), body: $0) }
-                case let other?:
-                    self?.kill(because: "it did not read the answer to its \(service) (\(other))")
+            await withCheckedContinuation { (written: CheckedContinuation<Void, Never>) in
+                replies.async { [weak self] in
+                    defer { written.resume() }
+                    let failure: FrameError? = document.withUnsafeBytes { bytes in
+                        do throws(FrameError) { try channel.send(.httpResult, id: id, prefix: .int32(status), body: bytes) } catch { return error }
+                        return nil
+                    }
+                    switch failure {
+                    case nil:
+                        break
+                    case .tooLarge(let size)?:
+                        let refusal = Data(ErrorDocument(message: "the answer of \(size) bytes is too large to pass to an isolated adapter").jsonBytes())
+                        refusal.withUnsafeBytes { try? channel.send(.httpResult, id: id, prefix: .int32(tooLarge.rawValue), body: $0) }
+                    case let other?:
+                        self?.kill(because: "it did not read the answer to its \(service) (\(other))")
+                    }
                 }
             }
         }
