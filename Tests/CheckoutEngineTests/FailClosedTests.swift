@@ -270,6 +270,38 @@ import TestSupport
 }
 
 @Suite struct ProviderTotalsTests {
+    /// A manual-capture payment fully captured, or voided, is `succeeded` or
+    /// `cancelled` at the provider while its attempt stays `authorized`: a
+    /// verify that says so confirms it; a provider that says `succeeded`
+    /// after only part was captured is a discrepancy.
+    @Test(arguments: ["full capture", "void", "part capture"])
+    func aVerifyOfAManualPaymentIsJudgedAgainstItsBooks(_ what: String) async throws {
+        let books = ProviderBooks()
+        let a = ScriptedProvider("a") { call in
+            var result = books.act(call)
+            if case .verify(let r) = call, let p = books.payment(r.paymentId) {
+                result.status = p.voided ? .cancelled : p.captured > 0 ? .succeeded : .authorized
+                result.totals = PaymentTotals(captured: Money(value: p.captured, currency: "SAR"), refunded: Money(value: p.refunded, currency: "SAR"), voided: p.voided)
+            }
+            return .answered(result)
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), a)])
+        let payment = try await f.checkout.attempt(session: try await f.session(2000, capture: .manual).id, NewAttempt(method: "mada"))
+        switch what {
+        case "full capture": _ = try await f.checkout.capture(payment: payment.id, amount: 2000, idempotencyKey: "c")
+        case "part capture": _ = try await f.checkout.capture(payment: payment.id, amount: 500, idempotencyKey: "c")
+        default: _ = try await f.checkout.void(payment: payment.id, idempotencyKey: "v")
+        }
+        _ = try await f.checkout.verify(attempt: payment.id)
+        let session = try await f.checkout.session(ofPayment: payment.id).session
+        let types = try await f.store.events(ofSession: session.id, after: 0).map(\.type)
+        if what == "part capture" {
+            #expect(types.contains("attempt.discrepancy"), "\(types)")
+        } else {
+            #expect(types.contains("attempt.confirmed") && !types.contains("attempt.discrepancy"), "\(what): \(types)")
+        }
+    }
+
     @Test func aVerifyWhoseTotalsDisagreeWithTheBooksIsRecordedAsADiscrepancy() async throws {
         let books = ProviderBooks()
         let a = ScriptedProvider("a") { call in

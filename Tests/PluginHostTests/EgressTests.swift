@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 import Logging
+import CGatewayABI
 import Testing
 @testable import PluginHost
 
@@ -228,5 +229,36 @@ struct EgressTests {
         #expect(!first.text.contains("4111111111111111"))
         let long = try #require(lines.first { $0.text.hasPrefix("xxx") })
         #expect(long.text.contains("x … (cut at 8192 bytes)") && long.text.utf8.count < 8300, "\(long.text.suffix(60))")
+    }
+}
+
+/// The header's limits are the host's: the macros a third party builds
+/// against equal what the host enforces, and each is enforced.
+@Suite struct HeaderLimitTests {
+    @Test func theHeadersLimitMacrosAreTheHostsLimits() {
+        #expect(Int(GW_MAX_REQUEST_BYTES) == RequestLimit.maxBytes)
+        #expect(Int(GW_MAX_RESULT_BYTES) == ResultLimit.maxBytes)
+        #expect(Int(GW_MAX_LOG_BYTES) == HostContext.maxLogLine)
+    }
+
+    @Test func anHTTPSendRequestOverTheLimitIsDeniedUnsent() async throws {
+        let fixture = try EgressFixture()
+        let fake = RecordingEgressClient()
+        let context = fixture.context(try fixture.manifest(egress: ["api.allowed.example:443"]), client: fake)
+        let body = String(repeating: "a", count: RequestLimit.maxBytes)
+        let outcome = try EgressOutcome(await context.performEgress(EgressFixture.request("POST", "https://api.allowed.example/x", body: body)))
+        #expect(outcome.status == .denied && outcome.message.contains("nothing was sent"), "\(outcome.message)")
+        #expect(fake.sent.isEmpty)
+    }
+
+    @Test(arguments: [Manifest.Isolation.inProcess, .process])
+    func aRequestOverTheLimitIsRefusedUnsentInEitherIsolation(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        var payload = Data(#"{"chaos":"ok","pad":""#.utf8)
+        payload.append(Data(repeating: UInt8(ascii: "a"), count: RequestLimit.maxBytes))
+        payload.append(Data(#""}"#.utf8))
+        #expect(await suite.chaos.invoke(.authorize, payload: payload) == .refused(status: ABIStatus.invalidRequest.rawValue))
+        #expect(await suite.call("ok") == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)), "the adapter still serves")
+        await suite.shutdown()
     }
 }

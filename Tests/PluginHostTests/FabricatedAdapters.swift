@@ -14,6 +14,10 @@ struct FabricatedAdapter {
     var nullInvoke = false
     /// Make `create` fail with a message.
     var createFails = false
+    /// The message `create` fails with (C string literal contents, escaped).
+    var createMessage = "fab: the merchant account is not configured"
+    /// The status `create` fails with.
+    var createStatus = "GW_E_INTERNAL"
     /// Complete from a new pthread rather than inline.
     var foreignThread = false
     /// Complete every call with this `gw_status` (and an error document)
@@ -76,9 +80,9 @@ struct FabricatedAdapter {
         static gw_status create(const gw_host_api *host, const uint8_t *config, size_t len, gw_instance **out, uint8_t **err, size_t *err_len) {
             (void)config; (void)len;
             if (\(createFails ? 1 : 0)) {
-                const char *m = "fab: the merchant account is not configured";
+                const char *m = "\(createMessage)";
                 *err = (uint8_t *)strdup(m); *err_len = strlen(m);
-                return GW_E_INTERNAL;
+                return \(createStatus);
             }
             const char *create_waits_for = \(createWaitsFor.map { "\"\($0)\"" } ?? "NULL");
             if (create_waits_for) {

@@ -178,6 +178,20 @@ final class LoaderFailureTests: XCTestCase {
         }
     }
 
+    /// The header's other form of create()'s error: the JSON error
+    /// document, read for its message; a card number in it masked.
+    func testCreateFailureAsAnErrorDocumentShowsItsMessageMasked() async throws {
+        let folder = try ManifestFolder()
+        try await FabricatedAdapter(id: "jsoncreate", createFails: true,
+                                    createMessage: #"{\"message\":\"merchant_id missing (card 4111111111111111 seen)\"}"#,
+                                    createStatus: "GW_E_INVALID_REQUEST").install(in: folder, manifestName: "jsoncreate.json")
+        try assertRefused(folder, manifest: "jsoncreate.json") {
+            guard case .createFailed(let status, let message) = $0 else { return false }
+            return status == .invalidRequest && message.hasPrefix("merchant_id missing (card ") && !message.contains("4111111111111111")
+                && !message.contains("{")
+        }
+    }
+
     func testSwiftAdapterCreateFailureFromBadConfig() throws {
         let folder = try ManifestFolder()
         try folder.writeVariant(of: "mock.json", as: "mock.json", ["config": ["otp": "12"]])

@@ -73,6 +73,117 @@
  *  - A non-GW_OK completion carries, where it can, a JSON error document
  *    {"message": "..."} for the engineer. It must never contain card numbers,
  *    CVVs, tokens or secrets.
+ *
+ * ---------------------------------------------------------------------------
+ * Required functions, targets, versions
+ * ---------------------------------------------------------------------------
+ *  - create, describe, invoke, destroy and free are required: a table
+ *    without one (NULL, or beyond its struct_size) is refused at load
+ *    ("missing_function"). cancel may be NULL; the host then still waits for
+ *    every completion.
+ *  - ABI v1 is defined for 64-bit targets only (8-byte pointers and size_t);
+ *    the host's build asserts the layouts (sizeof(gw_host_api) == 80 for
+ *    1.1, sizeof(gw_adapter_api) == 72, sizeof(gw_negotiation) == 32).
+ *  - The host writes the negotiated minor (the lower of the two) into
+ *    gw_host_api.abi_minor; check struct_size before using a later member.
+ *  - The host may invoke any operation of the negotiated minor, described or
+ *    not: refuse the ones you do not implement with GW_E_UNSUPPORTED.
+ *
+ * ---------------------------------------------------------------------------
+ * Threads and re-entrancy
+ * ---------------------------------------------------------------------------
+ *  - invoke() is called from any host thread, for many calls at once. It may
+ *    call complete() before it returns (a result known at once).
+ *  - complete() may be called from any thread: inside invoke(), inside
+ *    cancel(), inside an http_send/wallet_decrypt callback, or from a thread
+ *    of your own. Exactly once per accepted call.
+ *  - cancel(id) may arrive before invoke(id) is called, while it runs, after
+ *    the call completed, and more than once (a process-isolated adapter's host
+ *    re-sends one that may have overtaken its invoke): ignore the ones you
+ *    cannot act on, and still complete the call.
+ *  - The host never calls into the adapter from inside complete(), log() or
+ *    secret_get(); http_send() and wallet_decrypt() never call their callback
+ *    inside the call itself.
+ *  - Callbacks run on host threads that serve every adapter: return promptly,
+ *    never block in one.
+ *  - destroy() runs once, on a host thread inside no other function of the
+ *    instance, after every accepted call's completion arrived and every
+ *    http_send/wallet_decrypt callback returned; no invoke, cancel or
+ *    callback of the instance runs during or after it. It may begin on
+ *    another thread as soon as your last complete() is inside the host: after
+ *    you call complete() for the last call in flight, touch nothing of the
+ *    instance from that thread. Do not start an http_send or wallet_decrypt
+ *    after your last owed completion: it may get no callback.
+ *
+ * ---------------------------------------------------------------------------
+ * Limits
+ * ---------------------------------------------------------------------------
+ *  - Call ids start at 1 (0 is never a call id) and are unique per instance.
+ *  - Requests the host sends are at most GW_MAX_REQUEST_BYTES (1 MiB).
+ *  - A result over GW_MAX_RESULT_BYTES (1 MiB) is not read: the call's
+ *    outcome is unknown (never "nothing sent").
+ *  - An http_send request document over GW_MAX_REQUEST_BYTES is refused
+ *    with GW_E_DENIED (nothing sent). Its "timeout_ms" defaults to
+ *    GW_HTTP_TIMEOUT_MS_DEFAULT and is clamped to GW_HTTP_TIMEOUT_MS_MIN ..
+ *    GW_HTTP_TIMEOUT_MS_MAX. A response body is read up to 16 MiB; a
+ *    process-isolated adapter gets GW_E_OUTCOME_UNKNOWN for an answer
+ *    document (the body in base64) over 16 MiB, since the request was sent.
+ *  - Each call's deadline is its manifest's timeout_ms (100 .. 600000 ms,
+ *    default 30000), which the adapter is not told: keep your own HTTP
+ *    timeouts below it. A call not completed by then is cancelled and its
+ *    outcome is unknown to the host.
+ *  - A log message is one line of at most GW_MAX_LOG_BYTES (8 KiB): a longer
+ *    one is cut (and says so), CR and LF are written as \r and \n, invalid
+ *    UTF-8 is replaced, and card numbers are masked.
+ *
+ * ---------------------------------------------------------------------------
+ * Errors of create(), and of completions
+ * ---------------------------------------------------------------------------
+ *  - A non-GW_OK completion and create()'s out_error carry the same UTF-8 JSON
+ *    document {"message": "..."}; the host also accepts plain text in
+ *    out_error. The host shows at most 4 KiB of it, card numbers masked.
+ *  - create() returns GW_E_INVALID_REQUEST for a configuration it refuses,
+ *    GW_E_NOT_FOUND when a secret it needs has no value, and GW_E_INTERNAL
+ *    for anything else; the host refuses the adapter with that status and
+ *    message ("create_failed").
+ *
+ * ---------------------------------------------------------------------------
+ * What the host checks before invoke()
+ * ---------------------------------------------------------------------------
+ *  - The reference engine sends authorize only for a method, currency,
+ *    country, amount (within the manifest's limits; without a max, up to
+ *    2^63-1 minor units) and capture mode the manifest declares, with a
+ *    known ISO 4217 currency and an amount above 0; capture and refund
+ *    amounts within what the payment holds; a method's declared fields
+ *    checked. The plugin layer itself checks nothing, and other embedders may
+ *    not: validate every request and refuse what you cannot do with
+ *    GW_E_INVALID_REQUEST (nothing sent).
+ *
+ * ---------------------------------------------------------------------------
+ * verify, and replayed idempotency keys
+ * ---------------------------------------------------------------------------
+ *  - verify reports the payment's state: "authorized" while an authorization
+ *    is held and not fully captured; "succeeded" once charged (automatic
+ *    capture, or fully captured), whatever was refunded since; "cancelled"
+ *    once voided; "pending" or "failed" as for authorize. Its "amount" is what
+ *    the authorization approved, never net of captures or refunds; captures,
+ *    refunds and voids go in "totals".
+ *  - A request repeated under a used idempotencyKey with the same content
+ *    gets the first answer again (same status, providerReference, amount),
+ *    also when that answer never reached the host. While the first is still
+ *    in progress answer "pending" (or GW_E_OUTCOME_UNKNOWN); never act twice.
+ *    A request under a used key with different content is refused with
+ *    GW_E_INVALID_REQUEST and changes nothing. Compare what goes to the
+ *    provider, not bytes (an instrument object's members may come in another
+ *    order).
+ *
+ * ---------------------------------------------------------------------------
+ * How an adapter's log lines appear
+ * ---------------------------------------------------------------------------
+ *  - Each log() call is one line of the host's log at the mapped level
+ *    (GW_LOG_TRACE .. GW_LOG_ERROR; the host's threshold decides what shows),
+ *    tagged adapter=<id>, limited as above. A process-isolated adapter's own
+ *    stderr lines appear as warnings "runner stderr: ..." with its runner's pid.
  */
 #ifndef GATEWAY_ABI_H
 #define GATEWAY_ABI_H
@@ -87,6 +198,14 @@ extern "C" {
 /* The ABI version this header describes. */
 #define GW_ABI_VERSION_MAJOR 1
 #define GW_ABI_VERSION_MINOR 1
+
+/* Limits (see "Limits" above). */
+#define GW_MAX_REQUEST_BYTES (1u << 20)
+#define GW_MAX_RESULT_BYTES (1u << 20)
+#define GW_MAX_LOG_BYTES 8192u
+#define GW_HTTP_TIMEOUT_MS_DEFAULT 10000u
+#define GW_HTTP_TIMEOUT_MS_MIN 100u
+#define GW_HTTP_TIMEOUT_MS_MAX 120000u
 
 /* The default name of the single exported entry point. */
 #define GW_ADAPTER_ENTRY_SYMBOL "gw_adapter_entry"

@@ -229,7 +229,7 @@ extension Checkout {
         }
         let statusNote = result.providerStatus.map { "provider status \($0)" }
         guard !attempt.status.isFinal else {
-            let agrees = result.status.rawValue == attempt.status.rawValue
+            let agrees = result.status.rawValue == attempt.status.rawValue || Self.booksExplain(result.status, of: attempt)
             var events = [event(agrees ? "attempt.confirmed" : "attempt.discrepancy", attempt.status.rawValue,
                                 detail: "the provider reports \(result.status.rawValue)" + (statusNote.map { "; \($0)" } ?? ""))]
             // With nothing held, the provider's totals must be the books'.
@@ -286,6 +286,20 @@ extension Checkout {
             let problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: providerID) }
                 ?? ProblemCatalog.problem(code: code, detail: "\(providerID) reported \(result.status.rawValue) without a reason")
             return fail(&session, attempt: attemptID, problem: problem, as: result.status == .cancelled ? .cancelled : .failed, at: at)
+        }
+    }
+
+    /// Whether a provider's status for a final attempt that differs from the
+    /// attempt's is what its books say it should now be (the header's verify):
+    /// an authorization fully captured is `succeeded`, a voided one
+    /// `cancelled`, while the attempt itself stays `authorized` (its balance
+    /// records the movements).
+    static func booksExplain(_ reported: PaymentStatus, of attempt: Attempt) -> Bool {
+        guard attempt.status == .authorized, let balance = attempt.balance else { return false }
+        switch reported {
+        case .succeeded: return !balance.voided && balance.captured > 0 && balance.captured >= balance.authorized.value
+        case .cancelled: return balance.voided && balance.captured == 0
+        default: return false
         }
     }
 

@@ -91,7 +91,9 @@ public final class AdapterInstance: Sendable {
                     return
                 }
                 let status = payload.withUnsafeBytes { bytes in
-                    connection.invoke(callID, code, bytes, timeout: UInt64(max(limit.nanoseconds, 0)))
+                    // The header's GW_MAX_REQUEST_BYTES: never sent, in either isolation.
+                    guard bytes.count <= RequestLimit.maxBytes else { return ABIStatus.invalidRequest.rawValue }
+                    return connection.invoke(callID, code, bytes, timeout: UInt64(max(limit.nanoseconds, 0)))
                 }
                 if status != 0 { calls.refused(callID, status: status) }
             }

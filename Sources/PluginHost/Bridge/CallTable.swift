@@ -121,7 +121,7 @@ final class CallTable: Sendable {
         case .stray:
             record(ProtocolViolation(
                 callID: callID,
-                detail: callID >= nextID.load(ordering: .relaxed)
+                detail: callID == 0 || callID >= nextID.load(ordering: .relaxed)
                     ? "completion for a call id the host never issued"
                     : "second completion for a call that had already completed"))
         }

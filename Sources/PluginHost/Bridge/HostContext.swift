@@ -146,6 +146,10 @@ final class HostContext: HostServiceBackend {
         func failure(_ f: EgressFailure) -> (Int32, Data) {
             (f.status, Data(ErrorDocument(message: f.message).jsonBytes()))
         }
+        guard body.count <= RequestLimit.maxBytes else {
+            logger.warning("egress refused: the request document of \(body.count) bytes is over \(RequestLimit.maxBytes)")
+            return failure(EgressFailure(.denied, "the request document of \(body.count) bytes is over the host's limit of \(RequestLimit.maxBytes) bytes; nothing was sent"))
+        }
         guard let request = try? JSONDecoder().decode(EgressRequest.self, from: body), let url = URL(string: request.url) else {
             logger.warning("egress refused: the request document is not valid")
             return failure(EgressFailure(.denied, "the request document is not valid JSON of the http_send schema"))
@@ -217,6 +221,14 @@ final class HostContext: HostServiceBackend {
 /// larger one resolves its call as outcome unknown, never decoded (a runner
 /// does not even send it).
 package enum ResultLimit {
+    package static let maxBytes = 1 << 20
+}
+
+/// The largest request the host sends an adapter, and the largest
+/// `http_send` request document it takes (the header's
+/// `GW_MAX_REQUEST_BYTES`): a larger call is refused, a larger http_send
+/// denied, nothing sent.
+package enum RequestLimit {
     package static let maxBytes = 1 << 20
 }
 
