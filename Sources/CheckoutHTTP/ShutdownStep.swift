@@ -62,9 +62,11 @@ public struct ShutdownStep: Sendable {
         func start() {
             let step = self.step
             let began = ContinuousClock.now
-            let starts = state.withLock { state -> Bool in
-                guard state.started == nil, !state.finished else { return false }
+            state.withLock { state in
+                guard state.started == nil, !state.finished else { return }
                 state.started = began
+                // Said before its reminder can run (under the same lock).
+                step.logger.info("shutdown: stopping \(step.name)\(step.doing.isEmpty ? "" : ": " + step.doing)")
                 state.reminder = Task {
                     while (try? await Task.sleep(for: step.every)) != nil {
                         let pending = step.pending()
@@ -76,9 +78,7 @@ public struct ShutdownStep: Sendable {
                         }
                     }
                 }
-                return true
             }
-            if starts { step.logger.info("shutdown: stopping \(step.name)\(step.doing.isEmpty ? "" : ": " + step.doing)") }
         }
 
         func finish() {
@@ -87,7 +87,11 @@ public struct ShutdownStep: Sendable {
                 return (state.started, state.reminder)
             }
             reminder?.cancel()
-            if let started { step.logger.info("shutdown: \(step.name) stopped (\(Self.milliseconds(ContinuousClock.now - started)) ms)") }
+            // Cancelled: the shutdown bound passed, and the step was cut short.
+            if let started {
+                step.logger.log(level: Task.isCancelled ? .error : .info,
+                                "shutdown: \(step.name) \(Task.isCancelled ? "cut short (cancelled)" : "stopped") (\(Self.milliseconds(ContinuousClock.now - started)) ms)")
+            }
         }
 
         static func milliseconds(_ duration: Duration) -> Int64 { duration.nanoseconds / 1_000_000 }

@@ -181,6 +181,7 @@ final class RunnerLoop: @unchecked Sendable {
                 // The host sends DESTROY only after writing every answer it
                 // owed (each read before this frame): their callbacks are
                 // dispatched, and each returns before destroy.
+                services.beginDestroying()
                 services.callbacksRunning.wait()
                 if let pointer { binding.destroy(pointer.pointer) }
                 try? channel.send(.destroyed, id: 0)

@@ -53,7 +53,14 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
             return
         }
         let id = nextRequest.add(1, ordering: .relaxed).oldValue
-        requests.withLock { $0[id] = HTTPWait(callback: callback, userData: userData) }
+        guard callbackGate.withLock({ destroying in
+            if !destroying { requests.withLock { $0[id] = HTTPWait(callback: callback, userData: userData) } }
+            return !destroying
+        }) else {
+            Array("adapter called \(service) while its instance is being destroyed; request dropped, no callback".utf8)
+                .withUnsafeBytes { log(level: 4, message: $0) }
+            return
+        }
         do {
             try channel.send(kind, id: id, body: request)
         } catch .tooLarge(let size) {
@@ -70,10 +77,21 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     /// Entered by each callback before it is dispatched, left once it
     /// returned: DESTROY waits for it (no callback runs after `destroy`).
     let callbacksRunning = DispatchGroup()
+    /// Set by DESTROY (``beginDestroying()``): from then on no request is
+    /// taken and no callback dispatched, so none can start after the wait.
+    private let callbackGate = Mutex(false)
+
+    /// Closes to new requests and callbacks; then wait on ``callbacksRunning``.
+    func beginDestroying() {
+        callbackGate.withLock { $0 = true }
+    }
 
     func deliverHTTPResult(id: UInt64, status: Int32, document: Data) {
         guard let wait = requests.withLock({ $0.removeValue(forKey: id) }) else { return }
-        callbacksRunning.enter()
+        guard callbackGate.withLock({ destroying in
+            if !destroying { callbacksRunning.enter() }
+            return !destroying
+        }) else { return }
         DispatchQueue.global().async { [callbacksRunning] in
             document.withUnsafeBytes { bytes in
                 HostServiceTable.callHTTPCallback(wait.callback, userData: wait.userData, status: status, document: bytes)

@@ -223,6 +223,24 @@ import Testing
         await suite.mock.shutdown(grace: .seconds(2))
     }
 
+    /// The host's shutdown bound passed (the shutdown task cancelled) while
+    /// a call is still owed: the instance is given up at once, never
+    /// destroyed, and the shutdown does not spin out its grace periods.
+    @Test(.timeLimit(.minutes(1)), arguments: [Manifest.Isolation.inProcess, .process])
+    func aShutdownCutShortGivesTheInstanceUpAtOnce(_ isolation: Manifest.Isolation) async throws {
+        let suite = try ChaosFixture(isolation: isolation)
+        let chaos = suite.chaos
+        let stuck = Task { await chaos.invoke(.authorize, payload: Data(#"{"chaos":"never"}"#.utf8), timeout: .seconds(600)) }
+        #expect(try await waitUntil(within: .seconds(30)) { chaos.outstandingCalls == 1 })
+        let stopping = Task { await chaos.shutdown(grace: .seconds(600)) }
+        stopping.cancel()
+        #expect(await stopping.value == false)
+        #expect(!chaos.isDestroyed)
+        let outcome = await stuck.value
+        #expect(outcome == .cancelled || { if case .lost = outcome { return true }; return false }(), "\(outcome)")
+        await suite.mock.shutdown(grace: .seconds(2))
+    }
+
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aHostServiceCalledAfterDestroyHarmsNothing(_ isolation: Manifest.Isolation) async throws {
         let suite = try ChaosFixture(isolation: isolation)

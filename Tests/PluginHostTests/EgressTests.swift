@@ -227,6 +227,15 @@ struct EgressTests {
         let first = try #require(lines.first { $0.text.hasPrefix("paid") })
         #expect(!first.text.contains("\n") && !first.text.contains("\r") && first.text.contains("\\n2026-11-24"), "\(first.text)")
         #expect(!first.text.contains("4111111111111111"))
+        // A card number across the cut is masked whole, then cut: none of it in clear.
+        Array((String(repeating: "y", count: 8185) + "4111111111111111").utf8).withUnsafeBytes { context.log(level: 3, message: $0) }
+        // Every line break and control character escaped, CRLF and U+2028 too.
+        Array("one\r\ntwo\u{2028}three\u{1B}[31mfour\u{85}five".utf8).withUnsafeBytes { context.log(level: 2, message: $0) }
+        let straddling = try #require(fixture.logs.lines.first { $0.text.hasPrefix("yyy") })
+        #expect(straddling.text.firstMatch(of: /[0-9]{5,}/) == nil, "\(straddling.text.suffix(60))")
+        let escaped = try #require(fixture.logs.lines.first { $0.text.hasPrefix("one") })
+        #expect(escaped.text.hasPrefix(#"one\r\ntwo\u2028three\u001B[31mfour\u0085five"#), "\(escaped.text)")
+        #expect(!escaped.text.unicodeScalars.contains { $0.properties.generalCategory == .control || $0.value == 0x2028 }, "\(escaped.text)")
         let long = try #require(lines.first { $0.text.hasPrefix("xxx") })
         #expect(long.text.contains("x … (cut at 8192 bytes)") && long.text.utf8.count < 8300, "\(long.text.suffix(60))")
     }

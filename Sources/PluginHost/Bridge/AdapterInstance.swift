@@ -156,27 +156,23 @@ public final class AdapterInstance: Sendable {
     @discardableResult
     public func shutdown(grace: Duration = .seconds(5)) async -> Bool {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
-        let clock = ContinuousClock()
-        var end = clock.now + grace
-        while context.calls.outstanding > 0, clock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
+        let calls = context.calls
+        if !(await Self.wait(grace, until: { calls.outstanding == 0 })) {
+            for callID in calls.cancelAll() { connection.cancel(callID) }
+            _ = await Self.wait(grace, until: { calls.outstanding == 0 })
         }
-        if context.calls.outstanding > 0 {
-            for callID in context.calls.cancelAll() { connection.cancel(callID) }
-            end = clock.now + grace
-            while context.calls.outstanding > 0, clock.now < end {
-                try? await Task.sleep(for: .milliseconds(5))
-            }
-        }
-        guard context.calls.outstanding == 0 else {
-            context.logger.error("adapter \(manifest.id) still owes \(context.calls.outstanding) completion(s) after cancel; not destroying it")
+        guard !Task.isCancelled else { return cutShort() }
+        guard calls.outstanding == 0 else {
+            context.logger.error("adapter \(manifest.id) still owes \(calls.outstanding) completion(s) after cancel; not destroying it")
             connection.abandon(reason: "it still owes completions after cancel")
             return false
         }
         // Nor while a callback of an http_send or wallet_decrypt has not
         // returned (one may complete a call and still be running).
         reachedCallbacks.store(true, ordering: .releasing)
-        guard await context.callbackRequests.drain(grace: grace) else {
+        let drained = await context.callbackRequests.drain(grace: grace)
+        guard !Task.isCancelled else { return cutShort() }
+        guard drained else {
             context.logger.error("adapter \(manifest.id): \(context.callbackRequests.inFlight) http_send/wallet_decrypt callback(s) have not returned after cancel; not destroying it")
             connection.abandon(reason: "a callback of its host service requests has not returned")
             return false
@@ -188,6 +184,28 @@ public final class AdapterInstance: Sendable {
         destroyed.store(true, ordering: .releasing)
         await context.closeEgress()
         return true
+    }
+
+    /// Polls `done` until it holds or `grace` passes; never spins: a
+    /// cancelled task stops waiting at once (whether it holds then).
+    static func wait(_ grace: Duration, until done: () -> Bool) async -> Bool {
+        let end = ContinuousClock.now + grace
+        while !done() {
+            if Task.isCancelled || ContinuousClock.now >= end { return done() }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        return true
+    }
+
+    /// Shutdown cancelled (the host's shutdown bound passed): what is in
+    /// flight is cancelled and the instance given up, not destroyed (safe:
+    /// never freed under a running call or callback); the process is ending.
+    private func cutShort() -> Bool {
+        for callID in context.calls.cancelAll() { connection.cancel(callID) }
+        context.callbackRequests.cancelAll()
+        context.logger.error("adapter \(manifest.id): shutdown cut short (its time ran out) with \(context.calls.outstanding) completion(s) owed and \(context.callbackRequests.inFlight) callback(s) in flight; not destroyed")
+        connection.abandon(reason: "shutdown was cut short")
+        return false
     }
 
     static func message(in document: Data) -> String {

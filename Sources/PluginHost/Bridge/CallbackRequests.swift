@@ -68,10 +68,6 @@ final class CallbackRequests: Sendable {
     }
 
     private func idle(within grace: Duration) async -> Bool {
-        let end = ContinuousClock.now + grace
-        while inFlight > 0, ContinuousClock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return inFlight == 0
+        await AdapterInstance.wait(grace) { self.inFlight == 0 }
     }
 }

@@ -55,10 +55,10 @@ final class HostContext: HostServiceBackend {
     static let maxLogLine = 8192
 
     func log(level: Int32, message: UnsafeRawBufferPointer) {
-        // One line, as long as any: a newline would let an adapter forge host log lines.
-        let cut = message.count > Self.maxLogLine
-        let text = Redaction.maskingCardNumbers(in: String(decoding: message.prefix(Self.maxLogLine), as: UTF8.self))
-            .replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n") + (cut ? " … (cut at \(Self.maxLogLine) bytes)" : "")
+        // One line, at most maxLogLine bytes: a line break would let an
+        // adapter forge host log lines.
+        let (masked, cut) = Redaction.maskedPrefix(message, limit: Self.maxLogLine)
+        let text = Redaction.oneLine(masked) + (cut ? " … (cut at \(Self.maxLogLine) bytes)" : "")
         let swiftLevel: Logger.Level = switch level {
         case ...0: .trace
         case 1: .debug
@@ -125,8 +125,15 @@ final class HostContext: HostServiceBackend {
         let userData = SendablePointer(userData)
         serve(service) {
             let (status, document) = await perform(request)
-            document.withUnsafeBytes { bytes in
-                reply.callHTTPCallback(userData.pointer, status, bytes.baseAddress, bytes.count)
+            // On a dispatch thread, as in a runner: the adapter's callback may
+            // block, and must not hold a thread of the host's small task pool.
+            await withCheckedContinuation { (returned: CheckedContinuation<Void, Never>) in
+                DispatchQueue.global().async {
+                    document.withUnsafeBytes { bytes in
+                        reply.callHTTPCallback(userData.pointer, status, bytes.baseAddress, bytes.count)
+                    }
+                    returned.resume()
+                }
             }
         }
     }

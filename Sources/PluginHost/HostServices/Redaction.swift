@@ -119,4 +119,38 @@ public enum Redaction {
     }
 
     private static func isDigit(_ s: Unicode.Scalar) -> Bool { s.value >= 48 && s.value <= 57 }
+
+    /// `bytes` as text, card numbers masked, at most `limit` UTF-8 bytes:
+    /// masked before it is cut (a number across the cut is masked whole),
+    /// and the run of digits a cut leaves at the end, shorter than a card
+    /// number, dropped (it may be the start of one). Whether it was cut.
+    public static func maskedPrefix(_ bytes: some Collection<UInt8>, limit: Int) -> (text: String, cut: Bool) {
+        // 19 digits and their separators past the limit: enough to see a number whole.
+        let text = maskingCardNumbers(in: String(decoding: bytes.prefix(limit + 24), as: UTF8.self))
+        guard bytes.count > limit || text.utf8.count > limit else { return (text, false) }
+        var kept = String(decoding: text.utf8.prefix(limit), as: UTF8.self).unicodeScalars
+        let tail = kept.reversed().prefix { isDigit($0) || $0 == " " || $0 == "-" }
+        let digits = tail.filter(isDigit).count
+        if digits > 0, digits < 13 { kept.removeLast(tail.count) }
+        return (String(kept), true)
+    }
+
+    /// `text` as one line: line breaks, tabs and every other control
+    /// character (C0, DEL, C1, U+2028, U+2029) written as escapes, so text an
+    /// adapter sends cannot start a line of its own in the host's log.
+    public static func oneLine(_ text: String) -> String {
+        var out = String.UnicodeScalarView()
+        for scalar in text.unicodeScalars {
+            switch scalar.value {
+            case 0x0A: out.append(contentsOf: "\\n".unicodeScalars)
+            case 0x0D: out.append(contentsOf: "\\r".unicodeScalars)
+            case 0x09: out.append(contentsOf: "\\t".unicodeScalars)
+            case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out.append(contentsOf: ("\\u" + String(repeating: "0", count: 4 - hex.count) + hex).unicodeScalars)
+            default: out.append(scalar)
+            }
+        }
+        return String(out)
+    }
 }
