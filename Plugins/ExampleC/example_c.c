@@ -15,6 +15,12 @@
  *              completes inline, before invoke() returns.
  *   cancel     Marks an in-flight authorize; its worker then completes it with
  *              GW_E_CANCELLED instead of the result.
+ *   replays    An authorize repeated under its idempotencyKey gets the first
+ *              answer again (completed inline), also when the first call was
+ *              cancelled; while the first is still running, GW_E_OUTCOME_UNKNOWN.
+ *              Another request (method, capture, amount) under a key already
+ *              used is refused with GW_E_INVALID_REQUEST. The last
+ *              REPLAY_CAPACITY keys are remembered.
  *
  * Everything except gw_adapter_entry() is static, so the library exports
  * exactly one symbol.
@@ -43,6 +49,11 @@
 
 /* Requests larger than this are refused (also keeps len + 1 from overflowing). */
 #define MAX_REQUEST_BYTES (1024u * 1024u)
+
+/* Idempotency keys remembered per instance (oldest finished ones forgotten
+ * first), and the longest key taken. */
+#define REPLAY_CAPACITY 2048
+#define MAX_KEY_BYTES 255
 
 /* "exc_" + 16 hex digits + "_" + 's' or 'd'. */
 #define REFERENCE_LEN 22
@@ -127,6 +138,50 @@ static int json_is_scalar_char(char c)
            (c >= 'A' && c <= 'Z') || c == '-' || c == '+' || c == '.';
 }
 
+/* Whether [p, end) is exactly true, false, null or a JSON number
+ * (-?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?). */
+static int json_is_literal(const char *p, const char *end)
+{
+    size_t len = (size_t)(end - p);
+    const char *q = p;
+
+    if ((len == 4 && memcmp(p, "true", 4) == 0) ||
+        (len == 5 && memcmp(p, "false", 5) == 0) ||
+        (len == 4 && memcmp(p, "null", 4) == 0))
+        return 1;
+    if (q < end && *q == '-')
+        q++;
+    if (q >= end)
+        return 0;
+    if (*q == '0') {
+        q++;
+    } else if (*q >= '1' && *q <= '9') {
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+    } else {
+        return 0;
+    }
+    if (q < end && *q == '.') {
+        const char *digits = ++q;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+        if (q == digits)
+            return 0;
+    }
+    if (q < end && (*q == 'e' || *q == 'E')) {
+        const char *digits;
+        q++;
+        if (q < end && (*q == '+' || *q == '-'))
+            q++;
+        digits = q;
+        while (q < end && *q >= '0' && *q <= '9')
+            q++;
+        if (q == digits)
+            return 0;
+    }
+    return q == end;
+}
+
 /* p at '"': returns the position just past the closing quote, or NULL. */
 static const char *json_skip_string(const char *p, const char *end)
 {
@@ -181,16 +236,61 @@ static const char *json_skip_value(const char *p, const char *end)
     start = p;
     while (p < end && json_is_scalar_char(*p))
         p++;
-    return p > start ? p : NULL;
+    if (p == start)
+        return NULL;
+    /* Only true, false, null and a JSON number: "tru" or "12x" is malformed,
+     * even in a member this adapter does not read. */
+    if (json_is_literal(start, p))
+        return p;
+    return NULL;
 }
 
-/* Whether [p, end) is one object and nothing else but whitespace. */
+/* Validates one value of any kind, strictly (objects with string keys,
+ * arrays, strings, literals), at most JSON_MAX_DEPTH deep; returns the
+ * position after it, or NULL. */
+static const char *json_validate(const char *p, const char *end, int depth)
+{
+    p = json_skip_ws(p, end);
+    if (p >= end || depth > JSON_MAX_DEPTH)
+        return NULL;
+    if (*p == '{' || *p == '[') {
+        char close = *p == '{' ? '}' : ']';
+        int object = *p == '{';
+        p = json_skip_ws(p + 1, end);
+        if (p < end && *p == close)
+            return p + 1;
+        for (;;) {
+            if (object) {
+                p = json_skip_string(json_skip_ws(p, end), end);
+                if (p == NULL)
+                    return NULL;
+                p = json_skip_ws(p, end);
+                if (p >= end || *p != ':')
+                    return NULL;
+                p++;
+            }
+            p = json_validate(p, end, depth + 1);
+            if (p == NULL)
+                return NULL;
+            p = json_skip_ws(p, end);
+            if (p < end && *p == ',') {
+                p++;
+                continue;
+            }
+            return p < end && *p == close ? p + 1 : NULL;
+        }
+    }
+    return json_skip_value(p, end);
+}
+
+/* Whether [p, end) is one object, valid throughout, and nothing else but
+ * whitespace: a malformed member is malformed even if it is never read. */
 static int json_is_object(const char *p, const char *end)
 {
     p = json_skip_ws(p, end);
     if (p >= end || *p != '{')
         return 0;
-    p = json_skip_value(p, end);
+    p = json_validate(p, end, 1);
     return p != NULL && json_skip_ws(p, end) == end;
 }
 
@@ -335,6 +435,17 @@ struct inflight_slot {
     unsigned char cancelled;
 };
 
+/* The first answer given under one idempotency key. */
+struct replay_entry {
+    unsigned char used;
+    unsigned char done;      /* 0 while its first call runs */
+    uint64_t fingerprint;    /* of what went to the "provider" */
+    size_t key_len;
+    char key[MAX_KEY_BYTES];
+    gw_status status;
+    char result[512];
+};
+
 struct gw_instance {
     const gw_host_api *host; /* borrowed; valid until destroy() returns */
     int64_t decline_above;   /* approve amounts <= this (minor units) */
@@ -342,6 +453,8 @@ struct gw_instance {
     pthread_mutex_t lock;    /* guards everything below */
     size_t inflight_count;
     struct inflight_slot inflight[INFLIGHT_CAPACITY];
+    size_t replay_next;      /* where the next new key goes (a ring) */
+    struct replay_entry replays[REPLAY_CAPACITY];
 };
 
 /* Registers an authorize call. Returns 0, or -1 when the table is full. */
@@ -421,7 +534,85 @@ struct authorize_job {
     int64_t value;
     char currency[4];
     uint64_t started_ns;
+    size_t replay;           /* its key's entry in inst->replays */
 };
+
+/* FNV-1a over what goes to the "provider": the same request under a key
+ * hashes the same, whatever order the host wrote its members in. */
+static uint64_t fingerprint_add(uint64_t h, const void *data, size_t len)
+{
+    const unsigned char *b = data;
+    size_t i;
+    for (i = 0; i < len; i++) {
+        h ^= b[i];
+        h *= 1099511628211ull;
+    }
+    return h ^ 0xff; /* a separator, so "ab"+"c" differs from "a"+"bc" */
+}
+
+enum replay_found { REPLAY_NEW, REPLAY_ANSWERED, REPLAY_RUNNING, REPLAY_OTHER, REPLAY_FULL };
+
+/* Looks key up; a new key takes the oldest finished entry (*slot). For an
+ * answered key, copies its answer into status and result. */
+static enum replay_found replay_claim(gw_instance *inst, const char *key, size_t key_len,
+                                      uint64_t fingerprint, size_t *slot,
+                                      gw_status *status, char *result, size_t result_cap)
+{
+    enum replay_found found = REPLAY_FULL;
+    size_t i;
+
+    pthread_mutex_lock(&inst->lock);
+    for (i = 0; i < REPLAY_CAPACITY; i++) {
+        struct replay_entry *e = &inst->replays[i];
+        if (!e->used || e->key_len != key_len || memcmp(e->key, key, key_len) != 0)
+            continue;
+        if (e->fingerprint != fingerprint) {
+            found = REPLAY_OTHER;
+        } else if (!e->done) {
+            found = REPLAY_RUNNING;
+        } else {
+            found = REPLAY_ANSWERED;
+            *status = e->status;
+            snprintf(result, result_cap, "%s", e->result);
+        }
+        pthread_mutex_unlock(&inst->lock);
+        return found;
+    }
+    /* New: the next entry in the ring that is not running. */
+    for (i = 0; i < REPLAY_CAPACITY; i++) {
+        size_t at = (inst->replay_next + i) % REPLAY_CAPACITY;
+        struct replay_entry *e = &inst->replays[at];
+        if (e->used && !e->done)
+            continue;
+        e->used = 1;
+        e->done = 0;
+        e->fingerprint = fingerprint;
+        e->key_len = key_len;
+        memcpy(e->key, key, key_len);
+        inst->replay_next = (at + 1) % REPLAY_CAPACITY;
+        *slot = at;
+        found = REPLAY_NEW;
+        break;
+    }
+    pthread_mutex_unlock(&inst->lock);
+    return found;
+}
+
+/* Records the first answer under an entry (or, done = 0, gives it up). */
+static void replay_finish(gw_instance *inst, size_t slot, int done,
+                          gw_status status, const char *result)
+{
+    struct replay_entry *e = &inst->replays[slot];
+    pthread_mutex_lock(&inst->lock);
+    if (done) {
+        e->done = 1;
+        e->status = status;
+        snprintf(e->result, sizeof e->result, "%s", result);
+    } else {
+        e->used = 0;
+    }
+    pthread_mutex_unlock(&inst->lock);
+}
 
 static void *authorize_worker(void *arg)
 {
@@ -473,6 +664,10 @@ static void *authorize_worker(void *arg)
                  "provider reference\"}");
     }
 
+    /* The "provider" acted: a replay of the key gets this answer, even if
+     * this call is reported cancelled below. */
+    replay_finish(job.inst, job.replay, status == GW_OK, status, result);
+
     /* Leave the in-flight table; a cancel() that came first wins. */
     cancelled = inflight_take(job.inst, job.call_id);
     if (cancelled) {
@@ -500,9 +695,12 @@ static void *authorize_worker(void *arg)
 static gw_status authorize(gw_instance *inst, uint64_t call_id,
                            const char *req, const char *end)
 {
-    const char *s, *amount;
-    size_t len;
+    const char *s, *amount, *method, *capture, *key;
+    size_t len, method_len, capture_len, key_len, slot = 0;
     int64_t value;
+    uint64_t fingerprint;
+    gw_status replayed = GW_OK;
+    char first[512];
     struct authorize_job *job;
     pthread_attr_t attr;
     pthread_t thread;
@@ -512,13 +710,13 @@ static gw_status authorize(gw_instance *inst, uint64_t call_id,
     if (json_get_string(req, end, "paymentId", &s, &len) != 0)
         return GW_E_INVALID_REQUEST;
     /* method: must be "visa", the only method describe() lists. */
-    if (json_get_string(req, end, "method", &s, &len) != 0 ||
-        !span_equals(s, len, "visa"))
+    if (json_get_string(req, end, "method", &method, &method_len) != 0 ||
+        !span_equals(method, method_len, "visa"))
         return GW_E_INVALID_REQUEST;
     /* capture: this adapter has no capture operation, so it can only charge
      * at once; a manual-capture request is refused, not silently charged. */
-    if (json_get_string(req, end, "capture", &s, &len) != 0 ||
-        !span_equals(s, len, "automatic"))
+    if (json_get_string(req, end, "capture", &capture, &capture_len) != 0 ||
+        !span_equals(capture, capture_len, "automatic"))
         return GW_E_INVALID_REQUEST;
     /* amount: {"value": <positive integer>, "currency": one of describe()'s}. */
     if (json_find_member(req, end, "amount", &amount) != 1 ||
@@ -528,10 +726,40 @@ static gw_status authorize(gw_instance *inst, uint64_t call_id,
           span_equals(s, len, "EUR")))
         return GW_E_INVALID_REQUEST;
 
+    /* idempotencyKey: required; the same request under it gets the first
+     * answer, another request is refused. */
+    if (json_get_string(req, end, "idempotencyKey", &key, &key_len) != 0 ||
+        key_len == 0 || key_len > MAX_KEY_BYTES)
+        return GW_E_INVALID_REQUEST;
+    fingerprint = fingerprint_add(14695981039346656037ull, method, method_len);
+    fingerprint = fingerprint_add(fingerprint, capture, capture_len);
+    fingerprint = fingerprint_add(fingerprint, s, len);
+    fingerprint = fingerprint_add(fingerprint, &value, sizeof value);
+    switch (replay_claim(inst, key, key_len, fingerprint, &slot, &replayed, first, sizeof first)) {
+    case REPLAY_NEW:
+        break;
+    case REPLAY_ANSWERED:
+        host_complete(inst->host, call_id, replayed, first);
+        return GW_OK;
+    case REPLAY_RUNNING:
+        host_complete(inst->host, call_id, GW_E_OUTCOME_UNKNOWN,
+                      "{\"message\":\"the first request under this idempotency key is still in progress\"}");
+        return GW_OK;
+    case REPLAY_OTHER:
+        host_log(inst->host, GW_LOG_WARNING,
+                 "authorize refused: its idempotency key was already used with another request");
+        return GW_E_INVALID_REQUEST;
+    case REPLAY_FULL:
+        return GW_E_BUSY;
+    }
+
     job = malloc(sizeof *job);
-    if (job == NULL)
+    if (job == NULL) {
+        replay_finish(inst, slot, 0, GW_OK, NULL);
         return GW_E_INTERNAL;
+    }
     job->inst = inst;
+    job->replay = slot;
     job->call_id = call_id;
     job->value = value;
     memcpy(job->currency, s, 3);
@@ -539,6 +767,7 @@ static gw_status authorize(gw_instance *inst, uint64_t call_id,
     job->started_ns = host_monotonic_ns(inst->host);
 
     if (inflight_add(inst, call_id) != 0) {
+        replay_finish(inst, slot, 0, GW_OK, NULL);
         free(job);
         return GW_E_BUSY;
     }
@@ -553,6 +782,7 @@ static gw_status authorize(gw_instance *inst, uint64_t call_id,
     if (failed) {
         /* Not accepted: undo, and let the host retry later. */
         (void)inflight_take(inst, call_id);
+        replay_finish(inst, slot, 0, GW_OK, NULL);
         free(job);
         return GW_E_BUSY;
     }

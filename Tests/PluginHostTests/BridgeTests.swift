@@ -167,9 +167,42 @@ final class BridgeTests: XCTestCase {
         XCTAssertEqual(verified.status, .succeeded)
 
         request.amount.value = 2_000_000
+        request.idempotencyKey = UUID().uuidString
         let declined = try await exampleC.call(.authorize, request)
         XCTAssertEqual(declined.status, .failed)
         XCTAssertEqual(declined.problem?.code, "card_declined")
+    }
+
+    /// example-c, like the mock, answers a replayed key with its first answer
+    /// and refuses another request under it.
+    func testExampleCReplaysAKeysFirstAnswerAndRefusesAnotherRequest() async throws {
+        var request = authorize(nil, amount: 1200, key: "c-same-key")
+        request.method = "visa"
+        let first = try await exampleC.call(.authorize, request)
+        let again = try await exampleC.call(.authorize, request)
+        XCTAssertEqual(first, again, "the same request under its key: the first answer")
+        request.amount.value = 1300
+        let other = await exampleC.invoke(.authorize, payload: request.jsonBytes())
+        XCTAssertEqual(other, .refused(status: ABIStatus.invalidRequest.rawValue))
+    }
+
+    /// A literal that is not true, false, null or a number, even in a member
+    /// example-c does not read, makes the request malformed: nothing charged.
+    func testExampleCRefusesAMalformedLiteralBesideValidMembers() async throws {
+        var request = authorize(nil, amount: 1200)
+        request.method = "visa"
+        var bytes = request.jsonBytes()
+        bytes.removeLast()   // the closing brace
+        bytes += Array(#","junk":tru}"#.utf8)
+        let outcome = await exampleC.invoke(.authorize, payload: Data(bytes))
+        XCTAssertEqual(outcome, .refused(status: ABIStatus.invalidRequest.rawValue))
+        for literal in ["1.", "01", "-", "1e", "nul", "truex"] {
+            var other = request.jsonBytes()
+            other.removeLast()
+            other += Array(#","junk":\#(literal)}"#.utf8)
+            let refused = await exampleC.invoke(.authorize, payload: Data(other))
+            XCTAssertEqual(refused, .refused(status: ABIStatus.invalidRequest.rawValue), literal)
+        }
     }
 
     func testExampleCRefusesWhatItDoesNotImplement() async throws {

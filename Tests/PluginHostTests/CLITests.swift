@@ -110,6 +110,20 @@ final class CLITests: XCTestCase {
         XCTAssertEqual(report.steps.first { $0.name == "exactly-once" }?.passed, false)
     }
 
+    /// An adapter that answers every authorize afresh (it ignores the key)
+    /// fails the idempotency check, which says what it did.
+    func testPluginCheckFailsOnAnAdapterThatIgnoresIdempotency() async throws {
+        let folder = try ManifestFolder()
+        let manifest = try await FabricatedAdapter(id: "noidem").install(in: folder, manifestName: "noidem.json")
+        let result = try gateway(["plugin", "check", manifest.path, "--json"], folder: folder)
+        XCTAssertNotEqual(result.status, 0)
+        struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let step = try XCTUnwrap(report.steps.first { $0.name == "idempotency" }, result.stdout)
+        XCTAssertFalse(step.passed)
+        XCTAssertTrue(step.detail.contains("the same request under the same key was answered differently"), step.detail)
+    }
+
     func testPluginCheckReportsAnInvalidManifest() throws {
         let folder = try ManifestFolder()
         let url = try folder.write("bad.json", #"{"file_format_version": "1.0.0", "id": "Bad Id"}"#)

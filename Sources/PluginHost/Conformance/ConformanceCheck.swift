@@ -56,6 +56,9 @@ public struct ConformanceCheck: Sendable {
         if manifest.operations.contains(.verify) {
             steps.append(await checkConcurrentCalls(on: adapter, context: context))
         }
+        if manifest.operations.contains(.authorize) {
+            steps.append(await checkIdempotency(on: adapter, context: context))
+        }
         steps.append(await checkMalformedRequest(on: adapter))
         steps.append(await checkUndeclaredOperation(on: adapter, manifest: manifest))
         steps.append(await checkUnknownOperation(on: adapter))
@@ -236,6 +239,57 @@ public struct ConformanceCheck: Sendable {
             return Step(name: "concurrency", passed: false, detail: "\(outcomes.count) of 64 concurrent verify calls failed: \(outcomes[0])")
         }
         return Step(name: "concurrency", passed: true, detail: "64 concurrent verify calls each completed once")
+    }
+
+    /// An authorize repeated under its idempotency key gets the first answer
+    /// again (status, provider reference, amount), and another request under
+    /// that key (another amount) is refused with `GW_E_INVALID_REQUEST`, never
+    /// answered as a new payment nor with the first one's answer (the header's
+    /// "verify, and replayed idempotency keys").
+    private func checkIdempotency(on adapter: AdapterInstance, context: RequestContext) async -> Step {
+        let name = "idempotency"
+        let m = context.manifest
+        let key = "\(context.paymentID)-idempotency"
+        func request(_ amount: Money) -> [UInt8] {
+            Self.encoded(AuthorizeRequest(
+                paymentId: context.paymentID + "-idem", idempotencyKey: key, amount: amount,
+                method: m.methods[0], country: m.countries.first, orderId: "order-\(context.paymentID)-idem",
+                capture: m.operations.contains(.capture) ? .manual : .automatic,
+                instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
+                payer: Payer(name: "Conformance Check", email: "check@example.com", phone: "+966500000000"),
+                returnUrl: "https://merchant.example/return"))
+        }
+        struct Unanswered: Error, CustomStringConvertible { var description: String }
+        func answer(_ outcome: CallOutcome) -> Result<AdapterResult, Unanswered> {
+            guard case .completed(0, let document) = outcome else { return .failure(Unanswered(description: "\(outcome)")) }
+            do { return .success(try AdapterResult(jsonData: document)) } catch { return .failure(Unanswered(description: "an invalid result: \(error)")) }
+        }
+        let amount = context.authorizedAmount
+        let first = answer(await adapter.invoke(.authorize, payload: request(amount), timeout: callTimeout))
+        guard case .success(let one) = first else {
+            return Step(name: name, passed: false, detail: "the first authorize under the key did not complete GW_OK: \(first)")
+        }
+        let again = answer(await adapter.invoke(.authorize, payload: request(amount), timeout: callTimeout))
+        guard case .success(let two) = again else {
+            return Step(name: name, passed: false, detail: "the same authorize again under its key did not complete GW_OK: \(again)")
+        }
+        guard one.status == two.status, one.providerReference == two.providerReference, one.amount == two.amount else {
+            return Step(name: name, passed: false, detail: "the same request under the same key was answered differently: "
+                        + "\(one.status.rawValue) \(one.providerReference ?? "-") then \(two.status.rawValue) \(two.providerReference ?? "-")")
+        }
+        let limit = m.amountLimits[amount.currency]
+        let other = Money(value: amount.value < (limit?.max ?? Int64.max) ? amount.value + 1 : amount.value - 1, currency: amount.currency)
+        switch await adapter.invoke(.authorize, payload: request(other), timeout: callTimeout) {
+        case .refused(let status) where status == ABIStatus.invalidRequest.rawValue,
+             .completed(let status, _) where status == ABIStatus.invalidRequest.rawValue:
+            return Step(name: name, passed: true, detail: "a replay got the first answer (\(one.status.rawValue)); another amount under the key was refused with GW_E_INVALID_REQUEST")
+        case .completed(0, let document):
+            let reused = (try? AdapterResult(jsonData: document))?.providerReference == one.providerReference
+            return Step(name: name, passed: false, detail: "another amount (\(other.value)) under a key already used was answered GW_OK"
+                        + (reused ? " with the first request's answer" : " as a new payment") + "; it must be refused with GW_E_INVALID_REQUEST")
+        case let outcome:
+            return Step(name: name, passed: false, detail: "another amount under a key already used: expected GW_E_INVALID_REQUEST, got \(outcome)")
+        }
     }
 
     /// Garbage must be refused cleanly, not crash or complete as a success.
