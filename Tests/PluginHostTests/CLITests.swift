@@ -124,6 +124,31 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(step.detail.contains("the same request under the same key was answered differently"), step.detail)
     }
 
+    /// Broken adapters built in the suite: plugin check fails each, naming
+    /// the check that caught it and saying what the adapter did.
+    func testPluginCheckFailsOnBrokenAdaptersNamingTheCheck() async throws {
+        struct Case { var adapter: FabricatedAdapter; var manifest: [String: Any?] = [:]; var step: String; var detail: String }
+        let cases = [
+            Case(adapter: FabricatedAdapter(id: "nocompletion", completions: 0), step: "authorize", detail: "no completion within"),
+            Case(adapter: FabricatedAdapter(id: "nostatus", resultDocument: #"{"providerReference":"fab_1"}"#),
+                 step: "authorize", detail: "the result document is invalid"),
+            // In a runner (the manifest's isolation), so the crash costs the check nothing but the step.
+            Case(adapter: FabricatedAdapter(id: "crashy", crashOnMalformed: true), manifest: ["isolation": "process"],
+                 step: "malformed-request", detail: "expected GW_E_INVALID_REQUEST for a request that is not JSON"),
+        ]
+        for item in cases {
+            let folder = try ManifestFolder()
+            let manifest = try await item.adapter.install(in: folder, manifestName: "\(item.adapter.id).json", manifestChanges: item.manifest)
+            let result = try gateway(["plugin", "check", manifest.path, "--json", "--timeout", "1"], folder: folder)
+            XCTAssertNotEqual(result.status, 0, item.adapter.id)
+            struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }
+            let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+            let step = try XCTUnwrap(report.steps.first { $0.name == item.step }, "\(item.adapter.id): \(result.stdout)")
+            XCTAssertFalse(step.passed, "\(item.adapter.id): \(step.detail)")
+            XCTAssertTrue(step.detail.contains(item.detail), "\(item.adapter.id): \(step.detail)")
+        }
+    }
+
     func testPluginCheckReportsAnInvalidManifest() throws {
         let folder = try ManifestFolder()
         let url = try folder.write("bad.json", #"{"file_format_version": "1.0.0", "id": "Bad Id"}"#)

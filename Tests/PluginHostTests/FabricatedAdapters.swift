@@ -41,6 +41,10 @@ struct FabricatedAdapter {
     var abiMinor = 0
     /// When set, `describe` lists `instruments` and `GW_OP_INSTRUMENTS` completes with this document.
     var instrumentsDocument: String?
+    /// When set, every call completes `GW_OK` with this document instead of a valid result.
+    var resultDocument: String?
+    /// `invoke` aborts the process on a request that does not start with `{`.
+    var crashOnMalformed = false
 
     /// `document` as the body of a C string literal.
     static func cLiteral(_ document: String) -> String {
@@ -66,6 +70,8 @@ struct FabricatedAdapter {
             snprintf(doc, sizeof doc, "{\\"status\\":\\"succeeded\\",\\"providerReference\\":\\"fab_%llu\\",\\"providerStatus\\":\\"%s\\"}",
                      (unsigned long long)id, pthread_equal(invoker, pthread_self()) ? "SAME_THREAD" : "OTHER_THREAD");
             if (\(completionStatus) != 0) snprintf(doc, sizeof doc, "{\\"message\\":\\"fab completes with status %d\\"}", (int)\(completionStatus));
+            const char *fixed = \(resultDocument.map(Self.cLiteral) ?? "NULL");
+            if (fixed) snprintf(doc, sizeof doc, "%s", fixed);
             for (int i = 0; i < \(completions); i++) inst->host->complete(id, (gw_status)\(completionStatus), (const uint8_t *)doc, strlen(doc));
         }
         static void *worker(void *arg) { job *j = arg; finish(j->inst, j->id, j->invoker); free(j); return NULL; }
@@ -104,12 +110,12 @@ struct FabricatedAdapter {
             return GW_OK;
         }
         static gw_status invoke(gw_instance *inst, uint64_t id, gw_operation op, const uint8_t *req, size_t len) {
-            (void)req; (void)len;
             const char *instruments = \(instrumentsDocument.map(Self.cLiteral) ?? "NULL");
             if (op == GW_OP_INSTRUMENTS && instruments) {
                 inst->host->complete(id, GW_OK, (const uint8_t *)instruments, strlen(instruments));
                 return GW_OK;
             }
+            if (\(crashOnMalformed ? 1 : 0) && (len == 0 || req[0] != '{')) abort();
             if (op != GW_OP_AUTHORIZE && op != GW_OP_VERIFY) return GW_E_UNSUPPORTED;
             if (\(invokeStatus) != 0) return (gw_status)\(invokeStatus);
             const char *invoke_waits_for = \(invokeWaitsFor.map { "\"\($0)\"" } ?? "NULL");
