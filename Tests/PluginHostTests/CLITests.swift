@@ -122,6 +122,10 @@ final class CLITests: XCTestCase {
         let step = try XCTUnwrap(report.steps.first { $0.name == "idempotency" }, result.stdout)
         XCTAssertFalse(step.passed)
         XCTAssertTrue(step.detail.contains("the same request under the same key was answered differently"), step.detail)
+        // It answers anything GW_OK: the malformed battery names that too.
+        let malformed = try XCTUnwrap(report.steps.first { $0.name == "malformed-authorize" }, result.stdout)
+        XCTAssertFalse(malformed.passed)
+        XCTAssertTrue(malformed.detail.contains("not JSON: answered GW_OK"), malformed.detail)
     }
 
     /// Broken adapters built in the suite: plugin check fails each, naming

@@ -58,6 +58,8 @@ public struct ConformanceCheck: Sendable {
         }
         if manifest.operations.contains(.authorize) {
             steps.append(await checkIdempotency(on: adapter, context: context))
+            steps.append(await checkMalformedAuthorizations(on: adapter, context: context))
+            steps.append(await checkEdgeCases(on: adapter, context: context))
         }
         steps.append(await checkMalformedRequest(on: adapter))
         steps.append(await checkUndeclaredOperation(on: adapter, manifest: manifest))
@@ -215,15 +217,17 @@ public struct ConformanceCheck: Sendable {
         }
     }
 
+    static let concurrentCalls = 1000
+
     /// The request document of a check call.
     static func encoded<P: JSONPayload>(_ payload: P) -> [UInt8] { payload.jsonBytes() }
 
-    /// The host calls adapters from many threads at once: 64 simultaneous
+    /// The host calls adapters from many threads at once: 1,000 simultaneous
     /// `verify` calls must each complete exactly once with a valid document.
     private func checkConcurrentCalls(on adapter: AdapterInstance, context: RequestContext) async -> Step {
         let request = VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference)
         let outcomes = await withTaskGroup(of: String?.self) { group in
-            for _ in 0..<64 {
+            for _ in 0..<Self.concurrentCalls {
                 group.addTask {
                     do {
                         _ = try await adapter.call(.verify, request, timeout: callTimeout)
@@ -236,9 +240,9 @@ public struct ConformanceCheck: Sendable {
             return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
         }
         guard outcomes.isEmpty else {
-            return Step(name: "concurrency", passed: false, detail: "\(outcomes.count) of 64 concurrent verify calls failed: \(outcomes[0])")
+            return Step(name: "concurrency", passed: false, detail: "\(outcomes.count) of \(Self.concurrentCalls) concurrent verify calls failed: \(outcomes[0])")
         }
-        return Step(name: "concurrency", passed: true, detail: "64 concurrent verify calls each completed once")
+        return Step(name: "concurrency", passed: true, detail: "\(Self.concurrentCalls) concurrent verify calls each completed once")
     }
 
     /// An authorize repeated under its idempotency key gets the first answer
@@ -290,6 +294,121 @@ public struct ConformanceCheck: Sendable {
         case let outcome:
             return Step(name: name, passed: false, detail: "another amount under a key already used: expected GW_E_INVALID_REQUEST, got \(outcome)")
         }
+    }
+
+    /// A well-formed authorize of this check's (its own key), as a JSON object to break.
+    private func authorizeObject(_ context: RequestContext, key: String, amount: Money? = nil, orderID: String? = nil,
+                                 payerName: String = "Conformance Check") -> [String: Any] {
+        let m = context.manifest
+        let bytes = Self.encoded(AuthorizeRequest(
+            paymentId: "\(context.paymentID)-\(key)", idempotencyKey: "\(context.paymentID)-\(key)", amount: amount ?? context.authorizedAmount,
+            method: m.methods[0], country: m.countries.first, orderId: orderID ?? "order-\(context.paymentID)-\(key)",
+            capture: m.operations.contains(.capture) ? .manual : .automatic,
+            instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
+            payer: Payer(name: payerName, email: "check@example.com", phone: "+966500000000"),
+            returnUrl: "https://merchant.example/return"))
+        return (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
+    }
+
+    /// Malformed authorizations, each a way a request can be wrong: every
+    /// one must be refused (or completed) with `GW_E_INVALID_REQUEST`, never
+    /// charged, never a crash or a hang.
+    private func checkMalformedAuthorizations(on adapter: AdapterInstance, context: RequestContext) async -> Step {
+        func json(_ object: Any) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()) }
+        func variant(_ name: String, _ change: (inout [String: Any]) -> Void) -> (String, [UInt8]) {
+            var object = authorizeObject(context, key: "malformed-\(name)")
+            change(&object)
+            return (name, json(object))
+        }
+        func amount(_ value: Any, currency: Any? = nil) -> (inout [String: Any]) -> Void {
+            { object in
+                var money = object["amount"] as? [String: Any] ?? [:]
+                money["value"] = value
+                if let currency { money["currency"] = currency }
+                object["amount"] = money
+            }
+        }
+        var nested: Any = ["scenario": "success"]
+        for _ in 0..<200 { nested = ["deeper": nested] }
+        let deep = nested
+        var cases: [(String, [UInt8])] = [
+            ("not JSON", Array("{not json".utf8)),
+            ("an array", Array("[]".utf8)),
+            ("an empty object", Array("{}".utf8)),
+            ("trailing garbage", json(authorizeObject(context, key: "malformed-trailing")) + Array(" x".utf8)),
+            variant("a fractional amount", amount(10.5)),
+            variant("an amount in a string", amount("1000")),
+            variant("a negative amount", amount(-1000)),
+            variant("a zero amount", amount(0)),
+            variant("a lower-case currency", amount(context.authorizedAmount.value, currency: context.authorizedAmount.currency.lowercased())),
+            variant("nesting 200 deep") { $0["instrument"] = deep },
+        ]
+        for member in ["paymentId", "idempotencyKey", "amount", "method"] {
+            cases.append(variant("no \(member)") { $0[member] = nil })
+        }
+        var failures: [String] = []
+        for (name, bytes) in cases {
+            switch await adapter.invoke(.authorize, payload: bytes, timeout: callTimeout) {
+            case .refused(let status) where status == ABIStatus.invalidRequest.rawValue,
+                 .completed(let status, _) where status == ABIStatus.invalidRequest.rawValue:
+                continue
+            case .completed(0, _):
+                failures.append("\(name): answered GW_OK (a malformed request must never be acted on)")
+            case let outcome:
+                failures.append("\(name): \(outcome)")
+            }
+        }
+        guard failures.isEmpty else {
+            return Step(name: "malformed-authorize", passed: false,
+                        detail: "\(failures.count) of \(cases.count) malformed authorizations not refused with GW_E_INVALID_REQUEST: " + failures.prefix(3).joined(separator: "; "))
+        }
+        return Step(name: "malformed-authorize", passed: true, detail: "\(cases.count) malformed authorizations each refused with GW_E_INVALID_REQUEST")
+    }
+
+    /// Well-formed authorizations at the edges: a three-decimal and a
+    /// zero-decimal currency (when declared), the largest amount the manifest
+    /// allows, Unicode in every free-text string. Each must complete exactly
+    /// once with a valid result (a decline is fine) whose amount is never
+    /// more than asked, in the asked currency; or be refused as invalid.
+    private func checkEdgeCases(on adapter: AdapterInstance, context: RequestContext) async -> Step {
+        let m = context.manifest
+        var cases: [(String, [String: Any], Money)] = []
+        for code in ["KWD", "JPY"] where m.currencies.contains(code) {
+            let limit = m.amountLimits[code]
+            let money = Money(value: max(limit?.min ?? 1, min(limit?.max ?? 1234, 1234)), currency: code)
+            cases.append(("\(code) \(money.value)", authorizeObject(context, key: "edge-\(code.lowercased())", amount: money), money))
+        }
+        let first = context.authorizedAmount.currency
+        let largest = Money(value: m.amountLimits[first]?.max ?? Int64.max, currency: first)
+        cases.append(("the largest amount (\(largest.value) \(first))", authorizeObject(context, key: "edge-largest", amount: largest), largest))
+        let unicode = "طلب ١٠٠١ — 注文 🧾 \u{200F}é"
+        cases.append(("Unicode strings", authorizeObject(context, key: "edge-unicode", orderID: "order-" + unicode, payerName: unicode), context.authorizedAmount))
+        var failures: [String] = []
+        for (name, object, asked) in cases {
+            let bytes = Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
+            switch await adapter.invoke(.authorize, payload: bytes, timeout: callTimeout) {
+            case .completed(0, let document):
+                guard let result = try? AdapterResult(jsonData: document) else {
+                    failures.append("\(name): the result document is invalid")
+                    continue
+                }
+                if let problem = Self.inconsistency(in: result) { failures.append("\(name): \(problem)") }
+                if let amount = result.amount, amount.currency != asked.currency || amount.value > asked.value {
+                    failures.append("\(name): answered \(amount.value) \(amount.currency), more than or other than the \(asked.value) \(asked.currency) asked")
+                }
+            case .refused(let status) where status == ABIStatus.invalidRequest.rawValue,
+                 .completed(let status, _) where status == ABIStatus.invalidRequest.rawValue:
+                continue
+            case .completed(let status, _) where status != ABIStatus.internal.rawValue && status != ABIStatus.unsupported.rawValue:
+                continue
+            case let outcome:
+                failures.append("\(name): \(outcome)")
+            }
+        }
+        guard failures.isEmpty else {
+            return Step(name: "edge-cases", passed: false, detail: failures.prefix(3).joined(separator: "; "))
+        }
+        return Step(name: "edge-cases", passed: true, detail: "\(cases.count) edge cases (" + cases.map(\.0).joined(separator: ", ") + ") each answered once, validly")
     }
 
     /// Garbage must be refused cleanly, not crash or complete as a success.
