@@ -182,20 +182,52 @@ static int json_is_literal(const char *p, const char *end)
     return q == end;
 }
 
-/* p at '"': returns the position just past the closing quote, or NULL. */
+/* The length of the well-formed UTF-8 sequence of a non-ASCII lead byte at
+ * p (2 to 4), or 0 when it is not one (overlong forms, surrogates and
+ * code points above U+10FFFF included). */
+static size_t utf8_sequence(const unsigned char *p, const unsigned char *end)
+{
+    size_t n, i;
+    uint32_t cp;
+
+    if (p[0] >= 0xC2 && p[0] <= 0xDF) { n = 2; cp = p[0] & 0x1F; }
+    else if (p[0] >= 0xE0 && p[0] <= 0xEF) { n = 3; cp = p[0] & 0x0F; }
+    else if (p[0] >= 0xF0 && p[0] <= 0xF4) { n = 4; cp = p[0] & 0x07; }
+    else return 0;
+    if ((size_t)(end - p) < n)
+        return 0;
+    for (i = 1; i < n; i++) {
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (p[i] & 0x3F);
+    }
+    if ((n == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (n == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+        return 0;
+    return n;
+}
+
+/* p at '"': returns the position just past the closing quote, or NULL. The
+ * string must be UTF-8 (RFC 8259) with no raw control character. */
 static const char *json_skip_string(const char *p, const char *end)
 {
     if (p >= end || *p != '"')
         return NULL;
     for (p++; p < end; p++) {
-        if (*p == '\\') {
+        unsigned char c = (unsigned char)*p;
+        if (c == '\\') {
             if (end - p < 2)
                 return NULL;
             p++; /* skip the escaped character */
-        } else if (*p == '"') {
+        } else if (c == '"') {
             return p + 1;
-        } else if ((unsigned char)*p < 0x20) {
+        } else if (c < 0x20) {
             return NULL; /* raw control characters are not allowed */
+        } else if (c >= 0x80) {
+            size_t n = utf8_sequence((const unsigned char *)p, (const unsigned char *)end);
+            if (n == 0)
+                return NULL;
+            p += n - 1;
         }
     }
     return NULL;

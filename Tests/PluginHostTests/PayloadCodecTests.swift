@@ -102,6 +102,22 @@ import Testing
         #expect(try AdapterResult(jsonData: Data(limit.utf8)).status == .succeeded)
     }
 
+    /// Strictly UTF-8 (RFC 8259): a string holding bytes that are not (a
+    /// lone continuation byte, an overlong form, a surrogate's encoding) is
+    /// refused, never repaired into U+FFFD; in both the plain and the escaped
+    /// paths of the reader. Valid multi-byte text still reads.
+    @Test func bytesThatAreNotUTF8InAStringAreRefused() throws {
+        for bad: [UInt8] in [[0x80], [0xC0, 0xAF], [0xED, 0xA0, 0x80], [0xF4, 0x90, 0x80, 0x80], [0xE2, 0x82]] {
+            for escaped in [false, true] {
+                let document = Array(#"{"status":"succeeded","providerStatus":""#.utf8) + (escaped ? Array(#"\n"#.utf8) : []) + bad + Array(#""}"#.utf8)
+                let error = #expect(throws: JSONParseError.self, "\(bad) escaped: \(escaped)") { try AdapterResult(jsonData: Data(document)) }
+                #expect(error?.message.contains("invalid UTF-8") == true, "\(String(describing: error))")
+            }
+        }
+        let good = try AdapterResult(jsonData: Data(#"{"status":"succeeded","providerStatus":"طلب 注文 🧾\n"}"#.utf8))
+        #expect(good.providerStatus == "طلب 注文 🧾\n")
+    }
+
     @Test func missingRequiredMembersAreNamed() {
         #expect(throws: JSONParseError.self) { try Money(jsonData: Data(#"{"value": 5}"#.utf8)) }
         do {

@@ -102,7 +102,10 @@ public struct JSONParser: ~Copyable {
         while offset < end {
             let byte = base[offset]
             if byte == UInt8(ascii: "\"") {
-                let s = String(decoding: UnsafeBufferPointer(start: base + start, count: offset - start), as: UTF8.self)
+                // Strictly UTF-8 (RFC 8259): bytes that are not are refused, never repaired.
+                guard let s = String(validating: UnsafeBufferPointer(start: base + start, count: offset - start), as: UTF8.self) else {
+                    throw error("invalid UTF-8 in a string")
+                }
                 offset += 1
                 return s
             }
@@ -116,7 +119,8 @@ public struct JSONParser: ~Copyable {
             offset += 1
             switch byte {
             case UInt8(ascii: "\""):
-                return String(decoding: scalars, as: UTF8.self)
+                guard let s = String(validating: scalars, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
+                return s
             case UInt8(ascii: "\\"):
                 guard offset < end else { throw error("unterminated escape") }
                 let escape = base[offset]

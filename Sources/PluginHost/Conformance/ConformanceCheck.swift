@@ -342,6 +342,7 @@ public struct ConformanceCheck: Sendable {
             variant("a zero amount", amount(0)),
             variant("a lower-case currency", amount(context.authorizedAmount.value, currency: context.authorizedAmount.currency.lowercased())),
             variant("nesting 200 deep") { $0["instrument"] = deep },
+            ("invalid UTF-8 in a string", Self.withInvalidUTF8(json(authorizeObject(context, key: "malformed-utf8", orderID: "order-UTF8")))),
         ]
         for member in ["paymentId", "idempotencyKey", "amount", "method"] {
             cases.append(variant("no \(member)") { $0[member] = nil })
@@ -363,6 +364,15 @@ public struct ConformanceCheck: Sendable {
                         detail: "\(failures.count) of \(cases.count) malformed authorizations not refused with GW_E_INVALID_REQUEST: " + failures.prefix(3).joined(separator: "; "))
         }
         return Step(name: "malformed-authorize", passed: true, detail: "\(cases.count) malformed authorizations each refused with GW_E_INVALID_REQUEST")
+    }
+
+    /// `bytes` with the 4 bytes of the first `UTF8` (in a string) replaced by
+    /// ones that are not UTF-8 (a lone continuation byte, an overlong form).
+    static func withInvalidUTF8(_ bytes: [UInt8]) -> [UInt8] {
+        var out = bytes
+        guard let at = bytes.firstRange(of: Array("UTF8".utf8))?.lowerBound else { return out }
+        out.replaceSubrange(at..<at + 4, with: [0x80, 0xC0, 0xAF, 0x41])
+        return out
     }
 
     /// Well-formed authorizations at the edges: a three-decimal and a
