@@ -12,6 +12,8 @@ struct PluginCommand: AsyncParsableCommand {
         @Argument(help: "The adapter's manifest file.") var manifest: String
         @Option(name: .long, help: "The host's data folder.") var data: String = "./.gateway"
         @Option(name: .long, help: "Seconds to wait for each operation's completion.") var timeout: Int = 10
+        @Option(name: .long, help: "After the checks, call the adapter for this many seconds (rounds of 100 concurrent calls), each call checked.")
+        var soak: Int?
         @Flag(name: .long, help: "Print the steps as JSON.") var json = false
         @Flag(name: .long, help: "Log what the loader and the adapter do to standard error.") var verbose = false
 
@@ -19,7 +21,8 @@ struct PluginCommand: AsyncParsableCommand {
             var options = HostOptions()
             options.data = data
             let loader = HostSetup.loader(options, verbose: verbose)
-            let check = ConformanceCheck(loader: loader, callTimeout: .seconds(max(1, timeout)))
+            if let soak, !(1...86_400).contains(soak) { throw ValidationError("--soak must be 1 to 86400 seconds (got \(soak))") }
+            let check = ConformanceCheck(loader: loader, callTimeout: .seconds(max(1, timeout)), soak: soak.map { .seconds($0) })
             let steps = await check.run(manifestAt: URL(fileURLWithPath: manifest))
             let passed = steps.allSatisfy(\.passed)
             if json {

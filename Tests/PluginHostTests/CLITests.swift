@@ -134,6 +134,7 @@ final class CLITests: XCTestCase {
         struct Case { var adapter: FabricatedAdapter; var manifest: [String: Any?] = [:]; var step: String; var detail: String }
         let cases = [
             Case(adapter: FabricatedAdapter(id: "nocompletion", completions: 0), step: "authorize", detail: "no completion within"),
+            Case(adapter: FabricatedAdapter(id: "nocompletion2", completions: 0), step: "cancel", detail: "still owes its completion"),
             Case(adapter: FabricatedAdapter(id: "nostatus", resultDocument: #"{"providerReference":"fab_1"}"#),
                  step: "authorize", detail: "the result document is invalid"),
             // In a runner (the manifest's isolation), so the crash costs the check nothing but the step.
@@ -151,6 +152,19 @@ final class CLITests: XCTestCase {
             XCTAssertFalse(step.passed, "\(item.adapter.id): \(step.detail)")
             XCTAssertTrue(step.detail.contains(item.detail), "\(item.adapter.id): \(step.detail)")
         }
+    }
+
+    /// `--soak` calls the adapter for that long after the checks, each call checked.
+    func testPluginCheckSoaksAnAdapterWhenAsked() throws {
+        let folder = try ManifestFolder()
+        let result = try gateway(["plugin", "check", folder.manifests.appendingPathComponent("example-c.json").path, "--soak", "1", "--json"], folder: folder)
+        XCTAssertEqual(result.status, 0, result.output)
+        struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }
+        let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
+        let soak = try XCTUnwrap(report.steps.first { $0.name == "soak" }, result.stdout)
+        XCTAssertTrue(soak.passed && soak.detail.contains("calls in 1.0 seconds, each completed once"), soak.detail)
+        let refused = try gateway(["plugin", "check", folder.manifests.appendingPathComponent("example-c.json").path, "--soak", "0"], folder: folder)
+        XCTAssertTrue(refused.output.contains("--soak must be 1 to 86400 seconds (got 0)"), refused.output)
     }
 
     func testPluginCheckReportsAnInvalidManifest() throws {

@@ -81,6 +81,9 @@ final class CallTable: Sendable {
         nextID.add(1, ordering: .relaxed).oldValue
     }
 
+    /// The id the last call was given (0 before any).
+    var lastIssuedID: UInt64 { nextID.load(ordering: .relaxed) - 1 }
+
     /// Registers a call before the adapter can possibly complete it.
     /// It times out `timeout` nanoseconds from now, unless resolved first.
     func register(_ callID: UInt64, continuation: UnsafeContinuation<CallOutcome, Never>, timeout: UInt64) {

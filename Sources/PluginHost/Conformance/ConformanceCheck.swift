@@ -16,10 +16,13 @@ public struct ConformanceCheck: Sendable {
     public var loader: AdapterLoader
     /// The deadline for each operation call.
     public var callTimeout: Duration
+    /// When set, a `soak` step calls the adapter for this long after the others.
+    public var soak: Duration?
 
-    public init(loader: AdapterLoader, callTimeout: Duration = .seconds(10)) {
+    public init(loader: AdapterLoader, callTimeout: Duration = .seconds(10), soak: Duration? = nil) {
         self.loader = loader
         self.callTimeout = callTimeout
+        self.soak = soak
     }
 
     /// Runs every step; the adapter passes when every step passed.
@@ -60,6 +63,10 @@ public struct ConformanceCheck: Sendable {
             steps.append(await checkIdempotency(on: adapter, context: context))
             steps.append(await checkMalformedAuthorizations(on: adapter, context: context))
             steps.append(await checkEdgeCases(on: adapter, context: context))
+            steps.append(await checkCancel(on: adapter, context: context))
+        }
+        if let soak, manifest.operations.contains(.authorize) {
+            steps.append(await checkSoak(on: adapter, context: context, for: soak))
         }
         steps.append(await checkMalformedRequest(on: adapter))
         steps.append(await checkUndeclaredOperation(on: adapter, manifest: manifest))
@@ -294,6 +301,93 @@ public struct ConformanceCheck: Sendable {
         case let outcome:
             return Step(name: name, passed: false, detail: "another amount under a key already used: expected GW_E_INVALID_REQUEST, got \(outcome)")
         }
+    }
+
+    /// Cancel while a call runs, and after it completed: a cancelled call
+    /// still owes its one completion (it must arrive: the host waits for it
+    /// before it destroys), and a cancel for a finished call is ignored (a
+    /// second completion shows in `exactly-once`).
+    private func checkCancel(on adapter: AdapterInstance, context: RequestContext) async -> Step {
+        let name = "cancel"
+        let request = Self.encoded(AuthorizeRequest(
+            paymentId: "\(context.paymentID)-cancel", idempotencyKey: "\(context.paymentID)-cancel", amount: context.authorizedAmount,
+            method: context.manifest.methods[0], country: context.manifest.countries.first, orderId: "order-\(context.paymentID)-cancel",
+            capture: context.manifest.operations.contains(.capture) ? .manual : .automatic,
+            instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")], returnUrl: "https://merchant.example/return"))
+        let calls = adapter.context.calls
+        let before = calls.lastIssuedID
+        let during = Task { await adapter.invoke(.authorize, payload: request, timeout: callTimeout) }
+        // Cancelled once the host issued it (whether or not the adapter answered yet).
+        _ = await AdapterInstance.wait(callTimeout) { calls.lastIssuedID != before }
+        during.cancel()
+        let outcome = await during.value
+        guard await AdapterInstance.wait(callTimeout, until: { adapter.outstandingCalls == 0 }) else {
+            return Step(name: name, passed: false, detail: "a call cancelled while it ran (\(outcome)) still owes its completion after \(callTimeout): "
+                        + "complete every accepted call exactly once, cancelled or not")
+        }
+        // After: a verify that completed, then its cancel.
+        let verify = Self.encoded(VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference))
+        let finished = await adapter.invoke(.verify, payload: verify, timeout: callTimeout)
+        if case .completed = finished { adapter.connection.cancel(calls.lastIssuedID) }
+        let first = if case .completed(let status, _) = outcome {
+            "the authorize completed (\(ABIStatus(rawValue: status))) before its cancel reached it"
+        } else {
+            "an authorize cancelled while it ran got its one completion"
+        }
+        return Step(name: name, passed: true, detail: first + "; a cancel for a completed verify was sent (a second completion would fail exactly-once)")
+    }
+
+    /// Calls the adapter for `duration`: rounds of 100 concurrent authorizes
+    /// (new keys) and verifies, each of which must complete once, validly.
+    /// Reports the calls made and the process's resident memory before and after.
+    private func checkSoak(on adapter: AdapterInstance, context: RequestContext, for duration: Duration) async -> Step {
+        let m = context.manifest
+        let end = ContinuousClock.now + duration
+        let memoryBefore = Self.residentMegabytes()
+        var calls = 0, round = 0
+        var failures: [String] = []
+        while ContinuousClock.now < end, failures.isEmpty {
+            round += 1
+            let batch = round
+            let outcomes = await withTaskGroup(of: String?.self) { group in
+                for i in 0..<100 {
+                    group.addTask {
+                        let key = "\(context.paymentID)-soak-\(batch)-\(i)"
+                        do {
+                            if i % 2 == 0 {
+                                _ = try await adapter.call(.authorize, AuthorizeRequest(
+                                    paymentId: key, idempotencyKey: key, amount: context.authorizedAmount, method: m.methods[0],
+                                    country: m.countries.first, orderId: "order-\(key)",
+                                    capture: m.operations.contains(.capture) ? .manual : .automatic,
+                                    instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
+                                    returnUrl: "https://merchant.example/return"), timeout: callTimeout)
+                            } else {
+                                _ = try await adapter.call(.verify, VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference),
+                                                           timeout: callTimeout)
+                            }
+                            return nil
+                        } catch {
+                            return "\(i % 2 == 0 ? "authorize" : "verify"): \(error)"
+                        }
+                    }
+                }
+                return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
+            }
+            calls += 100
+            failures += outcomes
+        }
+        let memory = Self.residentMegabytes().map { after in memoryBefore.map { "; resident memory \($0) MiB, then \(after) MiB" } ?? "" } ?? ""
+        guard failures.isEmpty else {
+            return Step(name: "soak", passed: false, detail: "\(failures.count) of \(calls) calls failed: \(failures[0])\(memory)")
+        }
+        return Step(name: "soak", passed: true, detail: "\(calls) calls in \(duration), each completed once\(memory)")
+    }
+
+    /// This process's resident memory (Linux `/proc/self/statm`), in MiB.
+    static func residentMegabytes() -> Int? {
+        guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8),
+              let pages = text.split(separator: " ").dropFirst().first.flatMap({ Int($0) }) else { return nil }
+        return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / (1 << 20)
     }
 
     /// A well-formed authorize of this check's (its own key), as a JSON object to break.
