@@ -165,7 +165,9 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
-            ]),
+            ],
+            // The skeleton `gateway plugin new` writes: the header and example-c (symlinks, embedded).
+            resources: [.embedInCode("Templates/gateway_abi.h.txt"), .embedInCode("Templates/example_c.c.txt")]),
 
         // Adapters shipped with the product.
         .target(

@@ -4,7 +4,7 @@ import PluginHost
 
 struct PluginCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "plugin", abstract: "Tools for adapter authors.", subcommands: [Check.self])
+        commandName: "plugin", abstract: "Tools for adapter authors.", subcommands: [Check.self, PluginNew.self])
 
     struct Check: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

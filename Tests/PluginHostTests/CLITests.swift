@@ -91,7 +91,7 @@ final class CLITests: XCTestCase {
     func testPluginCheckPassesForBothShippedAdapters() throws {
         let folder = try ManifestFolder()
         for name in ["mock.json", "example-c.json"] {
-            let result = try gateway(["plugin", "check", folder.manifests.appendingPathComponent(name).path], folder: folder)
+            let result = try gateway(["plugin", "check", folder.manifests.appendingPathComponent(name).path, "--timeout", "120"], folder: folder)
             XCTAssertEqual(result.status, 0, result.output)
             XCTAssertTrue(result.output.contains("checks passed"), result.output)
             XCTAssertFalse(result.output.contains("FAIL"), result.output)
@@ -101,7 +101,7 @@ final class CLITests: XCTestCase {
     func testPluginCheckFailsOnAnAdapterThatCompletesTwice() async throws {
         let folder = try ManifestFolder()
         let manifest = try await FabricatedAdapter(id: "twice", completions: 2).install(in: folder, manifestName: "twice.json")
-        let result = try gateway(["plugin", "check", manifest.path, "--json"], folder: folder)
+        let result = try gateway(["plugin", "check", manifest.path, "--json", "--timeout", "120"], folder: folder)
         XCTAssertNotEqual(result.status, 0)
         struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }
         let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
@@ -115,7 +115,7 @@ final class CLITests: XCTestCase {
     func testPluginCheckFailsOnAnAdapterThatIgnoresIdempotency() async throws {
         let folder = try ManifestFolder()
         let manifest = try await FabricatedAdapter(id: "noidem").install(in: folder, manifestName: "noidem.json")
-        let result = try gateway(["plugin", "check", manifest.path, "--json"], folder: folder)
+        let result = try gateway(["plugin", "check", manifest.path, "--json", "--timeout", "120"], folder: folder)
         XCTAssertNotEqual(result.status, 0)
         struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }
         let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
@@ -157,7 +157,7 @@ final class CLITests: XCTestCase {
     /// `--soak` calls the adapter for that long after the checks, each call checked.
     func testPluginCheckSoaksAnAdapterWhenAsked() throws {
         let folder = try ManifestFolder()
-        let result = try gateway(["plugin", "check", folder.manifests.appendingPathComponent("example-c.json").path, "--soak", "1", "--json"], folder: folder)
+        let result = try gateway(["plugin", "check", folder.manifests.appendingPathComponent("example-c.json").path, "--soak", "1", "--json", "--timeout", "120"], folder: folder)
         XCTAssertEqual(result.status, 0, result.output)
         struct Report: Decodable { var passed: Bool; var steps: [ConformanceCheck.Step] }
         let report = try JSONDecoder().decode(Report.self, from: Data(result.stdout.utf8))
@@ -165,6 +165,33 @@ final class CLITests: XCTestCase {
         XCTAssertTrue(soak.passed && soak.detail.contains("calls in 1.0 seconds, each completed once"), soak.detail)
         let refused = try gateway(["plugin", "check", folder.manifests.appendingPathComponent("example-c.json").path, "--soak", "0"], folder: folder)
         XCTAssertTrue(refused.output.contains("--soak must be 1 to 86400 seconds (got 0)"), refused.output)
+    }
+
+    /// `plugin new --lang c` writes a skeleton that builds with the README's
+    /// one build line and passes the README's one check line, as a third
+    /// party would run them; it never writes over a folder, nor takes a bad id.
+    func testPluginNewWritesACSkeletonThatBuildsAndPassesTheCheck() async throws {
+        let folder = try ManifestFolder()
+        let dir = folder.root.appendingPathComponent("acme")
+        let made = try runProcess(BuildProducts.gateway.path, ["plugin", "new", "acme-pay", "--lang", "c", "--dir", dir.path])
+        XCTAssertEqual(made.status, 0, made.output)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir.path).sorted()
+        XCTAssertEqual(names, ["README.md", "acme-pay.c", "acme-pay.json", "gateway_abi.h"])
+        let readme = try String(contentsOf: dir.appendingPathComponent("README.md"), encoding: .utf8)
+        let build = try XCTUnwrap(readme.split(separator: "\n").first { $0.hasPrefix("cc ") }, readme)
+        let built = try await runProcessOffThePool("/bin/sh", ["-c", "cd '\(dir.path)' && \(build)"])
+        XCTAssertEqual(built.status, 0, built.output)
+        let check = try gateway(["plugin", "check", dir.appendingPathComponent("acme-pay.json").path, "--timeout", "120"], folder: folder)
+        XCTAssertEqual(check.status, 0, check.output)
+        XCTAssertTrue(check.output.contains("acme-pay 1.0.0") && check.output.contains("checks passed"), check.output)
+        XCTAssertFalse(check.output.contains("example-c"), check.output)
+
+        let again = try runProcess(BuildProducts.gateway.path, ["plugin", "new", "acme-pay", "--lang", "c", "--dir", dir.path])
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.output.contains("exists and is not empty"), again.output)
+        let bad = try runProcess(BuildProducts.gateway.path, ["plugin", "new", "Acme Pay", "--lang", "c", "--dir", folder.root.appendingPathComponent("bad").path])
+        XCTAssertNotEqual(bad.status, 0)
+        XCTAssertTrue(bad.output.contains("the id \"Acme Pay\" is not valid"), bad.output)
     }
 
     func testPluginCheckReportsAnInvalidManifest() throws {
