@@ -151,7 +151,7 @@ struct ConformanceCheckModeTests {
     @Test func pluginCheckReportsTheModeInItsManifestLine() async throws {
         let folder = try ManifestFolder()
         let unmarked = try folder.writeVariant(of: "example-c.json", as: "example-c-1.0.json", ["file_format_version": "1.0.0", "mode": nil, "fields": nil, "method_currencies": nil])
-        let check = ConformanceCheck(loader: folder.loader)
+        let check = ConformanceCheck(loader: folder.loader, callTimeout: ConformanceCheck.suiteCallTimeout)
         for (url, line) in [(folder.manifests.appendingPathComponent("example-c.json"), "example-c 1.0.0, test mode, file format 1.1.0"),
                             (unmarked, "example-c 1.0.0, live mode, file format 1.0.0")] {
             let steps = await check.run(manifestAt: url)

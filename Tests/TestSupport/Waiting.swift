@@ -5,7 +5,11 @@ import Foundation
 /// counter another thread raises, what another process reaches: a host
 /// reconciling, a pool reconnecting); where there is an event (a stream, a
 /// continuation), wait for that instead.
-public func waitUntil(within limit: Duration = .seconds(30), _ condition: () async -> Bool) async throws -> Bool {
+///
+/// The default limit is a hang guard, not a timing: in the suite's first
+/// minute every test starts at once on two cores, and a state that comes in
+/// milliseconds alone has taken over 30 s there.
+public func waitUntil(within limit: Duration = .seconds(120), _ condition: () async -> Bool) async throws -> Bool {
     let clock = ContinuousClock()
     let end = clock.now + limit
     while !(await condition()) {
