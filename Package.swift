@@ -166,8 +166,9 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // The skeleton `gateway plugin new` writes: the header and example-c (symlinks, embedded).
-            resources: [.embedInCode("Templates/gateway_abi.h.txt"), .embedInCode("Templates/example_c.c.txt")]),
+            // The skeleton `gateway plugin new` writes: the header, example-c and its manifest (symlinks, embedded).
+            resources: [.embedInCode("Templates/gateway_abi.h.txt"), .embedInCode("Templates/example_c.c.txt"),
+                        .embedInCode("Templates/example-c.json.txt")]),
 
         // Adapters shipped with the product.
         .target(

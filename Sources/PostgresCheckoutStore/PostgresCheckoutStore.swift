@@ -238,8 +238,8 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     /// undone: nothing of it written), as a deadlock or a constraint is, and
     /// not the database going away.
     static func refusedWhole(_ error: any Error) -> Bool {
-        guard let error = error as? PSQLError, error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
-        return !isUnavailability(error) && !state.hasPrefix("08")
+        guard let error = error as? PSQLError, error.code == .server, error.serverInfo?[.sqlState] != nil else { return false }
+        return !isUnavailability(error)   // which counts class 08 (connection exceptions) as unavailability
     }
 
     /// What went wrong, for a log or a problem's detail: PostgreSQL's own

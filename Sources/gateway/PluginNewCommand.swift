@@ -63,34 +63,17 @@ struct SkeletonC {
         ]
     }
 
+    /// The shipped example-c manifest, made this adapter's: its id, its
+    /// library beside it, disabled, in a process of its own.
     var manifest: String {
-        """
-        {
-          "file_format_version": "1.1.0",
-          "id": "\(id)",
-          "version": "1.0.0",
-          "enabled": false,
-          "mode": "test",
-          "description": "\(id): a payment adapter in C, from gateway_abi.h alone (gateway plugin new).",
-          "library": "./\(Self.library(id))",
-          "abi": { "major": 1, "minor": 0 },
-          "methods": ["visa"],
-          "currencies": ["SAR", "USD", "EUR"],
-          "countries": ["SA", "AE", "US", "DE"],
-          "amount": {
-            "SAR": { "min": 100, "max": 5000000 }
-          },
-          "operations": ["authorize", "verify"],
-          "fields": {
-            "visa": "card"
-          },
-          "priority": 500,
-          "timeout_ms": 10000,
-          "config": { "decline_above": 1000000 },
-          "isolation": "process"
-        }
-
-        """
+        var object = (try? JSONSerialization.jsonObject(with: Data(PackageResources.example_c_json_txt))) as? [String: Any] ?? [:]
+        object["id"] = id
+        object["description"] = "\(id): a payment adapter in C, from gateway_abi.h alone (gateway plugin new)."
+        object["library"] = "./\(Self.library(id))"
+        object["enabled"] = false
+        object["isolation"] = "process"
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
     }
 
     var readme: String {

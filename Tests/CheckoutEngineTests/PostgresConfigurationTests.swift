@@ -55,7 +55,9 @@ import Testing
     /// A call that finds every pooled connection busy past its deadline is
     /// refused (503), but the store stays up: only a database that does not
     /// answer a connection of its own drops the pool.
-    @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"))
+    // Hung once in a full run (2026-11-24, not understood; passes alone): a
+    // bound, so a recurrence fails here instead of stalling the whole suite.
+    @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(5)))
     func aBusyPoolIsNotALostDatabase() async throws {
         guard var configuration = TestPostgres.configuration else { return }
         configuration.schema = TestPostgres.newSchema()

@@ -57,8 +57,7 @@ final class HostContext: HostServiceBackend {
     func log(level: Int32, message: UnsafeRawBufferPointer) {
         // One line, at most maxLogLine bytes: a line break would let an
         // adapter forge host log lines.
-        let (masked, cut) = Redaction.maskedPrefix(message, limit: Self.maxLogLine)
-        let text = Redaction.oneLine(masked) + (cut ? " … (cut at \(Self.maxLogLine) bytes)" : "")
+        let text = Redaction.shown(message, limit: Self.maxLogLine)
         let swiftLevel: Logger.Level = switch level {
         case ...0: .trace
         case 1: .debug

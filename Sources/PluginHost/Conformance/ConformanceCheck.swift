@@ -100,6 +100,20 @@ public struct ConformanceCheck: Sendable {
         }
 
         func key(_ operation: PaymentOperation) -> String { "\(paymentID)-\(operation.rawValue)" }
+
+        /// The check's authorize: on the check's payment, or (with `suffix`)
+        /// on a payment of its own, `<paymentId>-<suffix>`, which is its key too.
+        func authorize(_ suffix: String? = nil, amount: Money? = nil, orderID: String? = nil,
+                       payerName: String = "Conformance Check") -> AuthorizeRequest {
+            let own = suffix.map { "\(paymentID)-\($0)" }
+            return AuthorizeRequest(
+                paymentId: own ?? paymentID, idempotencyKey: own ?? key(.authorize), amount: amount ?? authorizedAmount,
+                method: manifest.methods[0], country: manifest.countries.first, orderId: orderID ?? "order-\(own ?? paymentID)",
+                capture: manifest.operations.contains(.capture) ? .manual : .automatic,
+                instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
+                payer: Payer(name: payerName, email: "check@example.com", phone: "+966500000000"),
+                returnUrl: "https://merchant.example/return")
+        }
     }
 
     private func check(_ operation: PaymentOperation, on adapter: AdapterInstance, context: inout RequestContext) async -> Step {
@@ -107,13 +121,7 @@ public struct ConformanceCheck: Sendable {
         let request: [UInt8]
         switch operation {
         case .authorize:
-            request = Self.encoded(AuthorizeRequest(
-                paymentId: context.paymentID, idempotencyKey: context.key(.authorize), amount: context.authorizedAmount,
-                method: m.methods[0], country: m.countries.first, orderId: "order-\(context.paymentID)",
-                capture: m.operations.contains(.capture) ? .manual : .automatic,
-                instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
-                payer: Payer(name: "Conformance Check", email: "check@example.com", phone: "+966500000000"),
-                returnUrl: "https://merchant.example/return"))
+            request = Self.encoded(context.authorize())
         case .continue:
             request = Self.encoded(ContinueRequest(
                 paymentId: context.paymentID, idempotencyKey: context.key(.continue), providerReference: context.providerReference,
@@ -260,16 +268,7 @@ public struct ConformanceCheck: Sendable {
     private func checkIdempotency(on adapter: AdapterInstance, context: RequestContext) async -> Step {
         let name = "idempotency"
         let m = context.manifest
-        let key = "\(context.paymentID)-idempotency"
-        func request(_ amount: Money) -> [UInt8] {
-            Self.encoded(AuthorizeRequest(
-                paymentId: context.paymentID + "-idem", idempotencyKey: key, amount: amount,
-                method: m.methods[0], country: m.countries.first, orderId: "order-\(context.paymentID)-idem",
-                capture: m.operations.contains(.capture) ? .manual : .automatic,
-                instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
-                payer: Payer(name: "Conformance Check", email: "check@example.com", phone: "+966500000000"),
-                returnUrl: "https://merchant.example/return"))
-        }
+        func request(_ amount: Money) -> [UInt8] { Self.encoded(context.authorize("idempotency", amount: amount)) }
         struct Unanswered: Error, CustomStringConvertible { var description: String }
         func answer(_ outcome: CallOutcome) -> Result<AdapterResult, Unanswered> {
             guard case .completed(0, let document) = outcome else { return .failure(Unanswered(description: "\(outcome)")) }
@@ -309,11 +308,7 @@ public struct ConformanceCheck: Sendable {
     /// second completion shows in `exactly-once`).
     private func checkCancel(on adapter: AdapterInstance, context: RequestContext) async -> Step {
         let name = "cancel"
-        let request = Self.encoded(AuthorizeRequest(
-            paymentId: "\(context.paymentID)-cancel", idempotencyKey: "\(context.paymentID)-cancel", amount: context.authorizedAmount,
-            method: context.manifest.methods[0], country: context.manifest.countries.first, orderId: "order-\(context.paymentID)-cancel",
-            capture: context.manifest.operations.contains(.capture) ? .manual : .automatic,
-            instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")], returnUrl: "https://merchant.example/return"))
+        let request = Self.encoded(context.authorize("cancel"))
         let calls = adapter.context.calls
         let before = calls.lastIssuedID
         let during = Task { await adapter.invoke(.authorize, payload: request, timeout: callTimeout) }
@@ -341,7 +336,6 @@ public struct ConformanceCheck: Sendable {
     /// (new keys) and verifies, each of which must complete once, validly.
     /// Reports the calls made and the process's resident memory before and after.
     private func checkSoak(on adapter: AdapterInstance, context: RequestContext, for duration: Duration) async -> Step {
-        let m = context.manifest
         let end = ContinuousClock.now + duration
         let memoryBefore = Self.residentMegabytes()
         var calls = 0, round = 0
@@ -352,15 +346,9 @@ public struct ConformanceCheck: Sendable {
             let outcomes = await withTaskGroup(of: String?.self) { group in
                 for i in 0..<100 {
                     group.addTask {
-                        let key = "\(context.paymentID)-soak-\(batch)-\(i)"
                         do {
                             if i % 2 == 0 {
-                                _ = try await adapter.call(.authorize, AuthorizeRequest(
-                                    paymentId: key, idempotencyKey: key, amount: context.authorizedAmount, method: m.methods[0],
-                                    country: m.countries.first, orderId: "order-\(key)",
-                                    capture: m.operations.contains(.capture) ? .manual : .automatic,
-                                    instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
-                                    returnUrl: "https://merchant.example/return"), timeout: callTimeout)
+                                _ = try await adapter.call(.authorize, context.authorize("soak-\(batch)-\(i)"), timeout: callTimeout)
                             } else {
                                 _ = try await adapter.call(.verify, VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference),
                                                            timeout: callTimeout)
@@ -393,14 +381,7 @@ public struct ConformanceCheck: Sendable {
     /// A well-formed authorize of this check's (its own key), as a JSON object to break.
     private func authorizeObject(_ context: RequestContext, key: String, amount: Money? = nil, orderID: String? = nil,
                                  payerName: String = "Conformance Check") -> [String: Any] {
-        let m = context.manifest
-        let bytes = Self.encoded(AuthorizeRequest(
-            paymentId: "\(context.paymentID)-\(key)", idempotencyKey: "\(context.paymentID)-\(key)", amount: amount ?? context.authorizedAmount,
-            method: m.methods[0], country: m.countries.first, orderId: orderID ?? "order-\(context.paymentID)-\(key)",
-            capture: m.operations.contains(.capture) ? .manual : .automatic,
-            instrument: ["scenario": .string("success"), "token": .string("tok_conformance_check")],
-            payer: Payer(name: payerName, email: "check@example.com", phone: "+966500000000"),
-            returnUrl: "https://merchant.example/return"))
+        let bytes = Self.encoded(context.authorize(key, amount: amount, orderID: orderID, payerName: payerName))
         return (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
     }
 

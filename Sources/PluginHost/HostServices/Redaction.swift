@@ -135,6 +135,13 @@ public enum Redaction {
         return (String(kept), true)
     }
 
+    /// Adapter text as the host shows it (a log line, an error): masked,
+    /// cut at `limit` bytes (saying so), and on one line (``oneLine(_:)``).
+    public static func shown(_ bytes: some Collection<UInt8>, limit: Int) -> String {
+        let (masked, cut) = maskedPrefix(bytes, limit: limit)
+        return oneLine(masked) + (cut ? " … (cut at \(limit) bytes)" : "")
+    }
+
     /// `text` as one line: line breaks, tabs and every other control
     /// character (C0, DEL, C1, U+2028, U+2029) written as escapes, so text an
     /// adapter sends cannot start a line of its own in the host's log.
