@@ -18,6 +18,7 @@ let package = Package(
         // Shipped adapters: each a shared library the host dlopens.
         .library(name: "MockAdapter", type: .dynamic, targets: ["MockAdapter"]),
         .library(name: "ExampleCAdapter", type: .dynamic, targets: ["ExampleCAdapter"]),
+        .library(name: "ExampleSwiftAdapter", type: .dynamic, targets: ["ExampleSwiftAdapter"]),
         .library(name: "HyperPayAdapter", type: .dynamic, targets: ["HyperPayAdapter"]),
         .library(name: "STCPayAdapter", type: .dynamic, targets: ["STCPayAdapter"]),
         .library(name: "TabbyAdapter", type: .dynamic, targets: ["TabbyAdapter"]),
@@ -166,9 +167,15 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // The skeleton `gateway plugin new` writes: the header, example-c and its manifest (symlinks, embedded).
+            // The skeletons `gateway plugin new` writes: the header, example-c, example-rust, example-swift and their
+            // manifests (symlinks to the shipped files, embedded).
             resources: [.embedInCode("Templates/gateway_abi.h.txt"), .embedInCode("Templates/example_c.c.txt"),
-                        .embedInCode("Templates/example-c.json.txt")]),
+                        .embedInCode("Templates/example-c.json.txt"), .embedInCode("Templates/example-rust.json.txt"),
+                        .embedInCode("Templates/rust-Cargo.toml.txt"), .embedInCode("Templates/rust-lib.rs.txt"),
+                        .embedInCode("Templates/rust-abi.rs.txt"), .embedInCode("Templates/rust-boundary.rs.txt"),
+                        .embedInCode("Templates/rust-adapter.rs.txt"), .embedInCode("Templates/rust-provider.rs.txt"),
+                        .embedInCode("Templates/rust-json.rs.txt"), .embedInCode("Templates/swift-adapter.swift.txt"),
+                        .embedInCode("Templates/example-swift.json.txt")]),
 
         // Adapters shipped with the product.
         .target(
@@ -201,6 +208,11 @@ let package = Package(
             // runtime into archives a C adapter pulls nothing from, so its library
             // depends on no Swift library (readelf -d: libc, libm, libstdc++).
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
+        // The Swift twin of example-c, from the header alone (no SDK, no Foundation);
+        // `gateway plugin new --lang swift` writes the same file beside the header.
+        .target(
+            name: "ExampleSwiftAdapter", dependencies: ["CGatewayABI"], path: "Plugins/ExampleSwift",
+            exclude: ["README.md", "example-swift.json"]),
 
         .target(
             name: "MockAdapterNext", dependencies: [

@@ -31,8 +31,9 @@ struct PluginCommand: AsyncParsableCommand {
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(Report(manifest: manifest, passed: passed, steps: steps)), as: UTF8.self))
             } else {
+                let width = steps.map(\.name.count).max() ?? 0
                 for step in steps {
-                    print("\(step.passed ? "PASS" : "FAIL")  \(step.name.padding(toLength: 21, withPad: " ", startingAt: 0)) \(step.detail)")
+                    print("\(step.passed ? "PASS" : "FAIL")  \(step.name.padding(toLength: width, withPad: " ", startingAt: 0)) \(step.detail)")
                 }
                 let failed = steps.filter { !$0.passed }.count
                 print(passed ? "\n\(manifest): all \(steps.count) checks passed" : "\n\(manifest): \(failed) of \(steps.count) checks failed")

@@ -1,18 +1,30 @@
 import ArgumentParser
 import Foundation
 
-/// `gateway plugin new ID --lang c [--dir D]`: a compiling adapter to start
-/// from, with its manifest and a README holding the one build line and the
-/// one check line. The C skeleton is the shipped example-c (every rule of the
-/// header kept: strict JSON, idempotency keys, exactly-once completion from a
-/// thread of its own), renamed, beside the header it is built against; its
-/// manifest runs it in a process of its own, so a crash while it is young
-/// costs a call, not the host.
+/// `gateway plugin new ID --lang c|swift|rust [--dir D]`: a compiling adapter to
+/// start from, with its manifest and a README holding the one build line and
+/// the one check line. Each skeleton is a shipped example, renamed (every rule
+/// of the header kept: strict JSON, idempotency keys, exactly-once completion
+/// from a thread of its own): C is example-c beside the header it is built
+/// against, Swift is example-swift beside the same header and a module map
+/// (no SDK, no Foundation: one `swiftc` line), Rust is example-rust (a cargo
+/// crate, `#[repr(C)]` declarations by hand, panics caught at the boundary). The manifest runs it in a process of
+/// its own, so a crash while it is young costs a call, not the host.
 struct PluginNew: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "new", abstract: "Write a compiling skeleton adapter, its manifest and a README with the build and check lines.")
 
-    enum Language: String, ExpressibleByArgument, CaseIterable { case c }
+    enum Language: String, ExpressibleByArgument, CaseIterable {
+        case c, swift, rust
+
+        func skeleton(_ id: String) -> any Skeleton {
+            switch self {
+            case .c: SkeletonC(id: id)
+            case .swift: SkeletonSwift(id: id)
+            case .rust: SkeletonRust(id: id)
+            }
+        }
+    }
 
     @Argument(help: "The adapter's id: lower-case letters, digits and dashes, starting with a letter or digit (at most 63).")
     var id: String
@@ -31,25 +43,73 @@ struct PluginNew: ParsableCommand {
             throw ValidationError("\(folder.path) exists and is not empty: choose another --dir")
         }
         try manager.createDirectory(at: folder, withIntermediateDirectories: true)
-        let files = SkeletonC(id: id).files
-        for (name, contents) in files {
-            try Data(contents.utf8).write(to: folder.appendingPathComponent(name), options: .withoutOverwriting)
+        let skeleton = lang.skeleton(id)
+        for (name, contents) in skeleton.files {
+            let file = folder.appendingPathComponent(name)
+            try manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data(contents.utf8).write(to: file, options: .withoutOverwriting)
         }
-        print("wrote \(files.map(\.name).joined(separator: ", ")) to \(folder.path)")
-        print("build: cd \(folder.path) && \(SkeletonC.buildLine(id))")
+        print("wrote \(skeleton.files.map(\.name).joined(separator: ", ")) to \(folder.path)")
+        print("build: cd \(folder.path) && \(skeleton.buildLine)")
         print("check: gateway plugin check \(folder.appendingPathComponent("\(id).json").path)")
     }
 }
 
+/// A skeleton: its files (paths inside the folder), and the one line that
+/// builds it there (its README says the same).
+protocol Skeleton {
+    var id: String { get }
+    var buildLine: String { get }
+    var files: [(name: String, contents: String)] { get }
+}
+
+extension Skeleton {
+    /// A shipped example's manifest made this adapter's: its id, its library,
+    /// disabled, in a process of its own.
+    func manifest(from example: Data, library: String, language: String) -> String {
+        var object = (try? JSONSerialization.jsonObject(with: example)) as? [String: Any] ?? [:]
+        object["id"] = id
+        object["description"] = "\(id): a payment adapter in \(language), from gateway_abi.h alone (gateway plugin new)."
+        object["library"] = library
+        object["enabled"] = false
+        object["isolation"] = "process"
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    /// The README's build and check lines and its closing paragraph, the
+    /// same for every language (the suite runs the lines as written).
+    var readmeBuildAndCheck: String {
+        """
+        Build (one line, in this folder):
+
+        ```sh
+        \(buildLine)
+        ```
+
+        Check (one line: the host's conformance check, which tries to break it):
+
+        ```sh
+        gateway plugin check \(id).json
+        ```
+
+        The manifest is `enabled: false` (a host watching this folder does not
+        route to it yet) and `isolation: process` (a crash costs a call, not the
+        host). Read `docs/plugin-authors.md` in the gateway's repository for the
+        rules, and the header's opening comment for every guarantee.
+        """
+    }
+}
+
 /// The C skeleton's files.
-struct SkeletonC {
+struct SkeletonC: Skeleton {
     var id: String
 
     static func library(_ id: String) -> String { "lib\(id).so" }
 
     /// What the README says to run, in the skeleton's folder.
-    static func buildLine(_ id: String) -> String {
-        "cc -std=c99 -O2 -shared -fPIC -pthread -fvisibility=hidden -Wl,-z,defs -I . \(id).c -o \(library(id))"
+    var buildLine: String {
+        "cc -std=c99 -O2 -shared -fPIC -pthread -fvisibility=hidden -Wl,-z,defs -I . \(id).c -o \(Self.library(id))"
     }
 
     var files: [(name: String, contents: String)] {
@@ -58,22 +118,9 @@ struct SkeletonC {
             ("\(id).c", String(decoding: PackageResources.example_c_c_txt, as: UTF8.self)
                 .replacingOccurrences(of: "example_c.c", with: "\(id).c")
                 .replacingOccurrences(of: "example-c", with: id)),
-            ("\(id).json", manifest),
+            ("\(id).json", manifest(from: Data(PackageResources.example_c_json_txt), library: "./\(Self.library(id))", language: "C")),
             ("README.md", readme),
         ]
-    }
-
-    /// The shipped example-c manifest, made this adapter's: its id, its
-    /// library beside it, disabled, in a process of its own.
-    var manifest: String {
-        var object = (try? JSONSerialization.jsonObject(with: Data(PackageResources.example_c_json_txt))) as? [String: Any] ?? [:]
-        object["id"] = id
-        object["description"] = "\(id): a payment adapter in C, from gateway_abi.h alone (gateway plugin new)."
-        object["library"] = "./\(Self.library(id))"
-        object["enabled"] = false
-        object["isolation"] = "process"
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self) + "\n"
     }
 
     var readme: String {
@@ -89,22 +136,116 @@ struct SkeletonC {
         your provider's API (through the host's `http_send`, to hosts you list in
         the manifest's `egress`).
 
-        Build (one line, in this folder):
+        \(readmeBuildAndCheck)
 
-        ```sh
-        \(Self.buildLine(id))
-        ```
+        """
+    }
+}
 
-        Check (one line: the host's conformance check, which tries to break it):
+/// The Rust skeleton's files: the example-rust crate, renamed.
+struct SkeletonRust: Skeleton {
+    var id: String
 
-        ```sh
-        gateway plugin check \(id).json
-        ```
+    /// The crate's name: the id with underscores (a crate name cannot start with a digit).
+    var crate: String {
+        let name = id.replacingOccurrences(of: "-", with: "_")
+        return name.first?.isNumber == true ? "gw_\(name)" : name
+    }
 
-        The manifest is `enabled: false` (a host watching this folder does not
-        route to it yet) and `isolation: process` (a crash costs a call, not the
-        host). Read `docs/plugin-authors.md` in the gateway's repository for the
-        rules, and the header's opening comment for every guarantee.
+    var buildLine: String { "cargo build --release" }
+
+    var files: [(name: String, contents: String)] {
+        func renamed(_ bytes: [UInt8]) -> String {
+            String(decoding: bytes, as: UTF8.self)
+                .replacingOccurrences(of: "example_rust", with: crate)
+                .replacingOccurrences(of: "example-rust", with: id)
+        }
+        return [
+            ("Cargo.toml", renamed(PackageResources.rust_Cargo_toml_txt)),
+            (".gitignore", "/target/\n/Cargo.lock\n"),
+            ("src/lib.rs", renamed(PackageResources.rust_lib_rs_txt)),
+            ("src/abi.rs", renamed(PackageResources.rust_abi_rs_txt)),
+            ("src/boundary.rs", renamed(PackageResources.rust_boundary_rs_txt)),
+            ("src/adapter.rs", renamed(PackageResources.rust_adapter_rs_txt)),
+            ("src/provider.rs", renamed(PackageResources.rust_provider_rs_txt)),
+            ("src/json.rs", renamed(PackageResources.rust_json_rs_txt)),
+            ("\(id).json", manifest(from: Data(PackageResources.example_rust_json_txt),
+                                    library: "./target/release/lib\(crate).so", language: "Rust")),
+            ("README.md", readme),
+        ]
+    }
+
+    var readme: String {
+        """
+        # \(id)
+
+        A payment adapter in Rust, built against the gateway's `gateway_abi.h`
+        alone: the header's tables are declared by hand as `#[repr(C)]` types in
+        `src/abi.rs`, and it uses no crates. It starts as a copy of the gateway's
+        example-rust: a simulated provider (`src/provider.rs`) that authorizes
+        `visa` payments (automatic or manual capture) up to `decline_above`
+        minor units, captures, refunds, voids and verifies them, keeps
+        idempotency keys, refuses malformed JSON, and completes every call
+        exactly once from a thread of its own. All `unsafe` code is in
+        `src/boundary.rs`, which catches every panic before it reaches the host.
+        Replace the simulation with your provider's API (through the host's
+        `http_send`, to hosts you list in the manifest's `egress`).
+
+        The library it builds is `target/release/lib\(crate).so`.
+
+        \(readmeBuildAndCheck)
+
+        """
+    }
+}
+
+/// The Swift skeleton's files: example-swift renamed, beside the header and a
+/// module map that makes it the C module `CGatewayABI` the source imports.
+struct SkeletonSwift: Skeleton {
+    var id: String
+
+    /// The Swift module's name: the id in UpperCamelCase (an identifier).
+    var module: String {
+        let name = id.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
+        return name.first?.isNumber == true ? "Adapter\(name)" : name
+    }
+
+    var buildLine: String {
+        "swiftc -emit-library -O -parse-as-library -module-name \(module) -I . \(id).swift -o lib\(id).so"
+    }
+
+    var files: [(name: String, contents: String)] {
+        [
+            ("gateway_abi.h", String(decoding: PackageResources.gateway_abi_h_txt, as: UTF8.self)),
+            ("module.modulemap", "module CGatewayABI {\n    header \"gateway_abi.h\"\n    export *\n}\n"),
+            ("\(id).swift", String(decoding: PackageResources.swift_adapter_swift_txt, as: UTF8.self)
+                .replacingOccurrences(of: "-module-name ExampleSwift", with: "-module-name \(module)")
+                .replacingOccurrences(of: "example-swift", with: id)),
+            ("\(id).json", manifest(from: Data(PackageResources.example_swift_json_txt), library: "./lib\(id).so", language: "Swift")),
+            ("README.md", readme),
+        ]
+    }
+
+    var readme: String {
+        """
+        # \(id)
+
+        A payment adapter in Swift, built against `gateway_abi.h` alone (the
+        whole contract with the host), which `module.modulemap` makes the C
+        module `CGatewayABI`: no SDK, no Foundation. It starts as a copy of the
+        gateway's example-swift: a simulated provider that approves `visa`
+        authorizations up to `decline_above` minor units, answers `verify`, keeps
+        idempotency keys, refuses malformed JSON, and completes every call
+        exactly once from a Dispatch thread. Replace the simulation in
+        `answerAuthorize` and `verify` with your provider's API (through the
+        host's `http_send`, to hosts you list in the manifest's `egress`).
+
+        A Swift trap (a failed precondition, an overflow, a force-unwrapped nil)
+        cannot be caught: it ends the process. Check every input instead, and
+        keep `isolation: process` while the adapter is young. The library links
+        the Swift runtime: build it with the same toolchain as the host.
+
+        \(readmeBuildAndCheck)
 
         """
     }

@@ -55,8 +55,11 @@ import Testing
     /// A call that finds every pooled connection busy past its deadline is
     /// refused (503), but the store stays up: only a database that does not
     /// answer a connection of its own drops the pool.
-    // Hung once in a full run (2026-11-24, not understood; passes alone): a
-    // bound, so a recurrence fails here instead of stalling the whole suite.
+    // Hung once in a full run: the busy call's own first lease had to open the
+    // pool's one connection, which under a loaded suite took over its 1 s
+    // deadline; it failed before signalling, and the wait below never ended.
+    // Now the connection is opened first, and a busy call that fails ends the
+    // wait with its error.
     @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(5)))
     func aBusyPoolIsNotALostDatabase() async throws {
         guard var configuration = TestPostgres.configuration else { return }
@@ -65,15 +68,24 @@ import Testing
         configuration.callTimeout = .seconds(1)
         let store = PostgresCheckoutStore(configuration: configuration)
         _ = try await store.ready(within: .seconds(240))
+        // Open the pool's one connection (a loaded suite may need more than one 1 s try).
+        for attempt in 1... {
+            do { _ = try await store.sessionVersion("s"); break } catch where attempt < 60 { continue }
+        }
         let (started, signal) = AsyncStream<Void>.makeStream()
         let busy = Task {
+            defer { signal.finish() }
             try await store.withConnection { connection, logger in
                 signal.yield()
                 _ = try await connection.query("SELECT pg_sleep(4)", logger: logger)
             }
         }
         var iterator = started.makeAsyncIterator()
-        await iterator.next()
+        guard await iterator.next() != nil else {
+            try await busy.value
+            Issue.record("the busy call ended without running")
+            return
+        }
         await #expect {
             try await store.sessionVersion("s")
         } throws: { error in

@@ -43,6 +43,8 @@ final class RunnerConnection: AdapterConnection {
         /// When recent ends happened (monotonic ns), for the quarantine window.
         var crashTimes: [UInt64] = []
         var crashes = 0
+        /// Ends the host did not cause: the runner crashed or exited by itself.
+        var endsOnItsOwn = 0
         var restarts = 0
         var closing = false
         /// Calls the host cancelled, and since when (monotonic ns).
@@ -103,6 +105,8 @@ final class RunnerConnection: AdapterConnection {
     /// Whether the current runner was sent DESTROY (tests watch it).
     var destroyRequested: Bool { state.withLock { $0.process?.destroyRequested ?? false } }
     var crashes: Int { state.withLock { $0.crashes } }
+    /// How many runners crashed or exited by themselves (not killed by the host).
+    var endsOnItsOwn: Int { state.withLock { $0.endsOnItsOwn } }
     var restarts: Int { state.withLock { $0.restarts } }
 
     // MARK: Calls
@@ -269,6 +273,7 @@ final class RunnerConnection: AdapterConnection {
                 guard state.process === process else { return .ignore }
                 state.process = nil
             }
+            if !process.killedByHost && !state.closing { state.endsOnItsOwn += 1 }
             return recordEnd(&state, reason: reason)
         }
         if case .ignore = next { return }

@@ -147,6 +147,10 @@ final class RunnerProcess: @unchecked Sendable {
         onEnd.withLock { $0 = action }
     }
 
+    /// Whether the host killed this runner (a hung call, a budget), rather
+    /// than the runner ending on its own (a crash, an exit).
+    var killedByHost: Bool { killReason.withLock { $0 != nil } }
+
     /// Kills the runner and everything it started (its process group, SIGKILL);
     /// the waiter then reaps it and the reader reports the end.
     func kill(because reason: String) {
