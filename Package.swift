@@ -212,7 +212,7 @@ let package = Package(
         // `gateway plugin new --lang swift` writes the same file beside the header.
         .target(
             name: "ExampleSwiftAdapter", dependencies: ["CGatewayABI"], path: "Plugins/ExampleSwift",
-            exclude: ["README.md", "example-swift.json"]),
+            exclude: ["example-swift.json"]),
 
         .target(
             name: "MockAdapterNext", dependencies: [

@@ -13,11 +13,12 @@
  *   verify     Looks at the provider reference authorize handed out
  *              ("exc_<16 hex>_s" approved, "exc_<16 hex>_d" declined) and
  *              completes inline, before invoke() returns.
- *   cancel     Marks an in-flight authorize; its worker then completes it with
- *              GW_E_CANCELLED instead of the result.
+ *   cancel     Marks an in-flight authorize: a worker that has not asked the
+ *              "provider" yet completes it with GW_E_CANCELLED and sends
+ *              nothing; one that has sends the real answer.
  *   replays    An authorize repeated under its idempotencyKey gets the first
- *              answer again (completed inline), also when the first call was
- *              cancelled; while the first is still running, GW_E_OUTCOME_UNKNOWN.
+ *              answer again (completed inline); while the first is still
+ *              running, GW_E_OUTCOME_UNKNOWN.
  *              Another request (method, capture, amount) under a key already
  *              used is refused with GW_E_INVALID_REQUEST. The last
  *              REPLAY_CAPACITY keys are remembered.
@@ -661,6 +662,25 @@ static void *authorize_worker(void *arg)
 
     free(arg);
 
+    /* Cancelled before the provider was asked: stop, send nothing, give the
+     * key up (a retry under it is a first try). */
+    pthread_mutex_lock(&job.inst->lock);
+    cancelled = 0;
+    for (i = 0; i < INFLIGHT_CAPACITY; i++) {
+        if (job.inst->inflight[i].used && job.inst->inflight[i].call_id == job.call_id) {
+            cancelled = job.inst->inflight[i].cancelled;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&job.inst->lock);
+    if (cancelled) {
+        replay_finish(job.inst, job.replay, 0, GW_OK, NULL);
+        (void)inflight_take(job.inst, job.call_id);
+        host_complete(host, job.call_id, GW_E_CANCELLED,
+                      "{\"message\":\"cancelled before anything was sent\"}");
+        return NULL;
+    }
+
     /* "Ask the provider": approve up to decline_above, mint a reference. */
     approved = job.value <= job.inst->decline_above;
     status = host_random(host, random, sizeof random);
@@ -696,24 +716,21 @@ static void *authorize_worker(void *arg)
                  "provider reference\"}");
     }
 
-    /* The "provider" acted: a replay of the key gets this answer, even if
-     * this call is reported cancelled below. */
+    /* The "provider" acted: a replay of the key gets this answer. */
     replay_finish(job.inst, job.replay, status == GW_OK, status, result);
 
-    /* Leave the in-flight table; a cancel() that came first wins. */
-    cancelled = inflight_take(job.inst, job.call_id);
-    if (cancelled) {
-        status = GW_E_CANCELLED;
-        snprintf(result, sizeof result, "{\"message\":\"cancelled\"}");
-    }
+    /* Leave the in-flight table. A cancel() that came after the provider
+     * answered changes nothing: the real answer is known, so it is sent (a
+     * GW_E_CANCELLED here would leave the host a payment it must reconcile,
+     * and verify cannot find one without the reference). */
+    (void)inflight_take(job.inst, job.call_id);
 
     finished_ns = host_monotonic_ns(host);
     if (job.started_ns != 0 && finished_ns >= job.started_ns)
         host_log(host, GW_LOG_DEBUG,
                  "authorize call %llu %s in %llu us",
                  (unsigned long long)job.call_id,
-                 cancelled ? "cancelled"
-                 : status != GW_OK ? "failed"
+                 status != GW_OK ? "failed"
                  : approved ? "approved" : "declined",
                  (unsigned long long)((finished_ns - job.started_ns) / 1000u));
 

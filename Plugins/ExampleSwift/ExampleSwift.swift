@@ -6,10 +6,10 @@
 // strictly, and completes every accepted call exactly once from a thread of
 // its own (Dispatch's).
 //
-// Build it alone, beside gateway_abi.h and a module.modulemap naming it
-// CGatewayABI (what `gateway plugin new --lang swift` writes):
+// SwiftPM builds this file as the ExampleSwiftAdapter product. `gateway plugin
+// new ID --lang swift` writes it renamed as ID.swift, beside gateway_abi.h and
+// a module.modulemap naming the header CGatewayABI, and builds it alone with:
 //   swiftc -emit-library -O -parse-as-library -module-name ExampleSwift -I . example-swift.swift -o libexample-swift.so
-// SwiftPM builds the same file as the ExampleSwiftAdapter product.
 //
 // A Swift trap (a failed precondition, an overflow, a force-unwrapped nil)
 // cannot be caught: it ends the process. So this code never traps on input
@@ -80,7 +80,7 @@ private indirect enum JSON: Equatable {
         }
 
         mutating func value(depth: Int) -> JSON? {
-            guard depth <= 64 else { return nil }
+            guard depth < 64 else { return nil }
             skipWhitespace()
             switch peek {
             case UInt8(ascii: "{"): return object(depth)
@@ -204,11 +204,12 @@ private indirect enum JSON: Equatable {
         mutating func object(_ depth: Int) -> JSON? {
             at += 1
             var members: [(String, JSON)] = []
+            var names: Set<String> = []
             skipWhitespace()
             if peek == UInt8(ascii: "}") { at += 1; return .object(members) }
             while true {
                 skipWhitespace()
-                guard peek == UInt8(ascii: "\""), let name = string(), !members.contains(where: { $0.0 == name }) else { return nil }
+                guard peek == UInt8(ascii: "\""), let name = string(), names.insert(name).inserted else { return nil }
                 skipWhitespace()
                 guard peek == UInt8(ascii: ":") else { return nil }
                 at += 1
@@ -291,12 +292,14 @@ private final class Adapter: Sendable {
     struct Replay {
         var fingerprint: String
         var answer: (gw_status, String)?
+        var sequence: Int
     }
     struct State {
         var inFlight: [UInt64: Bool] = [:]        // accepted calls not yet completed: cancelled?
         var replays: [String: Replay] = [:]       // idempotency key → first request and its answer
-        var replayOrder: [String] = []
+        var replayOrder: [(key: String, sequence: Int)] = []  // oldest first; stale entries skipped
         var replayStart = 0
+        var nextSequence = 0
     }
     let state = Mutex(State())
 
@@ -315,18 +318,28 @@ private final class Adapter: Sendable {
                 return .answered(answer.0, answer.1)
             }
             if state.replays.count >= replayCapacity {
-                // Forget the oldest answered key (one still running stays).
-                guard state.replayStart < state.replayOrder.count,
-                      state.replays[state.replayOrder[state.replayStart]]?.answer != nil else { return .full }
-                state.replays[state.replayOrder[state.replayStart]] = nil
-                state.replayStart += 1
+                // Forget the oldest answered key (one still running stays);
+                // entries of keys given up or claimed again since are stale.
+                while state.replayStart < state.replayOrder.count {
+                    let (oldest, sequence) = state.replayOrder[state.replayStart]
+                    guard let replay = state.replays[oldest], replay.sequence == sequence else {
+                        state.replayStart += 1
+                        continue
+                    }
+                    guard replay.answer != nil else { return .full }
+                    state.replays[oldest] = nil
+                    state.replayStart += 1
+                    break
+                }
+                guard state.replays.count < replayCapacity else { return .full }
                 if state.replayStart > replayCapacity {
                     state.replayOrder.removeFirst(state.replayStart)
                     state.replayStart = 0
                 }
             }
-            state.replays[key] = Replay(fingerprint: fingerprint)
-            state.replayOrder.append(key)
+            state.nextSequence += 1
+            state.replays[key] = Replay(fingerprint: fingerprint, sequence: state.nextSequence)
+            state.replayOrder.append((key, state.nextSequence))
             return .new
         }
     }
@@ -396,25 +409,32 @@ private final class Adapter: Sendable {
     }
 
     private func answerAuthorize(_ callID: UInt64, key: String, value: Int64, currency: String) {
-        var status = GW_OK
-        var result: String
+        // Cancelled before the provider was asked: send nothing, give the key up.
+        if state.withLock({ $0.inFlight[callID] == true }) {
+            finish(key, nil)
+            state.withLock { _ = $0.inFlight.removeValue(forKey: callID) }
+            host.complete(callID, GW_E_CANCELLED, errorDocument("cancelled before anything was sent"))
+            return
+        }
+        let status: gw_status
+        let result: String
         if let random = host.randomBytes(8) {
             let approved = value <= declineAbove
             let reference = "exs_" + random.map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined() + (approved ? "_s" : "_d")
             result = approved
                 ? "{\"status\":\"succeeded\",\"providerReference\":\"\(reference)\",\"amount\":{\"value\":\(value),\"currency\":\"\(currency)\"},\"providerStatus\":\"APPROVED\"}"
                 : "{\"status\":\"failed\",\"providerReference\":\"\(reference)\",\"problem\":{\"code\":\"card_declined\",\"message\":\"\(adapterID) declines amounts above \(declineAbove) minor units\",\"retryable\":false,\"safeToRetryElsewhere\":false,\"providerCode\":\"05\"},\"providerStatus\":\"DECLINED\"}"
+            status = GW_OK
             finish(key, (status, result)) // the "provider" acted: a replay gets this answer
         } else {
             status = GW_E_INTERNAL
             result = errorDocument("no secure random bytes for the provider reference")
             finish(key, nil)
         }
-        let cancelled = state.withLock { $0.inFlight.removeValue(forKey: callID) ?? false }
-        if cancelled && status == GW_OK {
-            status = GW_E_CANCELLED
-            result = errorDocument("cancelled")
-        }
+        // A cancel that came after the provider answered changes nothing: the
+        // real answer is known, so it is sent (the header: GW_E_CANCELLED
+        // unless the answer already arrived).
+        state.withLock { _ = $0.inFlight.removeValue(forKey: callID) }
         // The completion is the last thing this thread does with the instance.
         host.complete(callID, status, result)
     }
@@ -474,11 +494,15 @@ nonisolated(unsafe) private let table: UnsafeMutablePointer<gw_adapter_api> = {
         let services = Host(api: host)
         guard services.canComplete else {
             _ = handOver("\(adapterID): the host services table has no complete()", outError, outErrorLength)
-            return GW_E_INVALID_REQUEST
+            return GW_E_INTERNAL
         }
         let parsed = config.flatMap { JSON.parse(UnsafeRawBufferPointer(start: $0, count: configLength)) }
         guard let parsed, case .object = parsed else {
             _ = handOver("\(adapterID): config must be a JSON object", outError, outErrorLength)
+            return GW_E_INVALID_REQUEST
+        }
+        if case .object(let members) = parsed, let unknown = members.first(where: { $0.0 != "decline_above" }) {
+            _ = handOver("\(adapterID): config.\(unknown.0) is not a member this adapter knows (decline_above)", outError, outErrorLength)
             return GW_E_INVALID_REQUEST
         }
         var declineAbove: Int64 = 1_000_000
@@ -494,8 +518,9 @@ nonisolated(unsafe) private let table: UnsafeMutablePointer<gw_adapter_api> = {
         return GW_OK
     }
     api.describe = { _, outJSON, outLength in
+        guard outJSON != nil, outLength != nil else { return GW_E_INVALID_REQUEST }
         let document = "{\"id\":\"\(adapterID)\",\"version\":\"\(adapterVersion)\",\"methods\":[\"visa\"],\"operations\":[\"authorize\",\"verify\"],\"currencies\":[\(currencies.map { "\"\($0)\"" }.joined(separator: ","))]}"
-        return handOver(document, outJSON, outLength) ? GW_OK : GW_E_INVALID_REQUEST
+        return handOver(document, outJSON, outLength) ? GW_OK : GW_E_INTERNAL // no memory for the copy
     }
     api.invoke = { instance, callID, operation, request, requestLength in
         guard let adapter = adapter(instance), request != nil || requestLength == 0 else { return GW_E_INVALID_REQUEST }

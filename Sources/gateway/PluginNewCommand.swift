@@ -66,8 +66,12 @@ protocol Skeleton {
 extension Skeleton {
     /// A shipped example's manifest made this adapter's: its id, its library,
     /// disabled, in a process of its own.
-    func manifest(from example: Data, library: String, language: String) -> String {
+    func manifest(from example: Data, library: String, language: String, dropConfig: [String] = []) -> String {
         var object = (try? JSONSerialization.jsonObject(with: example)) as? [String: Any] ?? [:]
+        if var config = object["config"] as? [String: Any] {
+            for name in dropConfig { config[name] = nil }
+            object["config"] = config
+        }
         object["id"] = id
         object["description"] = "\(id): a payment adapter in \(language), from gateway_abi.h alone (gateway plugin new)."
         object["library"] = library
@@ -146,11 +150,20 @@ struct SkeletonC: Skeleton {
 struct SkeletonRust: Skeleton {
     var id: String
 
-    /// The crate's name: the id with underscores (a crate name cannot start with a digit).
+    /// The crate's name: the id with underscores, prefixed `gw_` where cargo
+    /// would refuse it (a leading digit, a keyword, a name of Rust's own).
     var crate: String {
         let name = id.replacingOccurrences(of: "-", with: "_")
-        return name.first?.isNumber == true ? "gw_\(name)" : name
+        return name.first?.isNumber == true || Self.reserved.contains(name) ? "gw_\(name)" : name
     }
+
+    static let reserved: Set<String> = [
+        "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern", "false", "fn", "for", "if",
+        "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub", "ref", "return", "self", "static", "struct", "super",
+        "trait", "true", "type", "unsafe", "use", "where", "while", "abstract", "become", "box", "do", "final", "macro", "override",
+        "priv", "typeof", "unsized", "virtual", "yield", "try", "std", "core", "alloc", "test", "proc_macro", "build", "deps",
+        "examples", "incremental", "nul", "con", "aux", "prn",
+    ]
 
     var buildLine: String { "cargo build --release" }
 
@@ -170,7 +183,7 @@ struct SkeletonRust: Skeleton {
             ("src/provider.rs", renamed(PackageResources.rust_provider_rs_txt)),
             ("src/json.rs", renamed(PackageResources.rust_json_rs_txt)),
             ("\(id).json", manifest(from: Data(PackageResources.example_rust_json_txt),
-                                    library: "./target/release/lib\(crate).so", language: "Rust")),
+                                    library: "./target/release/lib\(crate).so", language: "Rust", dropConfig: ["scenarios"])),
             ("README.md", readme),
         ]
     }
@@ -204,11 +217,18 @@ struct SkeletonRust: Skeleton {
 struct SkeletonSwift: Skeleton {
     var id: String
 
-    /// The Swift module's name: the id in UpperCamelCase (an identifier).
+    /// The Swift module's name: the id in UpperCamelCase, prefixed `Adapter`
+    /// where it would not do (a leading digit, a module the source imports or
+    /// the toolchain ships).
     var module: String {
         let name = id.split(separator: "-").map { $0.prefix(1).uppercased() + $0.dropFirst() }.joined()
-        return name.first?.isNumber == true ? "Adapter\(name)" : name
+        return name.first?.isNumber == true || Self.reserved.contains(name) ? "Adapter\(name)" : name
     }
+
+    static let reserved: Set<String> = [
+        "Swift", "CGatewayABI", "Dispatch", "Glibc", "Darwin", "Synchronization", "Foundation", "FoundationEssentials",
+        "Observation", "Distributed", "RegexBuilder", "XCTest", "Testing", "SwiftShims", "SwiftOnoneSupport", "Musl", "Android",
+    ]
 
     var buildLine: String {
         "swiftc -emit-library -O -parse-as-library -module-name \(module) -I . \(id).swift -o lib\(id).so"

@@ -320,6 +320,51 @@ import Testing
         #expect(a.count(.authorize) == 1)
     }
 
+    /// An attempt takes its key for new without reading it first (one store
+    /// round trip fewer). A retry that finds the session expired, or paid,
+    /// before it could write anything still gets the key's first answer; a
+    /// key another engine's try is still running under is resumed, never run
+    /// a second time.
+    @Test func anAttemptThatDidNotReadItsKeyStillAnswersEveryRetryFromIt() async throws {
+        let declined = ScriptedProvider("a") { _ in
+            .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "declined", retryable: false)))
+        }
+        let f = try EngineFixture([(profile("a", priority: 1), declined)])
+        let session = try await f.session()
+        let first = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: "k-expired")
+        #expect(first.status == .failed)
+        f.clock.advance(3 * 3600)
+        // Another engine (no cached session) on the same store: the session is past its expiry, the key answers.
+        let other = try EngineFixture([(profile("a", priority: 1), declined)], store: f.store)
+        other.clock.advance(3 * 3600)
+        let replay = try await other.checkout.attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: "k-expired")
+        #expect(replay == first)
+        #expect(declined.count(.authorize) == 1)
+
+        // A try held inside its provider call (its intent written) on one engine; the same request on another engine resumes it.
+        let gate = Shared<CheckedContinuation<Void, Never>?>(nil)
+        let entered = AsyncStream<Void>.makeStream()
+        let held = ScriptedProvider("b") { call in
+            entered.continuation.yield()
+            await withCheckedContinuation { continuation in gate.withLock { $0 = continuation } }
+            return .answered(ScriptedProvider.success(call))
+        }
+        let g = try EngineFixture([(profile("b", priority: 1), held)])
+        let h = try EngineFixture([(profile("b", priority: 1), held)], store: g.store)
+        let open = try await g.session()
+        let running = Task { try await g.checkout.attempt(session: open.id, NewAttempt(method: "mada"), idempotencyKey: "k-held") }
+        var iterator = entered.stream.makeAsyncIterator()
+        await iterator.next()
+        let resumed = try await h.checkout.attempt(session: open.id, NewAttempt(method: "mada"), idempotencyKey: "k-held")
+        #expect(resumed.status == .processing, "the other engine's try, as it now is")
+        #expect(held.count(.authorize) == 1, "never a second attempt under the key")
+        while gate.withLock({ $0 == nil }) { await Task.yield() }
+        gate.withLock { $0?.resume(); $0 = nil }
+        let finished = try await running.value
+        #expect(finished.id == resumed.id && finished.status == .succeeded)
+        #expect(held.count(.authorize) == 1)
+    }
+
     /// Each engine caches the sessions it committed; another engine (another
     /// process) on the same store changing one must never be hidden by it.
     @Test func aSessionChangedByAnotherEngineIsReadAfresh() async throws {

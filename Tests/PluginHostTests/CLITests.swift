@@ -248,6 +248,21 @@ final class CLITests: XCTestCase {
                                                 library: "target/release/libgw_9_acme.so", tools: cargo.deletingLastPathComponent())
     }
 
+    /// An id that would name a module or crate the toolchain refuses gets a prefix.
+    func testPluginNewPrefixesNamesTheToolchainsReserve() throws {
+        let folder = try ManifestFolder()
+        for (id, lang, file, expected) in [("swift", "swift", "README.md", "-module-name AdapterSwift"),
+                                          ("dispatch", "swift", "README.md", "-module-name AdapterDispatch"),
+                                          ("fn", "rust", "Cargo.toml", "name = \"gw_fn\""),
+                                          ("std", "rust", "Cargo.toml", "name = \"gw_std\"")] {
+            let dir = folder.root.appendingPathComponent("\(lang)-\(id)")
+            let made = try runProcess(BuildProducts.gateway.path, ["plugin", "new", id, "--lang", lang, "--dir", dir.path])
+            XCTAssertEqual(made.status, 0, made.output)
+            let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
+            XCTAssertTrue(text.contains(expected), "\(id): \(text)")
+        }
+    }
+
     /// The shipped Swift example, built by SwiftPM beside `gateway`, passes the check.
     func testTheSwiftExamplePassesTheCheck() throws {
         let folder = try ManifestFolder(copyShipped: false)

@@ -3,7 +3,8 @@
 //! from a thread of its own, through the simulated provider.
 //!
 //! Scenarios, in an authorize request's `instrument.scenario`, to watch the
-//! host survive this adapter's own failures (any other scenario is ignored):
+//! host survive this adapter's own failures, honoured only when the config
+//! says `"scenarios": true` (any other scenario is ignored):
 //! - `panic_in_invoke`: invoke() panics before anything is sent; the
 //!   boundary catches it and refuses the call with GW_E_INTERNAL.
 //! - `panic_after_charge`: the worker panics after the provider charged, as
@@ -41,6 +42,9 @@ pub fn description() -> String {
 /// The configuration (the manifest's `config`).
 pub struct Config {
     pub decline_above: i64,
+    /// Whether the panic scenarios below are honoured (the shipped test
+    /// manifest turns them on; off, `instrument.scenario` is ignored).
+    pub scenarios: bool,
 }
 
 impl Config {
@@ -49,6 +53,16 @@ impl Config {
         if !config.is_object() {
             return Err(format!("{}: config must be a JSON object", ID));
         }
+        if let Value::Object(members) = &config {
+            if let Some((name, _)) = members.iter().find(|(name, _)| name != "decline_above" && name != "scenarios") {
+                return Err(format!("{}: config.{} is not a member this adapter knows (decline_above, scenarios)", ID, name));
+            }
+        }
+        let scenarios = match config.get("scenarios") {
+            None => false,
+            Some(Value::Bool(on)) => *on,
+            Some(_) => return Err(format!("{}: config.scenarios must be true or false", ID)),
+        };
         let decline_above = match config.get("decline_above") {
             None => 1_000_000,
             Some(value) => match value.as_i64() {
@@ -56,13 +70,14 @@ impl Config {
                 _ => return Err(format!("{}: config.decline_above must be a non-negative integer (minor units)", ID)),
             },
         };
-        Ok(Config { decline_above })
+        Ok(Config { decline_above, scenarios })
     }
 }
 
 pub struct Adapter {
     host: Host,
     provider: Provider,
+    scenarios: bool,
     /// Accepted calls not yet completed, and whether each was cancelled.
     in_flight: Mutex<HashMap<u64, bool>>,
 }
@@ -163,7 +178,7 @@ fn operation_name(operation: Operation) -> &'static str {
 impl Adapter {
     pub fn new(host: Host, config: Config) -> Adapter {
         host.log(GW_LOG_INFO, &format!("{} instance created (decline_above={} minor units)", ID, config.decline_above));
-        Adapter { host, provider: Provider::new(config.decline_above), in_flight: Mutex::new(HashMap::new()) }
+        Adapter { host, provider: Provider::new(config.decline_above), scenarios: config.scenarios, in_flight: Mutex::new(HashMap::new()) }
     }
 
     /// One line in the host's log, attributed to this adapter.
@@ -208,11 +223,12 @@ impl Adapter {
                 Some(_) => return Err(invalid("providerReference must be a string or null".into())),
             };
             // Answered at once, before invoke() returns (the ABI allows it).
-            let answer = self.provider.verify(reference, payment_id);
+            let answer = self.provider.verify(reference, payment_id).map_err(invalid)?;
             self.host.complete(call_id, GW_OK, answer.as_bytes());
             return Ok(());
         }
         let (key, provider_request, scenario) = provider_request(operation, &request)?;
+        let scenario = if self.scenarios { scenario } else { None };
         if scenario.as_deref() == Some("panic_in_invoke") {
             panic!("{}: the scenario panic_in_invoke panics inside invoke(), before anything is sent", ID);
         }
@@ -279,8 +295,10 @@ impl Adapter {
                     return (GW_E_INTERNAL, error_document("no secure random bytes for the provider reference"));
                 }
             };
-            let answer = self.provider.act(&key, &request, &reference);
+            // From here the provider may act: whatever happens next, the
+            // outcome is never "nothing sent", and the key is kept.
             acted = true;
+            let answer = self.provider.act(&key, &request, &reference);
             if scenario.as_deref() == Some("panic_after_charge") {
                 panic!("{}: the scenario panic_after_charge panics after the provider charged", ID);
             }

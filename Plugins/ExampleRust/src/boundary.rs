@@ -152,7 +152,7 @@ unsafe extern "C" fn create(host: *const HostApi, config: *const u8, config_len:
     }
     let host = Host { api: host };
     if !host.can_complete() {
-        return refuse(GW_E_INVALID_REQUEST, "example-rust: the host services table has no complete()");
+        return refuse(GW_E_INTERNAL, "example-rust: the host services table has no complete()");
     }
     let config = match borrowed(config, config_len) {
         Some(config) => config,
@@ -176,8 +176,9 @@ unsafe fn instance<'a>(instance: *mut Instance) -> Option<&'a InstanceBox> {
 
 unsafe extern "C" fn describe(_instance: *mut Instance, out_json: *mut *mut u8, out_len: *mut usize) -> Status {
     match catch_unwind(adapter::description) {
+        Ok(_) if out_json.is_null() || out_len.is_null() => GW_E_INVALID_REQUEST,
         Ok(document) if handed_over(&document, out_json, out_len) => GW_OK,
-        Ok(_) => GW_E_INVALID_REQUEST,
+        Ok(_) => GW_E_INTERNAL, // no memory for the copy
         Err(_) => GW_E_INTERNAL,
     }
 }

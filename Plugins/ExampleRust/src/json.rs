@@ -4,6 +4,7 @@
 //! deeper document is refused, never a stack overflow). Numbers keep their
 //! text, so an amount is read as an exact integer or refused.
 
+use std::collections::HashSet;
 use std::fmt::Write;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -78,7 +79,7 @@ impl<'a> Parser<'a> {
     }
 
     fn value(&mut self, depth: usize) -> Result<Value, String> {
-        if depth > MAX_DEPTH {
+        if depth >= MAX_DEPTH {
             return self.error("nested more than 64 levels");
         }
         self.skip_whitespace();
@@ -247,6 +248,7 @@ impl<'a> Parser<'a> {
     fn object(&mut self, depth: usize) -> Result<Value, String> {
         self.at += 1;
         let mut members: Vec<(String, Value)> = Vec::new();
+        let mut names: HashSet<String> = HashSet::new();
         self.skip_whitespace();
         if self.bytes.get(self.at) == Some(&b'}') {
             self.at += 1;
@@ -258,7 +260,7 @@ impl<'a> Parser<'a> {
                 return self.error("expected a member name");
             }
             let name = self.string()?;
-            if members.iter().any(|(key, _)| *key == name) {
+            if !names.insert(name.clone()) {
                 return self.error("repeated member name");
             }
             self.skip_whitespace();
@@ -367,8 +369,10 @@ mod tests {
                     b"{\"a\": \"\xff\"}", br#"{"a": tru}"#, br#"{"a": 1,}"#] {
             assert!(Value::parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
         }
-        let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        let deep = format!("{}{}", "[".repeat(65), "]".repeat(65));
         assert!(Value::parse(deep.as_bytes()).is_err());
+        let fits = format!("{}{}", "[".repeat(64), "]".repeat(64));
+        assert!(Value::parse(fits.as_bytes()).is_ok());
         assert_eq!(Value::parse(b"{\"v\": 1e3}").unwrap().get("v").unwrap().as_i64(), None);
         assert_eq!(Value::parse(b"{\"v\": 9223372036854775807}").unwrap().get("v").unwrap().as_i64(), Some(i64::MAX));
     }

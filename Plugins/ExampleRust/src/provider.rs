@@ -102,6 +102,11 @@ fn failed(reference: Option<&str>, code: &str, message: &str) -> String {
     result.object("problem", problem(code, message, None)).finish()
 }
 
+/// Whether `reference` has the form this provider issues: "exr_" and 16 hex digits.
+fn is_our_reference(reference: &str) -> bool {
+    reference.len() == 20 && reference.starts_with("exr_") && reference[4..].bytes().all(|b| b.is_ascii_hexdigit())
+}
+
 impl Provider {
     pub fn new(decline_above: i64) -> Provider {
         Provider {
@@ -275,21 +280,27 @@ impl Provider {
     }
 
     /// verify: the payment's state, by its reference or else by the host's
-    /// payment id. Never changes anything.
-    pub fn verify(&self, reference: Option<&str>, payment_id: &str) -> String {
+    /// payment id. Never changes anything. `Err` when the reference is
+    /// another payment's (the request is wrong: nothing can be said).
+    pub fn verify(&self, reference: Option<&str>, payment_id: &str) -> Result<String, String> {
         let ledger = self.ledger();
         let found = match reference {
             Some(reference) => ledger.payments.get(reference),
             None => ledger.by_payment_id.get(payment_id).and_then(|reference| ledger.payments.get(reference)),
         };
-        match found {
-            Some(payment) => self.describe_payment(payment, false),
-            None if reference.is_none() && ledger.authorizing.contains_key(payment_id) => {
-                // Its authorize is being answered: not final, either way.
-                ObjectWriter::new().string("status", "pending").string("providerStatus", "PROCESSING").finish()
+        let pending = || ObjectWriter::new().string("status", "pending").string("providerStatus", "PROCESSING").finish();
+        Ok(match found {
+            Some(payment) if payment.payment_id != payment_id => {
+                return Err("providerReference is another payment's than paymentId's".to_string());
             }
+            Some(payment) => self.describe_payment(payment, false),
+            // Its authorize is being answered: not final, either way.
+            None if ledger.authorizing.contains_key(payment_id) => pending(),
+            // One of ours that the simulation no longer holds (past CAPACITY):
+            // it cannot say "not charged" about it.
+            None if reference.map_or(false, is_our_reference) => pending(),
             None => failed(reference, "unknown_payment", "example-rust has no payment with this reference or payment id"),
-        }
+        })
     }
 
     /// A payment's state as authorize answers it, or as verify reports it

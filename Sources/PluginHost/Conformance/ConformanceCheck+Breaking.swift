@@ -65,7 +65,9 @@ extension ConformanceCheck {
                         + "\(one.status.rawValue) \(one.providerReference ?? "-") then \(two.status.rawValue) \(two.providerReference ?? "-")")
         }
         let limit = m.amountLimits[amount.currency]
-        let other = Money(value: amount.value < (limit?.max ?? Int64.max) ? amount.value + 1 : amount.value - 1, currency: amount.currency)
+        // One minor unit more, or less at the manifest's maximum (never 0: that would be refused for another reason).
+        let other = Money(value: amount.value < (limit?.max ?? Int64.max) || amount.value <= 1 ? amount.value + 1 : amount.value - 1,
+                          currency: amount.currency)
         let otherOutcome = await adapter.invoke(.authorize, payload: request(other), timeout: callTimeout)
         func evidence(refused: Bool) -> [Evidence] {
             [Evidence(field: "first authorize", value: "\(one.status.rawValue) \(one.providerReference ?? "-")", rule: "completed GW_OK", ok: true),

@@ -73,6 +73,11 @@ public struct ConformanceCheck: Sendable {
                               detail: "not loaded into this process: the adapter crashed its runner, and would crash the host"))
             return steps
         }
+        if runnerSteps.contains(where: { $0.name == "load" && !$0.passed }) {
+            // It may have died while loading (entry point, create, describe): never try that in this process.
+            steps.append(Step(name: "in-process", passed: false, detail: "not loaded into this process: it did not load in a runner"))
+            return steps
+        }
         return steps + (await run(manifest, from: url, withSoak: true))
     }
 
@@ -123,11 +128,12 @@ public struct ConformanceCheck: Sendable {
             detail: violations.count == 0
                 ? "every completion fired exactly once"
                 : "\(violations.count) stray completion(s): " + violations.first.map(\.description).joined(separator: "; ")))
+        await adapter.shutdown(grace: .seconds(2))
+        // Counted after the shutdown, so a crash in destroy() counts too.
         if let runner = adapter.connection as? RunnerConnection, runner.endsOnItsOwn > 0 {
             steps.append(Step(name: "crashes", passed: false,
-                              detail: "the adapter's runner crashed \(runner.endsOnItsOwn) time(s) during the check: a call made it exit"))
+                              detail: "the adapter's runner crashed \(runner.endsOnItsOwn) time(s) during the check: a call, or destroy(), made it exit"))
         }
-        await adapter.shutdown(grace: .seconds(2))
         return steps
     }
 

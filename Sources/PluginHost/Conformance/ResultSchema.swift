@@ -37,7 +37,8 @@ enum ResultSchema {
                 problem.code.range(of: "^[a-z][a-z0-9_]*$", options: .regularExpression) != nil)
             row("problem.message", shown(problem.message), "a non-empty string for the engineer", !problem.message.isEmpty)
             row("problem.retryable", "\(problem.retryable)", "a boolean, required", true)
-            row("problem.safeToRetryElsewhere", "\(problem.safeToRetryElsewhere)", "a boolean, required; true only when nothing was charged", true)
+            row("problem.safeToRetryElsewhere", "\(problem.safeToRetryElsewhere)", "a boolean, required; true only on a failed result (nothing was charged)",
+                !problem.safeToRetryElsewhere || result.status == .failed)
             if let code = problem.providerCode { row("problem.providerCode", shown(code), "a string", true) }
             if let field = problem.field { row("problem.field", shown(field), "a member path of the request", !field.isEmpty) }
         } else {

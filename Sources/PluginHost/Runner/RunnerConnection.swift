@@ -273,7 +273,7 @@ final class RunnerConnection: AdapterConnection {
                 guard state.process === process else { return .ignore }
                 state.process = nil
             }
-            if !process.killedByHost && !state.closing { state.endsOnItsOwn += 1 }
+            if process.endedOnItsOwn { state.endsOnItsOwn += 1 }
             return recordEnd(&state, reason: reason)
         }
         if case .ignore = next { return }

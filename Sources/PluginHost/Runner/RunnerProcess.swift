@@ -147,9 +147,12 @@ final class RunnerProcess: @unchecked Sendable {
         onEnd.withLock { $0 = action }
     }
 
-    /// Whether the host killed this runner (a hung call, a budget), rather
-    /// than the runner ending on its own (a crash, an exit).
-    var killedByHost: Bool { killReason.withLock { $0 != nil } }
+    /// Whether this runner ended by itself (a crash, an exit, a closed
+    /// socket) rather than by a kill the host meant (a hung call, a budget,
+    /// closing) or after destroy. Read from its wait status: a kill the host
+    /// sends on a broken stream finds a runner already dead of its own cause.
+    var endedOnItsOwn: Bool { ownEnd.load(ordering: .acquiring) }
+    private let ownEnd = Atomic<Bool>(false)
 
     /// Kills the runner and everything it started (its process group, SIGKILL);
     /// the waiter then reaps it and the reader reports the end.
@@ -240,6 +243,8 @@ final class RunnerProcess: @unchecked Sendable {
         reaped.wait()
         reaped.signal()
         let status = waitStatus.withLock { $0 }
+        let killedBySIGKILL = status & 0x7f == SIGKILL
+        if !destroyed && !(killReason.withLock { $0 != nil } && killedBySIGKILL) { ownEnd.store(true, ordering: .releasing) }
         let how = killReason.withLock { $0 }.map { "was killed by the host (\($0))" } ?? describeExit(status)
         let reason = destroyed ? "exited after destroy" : "\(how) (its socket: \(ending))"
         exited.store(true, ordering: .releasing)
