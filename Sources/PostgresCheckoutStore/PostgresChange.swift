@@ -21,8 +21,7 @@ struct PostgresChange: Sendable {
     /// `[s_id, s_status, s_read_version, s_amount, s_currency, s_order_id,
     /// s_created_at, s_updated_at, s_expires_at, s_events, attempts, events,
     /// k_key, k_fingerprint, k_has_body, k_reference, k_created_at,
-    /// w_provider, w_event, w_received_at, k_try_id]`, as migrations v5 and
-    /// v6 read it.
+    /// w_provider, w_event, w_received_at]`, as migration v5 reads it.
     private let item: [UInt8]
     private let document: ByteBuffer
     private let body: ByteBuffer
@@ -86,7 +85,6 @@ struct PostgresChange: Sendable {
         text(change.webhook?.provider)
         text(change.webhook?.eventID)
         number(change.webhook.map { _ in Date().timeIntervalSince1970 })
-        text(answer?.tryID)
         writer.endArray()
         item = writer.bytes
         document = ByteBuffer(bytes: session?.document ?? Data())

@@ -381,9 +381,9 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     private func answers(forKeys keys: [String]) async -> [Result<IdempotentAnswer?, any Error>] {
         await lookUp(keys, SQL.Answers.self) { row in
-            let (key, fingerprint, body, reference, created, tryID) = try row.decode((String, String, Data?, String?, Double, String?).self)
+            let (key, fingerprint, body, reference, created) = try row.decode((String, String, Data?, String?, Double).self)
             return (key, IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, reference: reference,
-                                          createdAt: Date(timeIntervalSince1970: created), tryID: tryID))
+                                          createdAt: Date(timeIntervalSince1970: created)))
         }
     }
 

@@ -251,56 +251,6 @@ enum PostgresMigrations {
             END $$
             """,
         ]),
-        // A try that takes its key for new without reading it first (an
-        // attempt: IdempotentAnswer.tryID) names itself on every write. Its
-        // key is written by gateway_commit_many itself, after the change's
-        // other writes (the order gateway_commit keeps): inserted when new,
-        // filled in only when this same try bound it; any other binding raises
-        // GWKEY and undoes the change alone. Items without the name (index 20
-        // absent: a host not yet upgraded) are written as before.
-        Migration(name: "v6: keys bound by a try that did not read them first", statements: [
-            "ALTER TABLE idempotency ADD COLUMN try_id text",
-            """
-            CREATE OR REPLACE FUNCTION gateway_commit_many(p_items jsonb, p_documents bytea[], p_bodies bytea[])
-            RETURNS TABLE (item_no integer, refusal text, numbers bigint[]) LANGUAGE plpgsql AS $$
-            DECLARE
-                item jsonb;
-                of_try boolean;
-            BEGIN
-                item_no := 0;
-                FOR item IN SELECT value FROM jsonb_array_elements(p_items) WITH ORDINALITY AS t(value, ord) ORDER BY ord LOOP
-                    item_no := item_no + 1;
-                    of_try := item->>20 IS NOT NULL;
-                    BEGIN
-                        numbers := gateway_commit(
-                            item->>0, item->>1, (item->>2)::bigint, (item->>3)::bigint, item->>4, item->>5,
-                            (item->>6)::float8, (item->>7)::float8, (item->>8)::float8,
-                            CASE WHEN item->>0 IS NULL THEN NULL ELSE p_documents[item_no] END, (item->>9)::bigint,
-                            item->10, item->11,
-                            CASE WHEN of_try THEN NULL ELSE item->>12 END, item->>13,
-                            CASE WHEN (item->>14)::boolean THEN p_bodies[item_no] END, item->>15, (item->>16)::float8,
-                            item->>17, item->>18, (item->>19)::float8);
-                        IF of_try THEN
-                            INSERT INTO idempotency (key, fingerprint, body, reference, created_at, try_id)
-                                VALUES (item->>12, item->>13, CASE WHEN (item->>14)::boolean THEN p_bodies[item_no] END, item->>15,
-                                        (item->>16)::float8, item->>20)
-                                ON CONFLICT (key) DO UPDATE SET body = excluded.body, reference = excluded.reference
-                                WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
-                                    AND idempotency.try_id = excluded.try_id;
-                            IF NOT FOUND THEN
-                                RAISE EXCEPTION 'idempotency key % is bound by another try, or answered', item->>12 USING ERRCODE = 'GWKEY';
-                            END IF;
-                        END IF;
-                        refusal := NULL;
-                    EXCEPTION WHEN SQLSTATE 'GWSTL' OR SQLSTATE 'GWKEY' OR SQLSTATE 'GWWHK' THEN
-                        refusal := SQLSTATE;
-                        numbers := NULL;
-                    END;
-                    RETURN NEXT;
-                END LOOP;
-            END $$
-            """,
-        ]),
     ]
 
     /// Applies the migrations `connection`'s schema lacks; answers every

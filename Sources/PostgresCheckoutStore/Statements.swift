@@ -80,7 +80,7 @@ enum SQL {
 
     /// Many keys' answers in one round trip (``Batcher``).
     enum Answers: StatementText {
-        static let sql = "SELECT key, fingerprint, body, reference, created_at, try_id FROM idempotency WHERE key = ANY($1)"
+        static let sql = "SELECT key, fingerprint, body, reference, created_at FROM idempotency WHERE key = ANY($1)"
         static let types: [PostgresDataType] = [.textArray]
     }
 

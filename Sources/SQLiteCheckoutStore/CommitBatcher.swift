@@ -38,7 +38,7 @@ struct PreparedChange: Sendable {
 
     /// The statements a change is written with, on the writer's connection.
     enum Statement: Int, StatementKind {
-        case webhookSeen, insertSession, updateSession, writeAttempt, nextEventNumber, insertEvent, countEvents, writeKey, insertWebhook, writeKeyOfTry
+        case webhookSeen, insertSession, updateSession, writeAttempt, nextEventNumber, insertEvent, countEvents, writeKey, insertWebhook
 
         var position: Int { rawValue }
 
@@ -75,13 +75,6 @@ struct PreparedChange: Sendable {
                 WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
                 """
             case .insertWebhook: "INSERT INTO webhook (provider_id, event_id, received_at) VALUES (?, ?, ?)"
-            // A try that took the key for new without reading it: the key is
-            // written when it is new, or filled in when this same try bound it.
-            case .writeKeyOfTry: """
-                INSERT INTO idempotency (key, fingerprint, body, reference, created_at, try_id) VALUES (?, ?, ?, ?, ?, ?)
-                ON CONFLICT(key) DO UPDATE SET body = excluded.body, reference = excluded.reference
-                WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint AND idempotency.try_id IS excluded.try_id
-                """
             }
         }
     }
@@ -161,12 +154,8 @@ struct PreparedChange: Sendable {
         }
         if let answer {
             // Else it was bound to another request, by another host (the engine checked first).
-            let reference = answer.reference.map(StoredText.storable), created = answer.createdAt.timeIntervalSince1970
-            let written = if let tryID = answer.tryID {
-                try statements.execute(.writeKeyOfTry, answer.key, answer.fingerprint, answer.body, reference, created, tryID)
-            } else {
-                try statements.execute(.writeKey, answer.key, answer.fingerprint, answer.body, reference, created)
-            }
+            let written = try statements.execute(
+                .writeKey, answer.key, answer.fingerprint, answer.body, answer.reference.map(StoredText.storable), answer.createdAt.timeIntervalSince1970)
             guard written == 1 else { throw StoreConflict.duplicateKey(answer.key) }
         }
         if let webhook {

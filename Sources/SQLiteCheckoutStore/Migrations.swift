@@ -151,12 +151,6 @@ enum Migrations {
                 UPDATE session SET events = coalesce((SELECT max(number) FROM event WHERE event.session_id = session.id), 0);
                 """)
         }
-        migrator.registerMigration("idempotency keys name the try that bound them") { db in
-            // A try that takes its key for new without reading it first (an
-            // attempt) names itself on every write, so that another try's
-            // binding of the key refuses it (IdempotentAnswer.tryID).
-            try db.execute(sql: "ALTER TABLE idempotency ADD COLUMN try_id TEXT")
-        }
         return migrator
     }
 }

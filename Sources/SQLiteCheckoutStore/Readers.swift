@@ -19,7 +19,7 @@ final class Readers: Sendable {
 
         var sql: String {
             switch self {
-            case .key: "SELECT fingerprint, body, reference, created_at, try_id FROM idempotency WHERE key = ?"
+            case .key: "SELECT fingerprint, body, reference, created_at FROM idempotency WHERE key = ?"
             case .sessionDocument: "SELECT document FROM session WHERE id = ?"
             case .sessionVersion: "SELECT version FROM session WHERE id = ?"
             case .sessionOfAttempt: "SELECT session_id FROM attempt WHERE id = ?"

@@ -100,7 +100,7 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
             try connection.run(.key, key) { row in
                 guard try row.step() else { return nil }
                 return IdempotentAnswer(key: key, fingerprint: row.text(0) ?? "", body: row.data(1), reference: row.text(2),
-                                        createdAt: Date(timeIntervalSince1970: row.double(3)), tryID: row.text(4))
+                                        createdAt: Date(timeIntervalSince1970: row.double(3)))
             }
         }
     }

@@ -320,12 +320,12 @@ import Testing
         #expect(a.count(.authorize) == 1)
     }
 
-    /// An attempt takes its key for new without reading it first (one store
-    /// round trip fewer). A retry that finds the session expired, or paid,
-    /// before it could write anything still gets the key's first answer; a
-    /// key another engine's try is still running under is resumed, never run
-    /// a second time.
-    @Test func anAttemptThatDidNotReadItsKeyStillAnswersEveryRetryFromIt() async throws {
+    /// A retry under an attempt's key answers from the key, whatever became
+    /// of the session since: one whose session has expired gets the first
+    /// answer (not "session expired"), and one made on another engine while
+    /// the first try is still inside its provider call gets that attempt as
+    /// it is, never a second one.
+    @Test func anAttemptsRetryAnswersFromItsKeyWhateverTheSessionBecame() async throws {
         let declined = ScriptedProvider("a") { _ in
             .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "declined", retryable: false)))
         }

@@ -201,54 +201,6 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
         }
     }
 
-    /// A try that did not read its key first names itself (`tryID`): its
-    /// writes go in only while the key is new or bound by that same try.
-    /// Another try's binding refuses it, with the same request too, and
-    /// nothing of its change is written; many such tries of one request at
-    /// once bind the key once.
-    @Test(arguments: StoreKind.available)
-    func aTryThatDidNotReadItsKeyWritesItOnlyWhileItIsNewOrItsOwn(_ kind: StoreKind) async throws {
-        try await kind.withStore { store in
-            let at = Date(timeIntervalSince1970: 1_700_000_000)
-            func intent(_ session: String, tryID: String?, body: Data? = nil) throws -> StoreChange {
-                StoreChange(session: try newSession(session), events: [],
-                            answer: IdempotentAnswer(key: "k", fingerprint: "f", body: body, reference: "att_\(session)", createdAt: at, tryID: tryID))
-            }
-            _ = try await store.commit(try intent("a", tryID: "t1"))
-            await #expect(throws: StoreConflict.duplicateKey("k")) { try await store.commit(try intent("b", tryID: "t2")) }
-            #expect(try await store.session("b") == nil)
-            // The same try fills its answer in.
-            _ = try await store.commit(StoreChange(session: nil, events: [], answer: IdempotentAnswer(
-                key: "k", fingerprint: "f", body: Data("{}".utf8), reference: "att_a", createdAt: at, tryID: "t1")))
-            #expect(try await store.answer(forKey: "k")?.body == Data("{}".utf8))
-            // A key bound by a try that read it first (no name) refuses a named one.
-            _ = try await store.commit(StoreChange(session: nil, events: [], answer: IdempotentAnswer(
-                key: "k2", fingerprint: "f", body: nil, reference: "att_x", createdAt: at)))
-            await #expect(throws: StoreConflict.duplicateKey("k2")) {
-                try await store.commit(StoreChange(session: try newSession("c"), events: [], answer: IdempotentAnswer(
-                    key: "k2", fingerprint: "f", body: nil, reference: "att_c", createdAt: at, tryID: "t3")))
-            }
-            #expect(try await store.session("c") == nil)
-
-            let won = try await withThrowingTaskGroup(of: String?.self) { group in
-                for i in 0..<20 {
-                    group.addTask {
-                        do {
-                            _ = try await store.commit(StoreChange(session: try newSession("r\(i)"), events: [], answer: IdempotentAnswer(
-                                key: "k3", fingerprint: "same", body: nil, reference: "att_r\(i)", createdAt: at, tryID: "try-\(i)")))
-                            return "r\(i)"
-                        } catch StoreConflict.duplicateKey {
-                            return nil
-                        }
-                    }
-                }
-                return try await group.reduce(into: [String]()) { if let id = $1 { $0.append(id) } }
-            }
-            #expect(won.count == 1, "tries of one request that did not read the key bound it \(won.count) times")
-            #expect(try await store.answer(forKey: "k3")?.reference == "att_" + (won.first ?? ""))
-        }
-    }
-
     /// Many first tries of one key at once: one binds it, every other is refused.
     @Test(arguments: StoreKind.available)
     func concurrentFirstTriesOfOneKeyBindItOnce(_ kind: StoreKind) async throws {

@@ -20,9 +20,7 @@ extension Checkout {
                         mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
         try await guarded {
             let sessionMode = try await self.mode(ofSession: id, caller: mode)
-            // Optimistic: an attempt writes its intent before any provider hears of it (runAttempt).
-            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "attempt", target: id, request: request,
-                                        optimistic: true) { key in
+            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "attempt", target: id, request: request) { key in
                 try await self.locks.withLock(id) {
                     if let key, let earlier = key.bound?.reference {
                         return try await self.resumeAttempt(id, attempt: earlier, key)

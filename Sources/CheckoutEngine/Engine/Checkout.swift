@@ -357,17 +357,8 @@ public final class Checkout: Sendable {
     /// intent) runs `body` again only with the same request, and `body` is
     /// told what the earlier try left (``IdempotencyScope/bound``) so it can
     /// settle or resume it rather than start anew.
-    ///
-    /// `optimistic`: the key is taken for new without reading it first (one
-    /// store round trip fewer for the common first try), for a `body` that
-    /// writes its intent before anything leaves the process and never calls
-    /// out before that write. Its writes carry a ``IdempotencyScope/tryID``,
-    /// so the store refuses them if another try bound the key; on that
-    /// refusal, or any error before the body wrote, the key is read and
-    /// answered as a retry would be (its stored answer, or the earlier try
-    /// resumed), and only a key still unbound lets the error through.
     func idempotent<Request: Fingerprintable, Response: JSONPayload>(
-        _ key: String?, mode: PaymentMode, operation: String, target: String, request: Request, optimistic: Bool = false,
+        _ key: String?, mode: PaymentMode, operation: String, target: String, request: Request,
         _ body: @escaping @Sendable (IdempotencyScope?) async throws -> Response
     ) async throws -> Response {
         guard let key else { return try await body(nil) }
@@ -401,18 +392,6 @@ public final class Checkout: Sendable {
                 // the other host's answer, or its try as it now is. That can
                 // race the other host again (its answer recorded meanwhile):
                 // a few rounds, each reading what the store has.
-                if optimistic {
-                    let tryID = Identifiers.make("try")
-                    do {
-                        return try await body(IdempotencyScope(key: scoped, fingerprint: fingerprint, bound: nil, tryID: tryID))
-                    } catch {
-                        // What the key holds decides, as for a retry: an answer, another request, or another try to
-                        // resume. Unbound, or bound by this try itself (it wrote, then failed): this try's error, as
-                        // a try that read the key first would have met it.
-                        guard let stored = try? await store.answer(forKey: scoped), stored.tryID != tryID else { throw error }
-                        guard stored.fingerprint == fingerprint else { throw conflict() }
-                    }
-                }
                 var round = 0
                 while true {
                     do {
@@ -487,18 +466,15 @@ struct IdempotencyScope: Sendable {
     /// What an earlier try under this key recorded (its intent, no answer
     /// yet); nil on a first try.
     var bound: IdempotentAnswer?
-    /// Set when the key was not read first (taken for new): every write of
-    /// this try names it, so the store refuses it if another try bound the key.
-    var tryID: String? = nil
 
     func answer(_ value: some JSONPayload, reference: String? = nil, at: Date) -> IdempotentAnswer {
-        IdempotentAnswer(key: key, fingerprint: fingerprint, body: DocumentCoding.encode(value), reference: reference, createdAt: at, tryID: tryID)
+        IdempotentAnswer(key: key, fingerprint: fingerprint, body: DocumentCoding.encode(value), reference: reference, createdAt: at)
     }
 
     /// Binds the key to this request before any provider hears of it;
     /// `reference` names what it acts on (nil: nothing live under it now).
     func intent(reference: String?, at: Date) -> IdempotentAnswer {
-        IdempotentAnswer(key: key, fingerprint: fingerprint, body: nil, reference: reference, createdAt: bound?.createdAt ?? at, tryID: tryID)
+        IdempotentAnswer(key: key, fingerprint: fingerprint, body: nil, reference: reference, createdAt: bound?.createdAt ?? at)
     }
 
     /// The provider-side idempotency key of a follow-up operation under this key.

@@ -102,8 +102,7 @@ public struct StoreChange: Sendable {
     public var events: [SessionEvent]
     /// An answer to record, or (with a nil `body`) an intent that binds its
     /// key. Written only if the key is new, or bound to the same fingerprint
-    /// with no answer yet (and, when the answer names a ``IdempotentAnswer/tryID``,
-    /// bound by that same try); otherwise the change is refused with
+    /// with no answer yet; otherwise the change is refused with
     /// ``StoreConflict/duplicateKey(_:)`` and nothing is written.
     public var answer: IdempotentAnswer?
     /// A provider notification applied with this change (deduplication).
@@ -136,20 +135,13 @@ public struct IdempotentAnswer: Sendable, Equatable {
     /// key), so a retry can find it.
     public var reference: String?
     public var createdAt: Date
-    /// Set by a try that did not read the key first (it took the key for
-    /// new): then the key is written only if it is new, or was bound by this
-    /// same try and has no answer yet. A key another try bound, whatever its
-    /// request, refuses the change (``StoreConflict/duplicateKey(_:)``), and
-    /// the engine reads it then, as a retry would. Stores return it with the key.
-    public var tryID: String?
 
-    public init(key: String, fingerprint: String, body: Data?, reference: String? = nil, createdAt: Date, tryID: String? = nil) {
+    public init(key: String, fingerprint: String, body: Data?, reference: String? = nil, createdAt: Date) {
         self.key = key
         self.fingerprint = fingerprint
         self.body = body
         self.reference = reference
         self.createdAt = createdAt
-        self.tryID = tryID
     }
 }
 
