@@ -146,6 +146,10 @@ final class CLITests: XCTestCase {
             Case(adapter: FabricatedAdapter(id: "crashy2", crashOnMalformed: true),
                  failing: [("runner:crashes", "the adapter's runner crashed"),
                            ("in-process", "not loaded into this process: the adapter crashed its runner")]),
+            // An adapter that says why it refuses: the failed step says it too (first line in its detail).
+            Case(adapter: FabricatedAdapter(id: "refuser", invokeStatus: 1, invokeLog: "authorize refused: orderId must be at most 32 bytes"),
+                 failing: [("authorize", "GW_E_INVALID_REQUEST, though the manifest declares authorize (logged: warning: authorize refused: orderId must be at most 32 bytes"),
+                           ("runner:authorize", "(logged: warning: authorize refused: orderId must be at most 32 bytes")]),
             // A result that keeps the reader's types but breaks the schema's rules, field by field.
             Case(adapter: FabricatedAdapter(id: "badfields", resultDocument: #"{"status":"failed","providerReference":"","amount":{"value":5,"currency":"sar"}}"#),
                  failing: [("authorize", "the result breaks its schema: providerReference : a non-empty string; amount.currency sar")]),

@@ -45,6 +45,8 @@ struct FabricatedAdapter {
     var resultDocument: String?
     /// `invoke` aborts the process on a request that does not start with `{`.
     var crashOnMalformed = false
+    /// When set, `invoke` logs this line at warning level first (an adapter saying why it refuses).
+    var invokeLog: String?
 
     /// `document` as the body of a C string literal.
     static func cLiteral(_ document: String) -> String {
@@ -117,6 +119,8 @@ struct FabricatedAdapter {
             }
             if (\(crashOnMalformed ? 1 : 0) && (len == 0 || req[0] != '{')) abort();
             if (op != GW_OP_AUTHORIZE && op != GW_OP_VERIFY) return GW_E_UNSUPPORTED;
+            const char *said = \(invokeLog.map(Self.cLiteral) ?? "NULL");
+            if (said) inst->host->log(GW_LOG_WARNING, said, strlen(said));
             if (\(invokeStatus) != 0) return (gw_status)\(invokeStatus);
             const char *invoke_waits_for = \(invokeWaitsFor.map { "\"\($0)\"" } ?? "NULL");
             while (invoke_waits_for && access(invoke_waits_for, F_OK) != 0) { struct timespec t = {0, 1000000}; nanosleep(&t, NULL); }

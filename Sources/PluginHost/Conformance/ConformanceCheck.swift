@@ -81,49 +81,66 @@ public struct ConformanceCheck: Sendable {
         return steps + (await run(manifest, from: url, withSoak: true))
     }
 
+    /// `step`, and when it failed, what was logged at warning or above while
+    /// it ran (the adapter's own reason for a refusal, say): the first line in
+    /// its detail, every line in its evidence.
+    static func withWhatWasLogged(_ step: Step, _ lines: [String]) -> Step {
+        guard !step.passed, let first = lines.first else { return step }
+        var said = step
+        said.detail += " (logged: \(first)\(lines.count > 1 ? "; and \(lines.count - 1) more line(s) in --json" : ""))"
+        said.evidence = (step.evidence ?? []) + lines.map { Evidence(field: "log", value: $0, rule: "logged at warning or above during the step", ok: true) }
+        return said
+    }
+
     /// Every step after the manifest's, with the adapter loaded as `manifest` says.
     private func run(_ manifest: Manifest, from url: URL, withSoak: Bool) async -> [Step] {
         var steps: [Step] = []
+        // What the adapter logs at warning or above during a step is said by that step if it fails.
+        let tap = AdapterLogTap()
+        var loader = self.loader
+        loader.logger = tap.tapping(loader.logger)
+        func add(_ step: Step) { steps.append(Self.withWhatWasLogged(step, tap.take())) }
         let adapter: AdapterInstance
         switch loader.load(manifest, from: url) {
         case .failure(let failure):
-            steps.append(Step(name: "load", passed: false, detail: failure.description))
+            add(Step(name: "load", passed: false, detail: failure.description))
             return steps
         case .success(let a):
             adapter = a
             steps.append(Step(name: "load", passed: true, detail: "sha256 \(a.librarySHA256), loaded from \(a.libraryPath)"))
             steps.append(Step(name: "negotiate", passed: true, detail: "ABI \(a.abiMajor).\(a.abiMinor)"))
             steps.append(Step(name: "describe", passed: true, detail: "implements methods \(a.adapterDescription.methods.joined(separator: ", ")); operations \(a.adapterDescription.operations.map(\.rawValue).joined(separator: ", "))"))
+            _ = tap.take() // what loading logged is not a step's
         }
 
         var context = RequestContext(manifest: manifest)
         for operation in PaymentOperation.paymentOperations where manifest.operations.contains(operation) {
-            steps.append(await check(operation, on: adapter, context: &context))
+            add(await check(operation, on: adapter, context: &context))
         }
         if manifest.operations.contains(.instruments) {
-            steps.append(await checkInstruments(on: adapter, manifest: manifest, payer: Self.checkPayer))
-            steps.append(await checkInstruments(on: adapter, manifest: manifest, payer: nil))
+            add(await checkInstruments(on: adapter, manifest: manifest, payer: Self.checkPayer))
+            add(await checkInstruments(on: adapter, manifest: manifest, payer: nil))
         }
         if manifest.operations.contains(.verify) || manifest.operations.contains(.authorize) {
-            steps.append(await checkConcurrentCalls(on: adapter, context: context))
+            add(await checkConcurrentCalls(on: adapter, context: context))
         }
         if manifest.operations.contains(.authorize) {
-            steps.append(await checkIdempotency(on: adapter, context: context))
-            steps.append(await checkMalformedAuthorizations(on: adapter, context: context))
-            steps.append(await checkEdgeCases(on: adapter, context: context))
-            steps.append(await checkCancel(on: adapter, context: context))
+            add(await checkIdempotency(on: adapter, context: context))
+            add(await checkMalformedAuthorizations(on: adapter, context: context))
+            add(await checkEdgeCases(on: adapter, context: context))
+            add(await checkCancel(on: adapter, context: context))
         }
         if withSoak, let soak, manifest.operations.contains(.authorize) {
-            steps.append(await checkSoak(on: adapter, context: context, for: soak))
+            add(await checkSoak(on: adapter, context: context, for: soak))
         }
-        steps.append(await checkMalformedRequest(on: adapter))
-        steps.append(await checkUndeclaredOperation(on: adapter, manifest: manifest))
-        steps.append(await checkUnknownOperation(on: adapter))
+        add(await checkMalformedRequest(on: adapter))
+        add(await checkUndeclaredOperation(on: adapter, manifest: manifest))
+        add(await checkUnknownOperation(on: adapter))
 
         // Late or duplicate completions show up after the calls returned.
         try? await Task.sleep(for: .milliseconds(200))
         let violations = adapter.protocolViolations
-        steps.append(Step(
+        add(Step(
             name: "exactly-once", passed: violations.count == 0,
             detail: violations.count == 0
                 ? "every completion fired exactly once"
@@ -131,8 +148,8 @@ public struct ConformanceCheck: Sendable {
         await adapter.shutdown(grace: .seconds(2))
         // Counted after the shutdown, so a crash in destroy() counts too.
         if let runner = adapter.connection as? RunnerConnection, runner.endsOnItsOwn > 0 {
-            steps.append(Step(name: "crashes", passed: false,
-                              detail: "the adapter's runner crashed \(runner.endsOnItsOwn) time(s) during the check: a call, or destroy(), made it exit"))
+            add(Step(name: "crashes", passed: false,
+                     detail: "the adapter's runner crashed \(runner.endsOnItsOwn) time(s) during the check: a call, or destroy(), made it exit"))
         }
         return steps
     }
