@@ -25,7 +25,10 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     weak var loop: RunnerLoop?
     private let nextRequest = Atomic<UInt64>(1)
     private let secrets = Mutex<[UInt64: SecretSlot]>([:])
-    private let requests = Mutex<[UInt64: HTTPWait]>([:])
+    /// The requests waiting for their HTTP_RESULT, and whether DESTROY
+    /// began (``beginDestroying()``): from then on no request is taken and
+    /// no callback dispatched, so none can start after the wait. One lock.
+    private let requests = Mutex<(waiting: [UInt64: HTTPWait], destroying: Bool)>(([:], false))
 
     init(channel: FrameChannel) {
         self.channel = channel
@@ -53,9 +56,9 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
             return
         }
         let id = nextRequest.add(1, ordering: .relaxed).oldValue
-        guard callbackGate.withLock({ destroying in
-            if !destroying { requests.withLock { $0[id] = HTTPWait(callback: callback, userData: userData) } }
-            return !destroying
+        guard requests.withLock({ requests in
+            if !requests.destroying { requests.waiting[id] = HTTPWait(callback: callback, userData: userData) }
+            return !requests.destroying
         }) else {
             Array("adapter called \(service) while its instance is being destroyed; request dropped, no callback".utf8)
                 .withUnsafeBytes { log(level: 4, message: $0) }
@@ -77,21 +80,18 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     /// Entered by each callback before it is dispatched, left once it
     /// returned: DESTROY waits for it (no callback runs after `destroy`).
     let callbacksRunning = DispatchGroup()
-    /// Set by DESTROY (``beginDestroying()``): from then on no request is
-    /// taken and no callback dispatched, so none can start after the wait.
-    private let callbackGate = Mutex(false)
-
     /// Closes to new requests and callbacks; then wait on ``callbacksRunning``.
     func beginDestroying() {
-        callbackGate.withLock { $0 = true }
+        requests.withLock { $0.destroying = true }
     }
 
     func deliverHTTPResult(id: UInt64, status: Int32, document: Data) {
-        guard let wait = requests.withLock({ $0.removeValue(forKey: id) }) else { return }
-        guard callbackGate.withLock({ destroying in
-            if !destroying { callbacksRunning.enter() }
-            return !destroying
-        }) else { return }
+        let wait = requests.withLock { requests -> HTTPWait? in
+            guard let wait = requests.waiting.removeValue(forKey: id), !requests.destroying else { return nil }
+            callbacksRunning.enter()
+            return wait
+        }
+        guard let wait else { return }
         DispatchQueue.global().async { [callbacksRunning] in
             document.withUnsafeBytes { bytes in
                 HostServiceTable.callHTTPCallback(wait.callback, userData: wait.userData, status: status, document: bytes)

@@ -33,10 +33,28 @@ struct ExampleRustTests {
             try ServeProcess(["serve", "--port", "0", "--manifests", manifests.path, "--data", data.path, "--log-level", "info"])
         }
 
-        func apiKey() async throws -> String {
-            let file = data.appendingPathComponent("test-api-key")
-            #expect(try await waitUntil(within: .seconds(120)) { FileManager.default.fileExists(atPath: file.path) })
-            return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        /// The API of `host`, called with the test key it made.
+        func client(of host: ServeProcess) async throws -> Client {
+            Client(port: try await host.port(), key: try await ServeProcess.testAPIKey(in: data))
+        }
+    }
+
+    /// The checkout API as a merchant calls it.
+    struct Client {
+        let port: Int
+        let key: String
+
+        func call(_ method: String, _ path: String, _ body: String? = nil, idempotencyKey: String? = nil) async throws -> ManyHostsServeTests.Answer {
+            try await ManyHostsServeTests.call(port, method, path, key: key, body: body, idempotencyKey: idempotencyKey)
+        }
+
+        /// A new session paid with visa; the attempt's answer.
+        func pay(order: String, capture: String, instrument: String? = nil) async throws -> ManyHostsServeTests.Answer {
+            let opened = try await call("POST", "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"\#(order)","capture":"\#(capture)"}"#,
+                                        idempotencyKey: "s-\(order)")
+            let session = try #require(opened.json["id"] as? String, "\(opened.text)")
+            let body = instrument.map { #"{"method":"visa","instrument":\#($0)}"# } ?? #"{"method":"visa"}"#
+            return try await call("POST", "/v1/sessions/\(session)/attempts", body, idempotencyKey: "a-\(order)")
         }
     }
 
@@ -59,59 +77,43 @@ struct ExampleRustTests {
     func takesAPaymentOverHTTP() async throws {
         let site = try await Site()
         let host = try site.serve()
-        let port = try await host.port()
-        let key = try await site.apiKey()
-        func call(_ method: String, _ path: String, _ body: String? = nil, idempotencyKey: String? = nil) async throws -> ManyHostsServeTests.Answer {
-            try await ManyHostsServeTests.call(port, method, path, key: key, body: body, idempotencyKey: idempotencyKey)
-        }
-        let providers = try await call("GET", "/v1/providers")
-        #expect(String(decoding: providers.body, as: UTF8.self).contains("\"example-rust\""))
+        let api = try await site.client(of: host)
+        let providers = try await api.call("GET", "/v1/providers")
+        #expect(providers.text.contains("\"example-rust\""))
 
         // Manual capture: authorized, then captured in part, refunded in part; verify reports the totals.
-        let opened = try await call("POST", "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"rust-1","capture":"manual"}"#,
+        let opened = try await api.call("POST", "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"rust-1","capture":"manual"}"#,
                                     idempotencyKey: "s-1")
-        #expect(opened.status == 201, "\(String(decoding: opened.body, as: UTF8.self))")
+        #expect(opened.status == 201, "\(opened.text)")
         let session = try #require(opened.json["id"] as? String)
         #expect(opened.json["availableMethods"] as? [String] == ["visa"])
-        let attempt = try await call("POST", "/v1/sessions/\(session)/attempts", #"{"method":"visa"}"#, idempotencyKey: "a-1")
+        let attempt = try await api.call("POST", "/v1/sessions/\(session)/attempts", #"{"method":"visa"}"#, idempotencyKey: "a-1")
         #expect(attempt.status == 201 && attempt.json["status"] as? String == "authorized" && attempt.json["providerId"] as? String == "example-rust",
-                "\(String(decoding: attempt.body, as: UTF8.self))")
+                "\(attempt.text)")
         let payment = try #require(attempt.json["id"] as? String)
-        let captured = try await call("POST", "/v1/payments/\(payment)/capture", #"{"amount":2000}"#, idempotencyKey: "c-1")
+        let captured = try await api.call("POST", "/v1/payments/\(payment)/capture", #"{"amount":2000}"#, idempotencyKey: "c-1")
         #expect(captured.status == 200 && (captured.json["balance"] as? [String: Any])?["captured"] as? Int == 2000,
-                "\(String(decoding: captured.body, as: UTF8.self))")
-        let refunded = try await call("POST", "/v1/payments/\(payment)/refund", #"{"amount":500}"#, idempotencyKey: "r-1")
+                "\(captured.text)")
+        let refunded = try await api.call("POST", "/v1/payments/\(payment)/refund", #"{"amount":500}"#, idempotencyKey: "r-1")
         #expect(refunded.status == 200 && (refunded.json["balance"] as? [String: Any])?["refunded"] as? Int == 500,
-                "\(String(decoding: refunded.body, as: UTF8.self))")
-        let verified = try await call("POST", "/v1/payments/\(payment)/verify")
-        #expect(verified.status == 200 && verified.json["status"] as? String == "authorized", "\(String(decoding: verified.body, as: UTF8.self))")
-        let void = try await call("POST", "/v1/payments/\(payment)/void", nil, idempotencyKey: "v-1")
-        #expect(void.status == 409, "a captured payment cannot be voided: \(String(decoding: void.body, as: UTF8.self))")
+                "\(refunded.text)")
+        let verified = try await api.call("POST", "/v1/payments/\(payment)/verify")
+        #expect(verified.status == 200 && verified.json["status"] as? String == "authorized", "\(verified.text)")
+        let void = try await api.call("POST", "/v1/payments/\(payment)/void", nil, idempotencyKey: "v-1")
+        #expect(void.status == 409, "a captured payment cannot be voided: \(void.text)")
 
         // Automatic capture: charged at once. Then an authorization voided.
-        let charged = try await Self.pay(call, order: "rust-2", capture: "automatic")
-        #expect(charged.json["status"] as? String == "succeeded", "\(String(decoding: charged.body, as: UTF8.self))")
-        let held = try await Self.pay(call, order: "rust-3", capture: "manual")
+        let charged = try await api.pay(order: "rust-2", capture: "automatic")
+        #expect(charged.json["status"] as? String == "succeeded", "\(charged.text)")
+        let held = try await api.pay(order: "rust-3", capture: "manual")
         let heldPayment = try #require(held.json["id"] as? String)
-        let voided = try await call("POST", "/v1/payments/\(heldPayment)/void", nil, idempotencyKey: "v-2")
-        #expect(voided.status == 200, "\(String(decoding: voided.body, as: UTF8.self))")
-        let afterVoid = try await call("POST", "/v1/payments/\(heldPayment)/verify")
+        let voided = try await api.call("POST", "/v1/payments/\(heldPayment)/void", nil, idempotencyKey: "v-2")
+        #expect(voided.status == 200, "\(voided.text)")
+        let afterVoid = try await api.call("POST", "/v1/payments/\(heldPayment)/verify")
         // The host keeps the attempt's status and records the void in its balance; verify confirms it against the books.
         #expect(afterVoid.status == 200 && (afterVoid.json["balance"] as? [String: Any])?["voided"] as? Bool == true,
-                "\(String(decoding: afterVoid.body, as: UTF8.self))")
+                "\(afterVoid.text)")
         #expect(await host.stop() == .exited(0))
-    }
-
-    typealias Call = (String, String, String?, String?) async throws -> ManyHostsServeTests.Answer
-
-    /// A new session paid with visa; the attempt's answer.
-    static func pay(_ call: (String, String, String?, String?) async throws -> ManyHostsServeTests.Answer, order: String, capture: String,
-                    instrument: String? = nil) async throws -> ManyHostsServeTests.Answer {
-        let opened = try await call("POST", "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"\#(order)","capture":"\#(capture)"}"#,
-                                    "s-\(order)")
-        let session = try #require(opened.json["id"] as? String, "\(String(decoding: opened.body, as: UTF8.self))")
-        let body = instrument.map { #"{"method":"visa","instrument":\#($0)}"# } ?? #"{"method":"visa"}"#
-        return try await call("POST", "/v1/sessions/\(session)/attempts", body, "a-\(order)")
     }
 
     /// A panic inside invoke() is a refusal (nothing sent); one after the
@@ -123,24 +125,20 @@ struct ExampleRustTests {
     func aPanicNeverCrossesTheBoundary() async throws {
         let site = try await Site()
         let host = try site.serve()
-        let port = try await host.port()
-        let key = try await site.apiKey()
-        let call: Call = { method, path, body, idempotencyKey in
-            try await ManyHostsServeTests.call(port, method, path, key: key, body: body, idempotencyKey: idempotencyKey)
-        }
+        let api = try await site.client(of: host)
 
-        let refused = try await Self.pay(call, order: "panic-1", capture: "automatic", instrument: #"{"scenario":"panic_in_invoke"}"#)
-        #expect(refused.status < 500 && refused.json["status"] as? String == "failed", "\(String(decoding: refused.body, as: UTF8.self))")
+        let refused = try await api.pay(order: "panic-1", capture: "automatic", instrument: #"{"scenario":"panic_in_invoke"}"#)
+        #expect(refused.status < 500 && refused.json["status"] as? String == "failed", "\(refused.text)")
 
-        let unknown = try await Self.pay(call, order: "panic-2", capture: "automatic", instrument: #"{"scenario":"panic_after_charge"}"#)
-        #expect(unknown.json["status"] as? String == "pending", "the charge's answer was lost: \(String(decoding: unknown.body, as: UTF8.self))")
+        let unknown = try await api.pay(order: "panic-2", capture: "automatic", instrument: #"{"scenario":"panic_after_charge"}"#)
+        #expect(unknown.json["status"] as? String == "pending", "the charge's answer was lost: \(unknown.text)")
         let payment = try #require(unknown.json["id"] as? String)
-        let reconciled = try await call("POST", "/v1/payments/\(payment)/verify", nil, nil)
-        #expect(reconciled.json["status"] as? String == "succeeded", "verify finds the charge: \(String(decoding: reconciled.body, as: UTF8.self))")
+        let reconciled = try await api.call("POST", "/v1/payments/\(payment)/verify")
+        #expect(reconciled.json["status"] as? String == "succeeded", "verify finds the charge: \(reconciled.text)")
 
-        let after = try await Self.pay(call, order: "after-panics", capture: "automatic")
-        #expect(after.json["status"] as? String == "succeeded", "\(String(decoding: after.body, as: UTF8.self))")
-        #expect(try await call("GET", "/healthz", nil, nil).status == 200)
+        let after = try await api.pay(order: "after-panics", capture: "automatic")
+        #expect(after.json["status"] as? String == "succeeded", "\(after.text)")
+        #expect(try await api.call("GET", "/healthz").status == 200)
         #expect(await host.stop() == .exited(0))
         let log = host.stderr
         #expect(log.contains("panic_in_invoke panics inside invoke()") && log.contains("panic_after_charge panics after the provider charged"),

@@ -200,6 +200,13 @@ final class ServeProcess: @unchecked Sendable {
     var stdout: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
     var stderr: String { (try? String(contentsOfFile: err, encoding: .utf8)) ?? "" }
 
+    /// The test API key a server made in `data` on its first start (`<data>/test-api-key`), once it is written.
+    static func testAPIKey(in data: URL) async throws -> String {
+        let file = data.appendingPathComponent("test-api-key")
+        #expect(try await waitUntil(within: .seconds(120)) { FileManager.default.fileExists(atPath: file.path) })
+        return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// The API's port, once the server says it is serving (within two minutes).
     func port() async throws -> Int {
         let deadline = ContinuousClock.now + .seconds(120)

@@ -43,11 +43,7 @@ struct ManyHostsServeTests {
         }
 
         /// The test API key host 0 made on its first start (written once the database answered).
-        func apiKey() async throws -> String {
-            let file = data(0).appendingPathComponent("test-api-key")
-            #expect(try await waitUntil(within: .seconds(120)) { FileManager.default.fileExists(atPath: file.path) })
-            return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-        }
+        func apiKey() async throws -> String { try await ServeProcess.testAPIKey(in: data(0)) }
 
         /// The charges the provider's books hold, by payment id.
         func charges() throws -> [String: Int] {
@@ -67,6 +63,8 @@ struct ManyHostsServeTests {
         var body: Data
         var headers: [String: String]
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
+        /// The body as text, for a failure's message.
+        var text: String { String(decoding: body, as: UTF8.self) }
     }
 
     static func call(_ port: Int, _ method: String, _ path: String, key: String, body: String? = nil, idempotencyKey: String? = nil) async throws -> Answer {

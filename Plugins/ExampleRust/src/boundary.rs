@@ -152,11 +152,11 @@ unsafe extern "C" fn create(host: *const HostApi, config: *const u8, config_len:
     }
     let host = Host { api: host };
     if !host.can_complete() {
-        return refuse(GW_E_INTERNAL, "example-rust: the host services table has no complete()");
+        return refuse(GW_E_INTERNAL, &format!("{}: the host services table has no complete()", adapter::ID));
     }
     let config = match borrowed(config, config_len) {
         Some(config) => config,
-        None => return refuse(GW_E_INVALID_REQUEST, "example-rust: config is NULL"),
+        None => return refuse(GW_E_INVALID_REQUEST, &format!("{}: config is NULL", adapter::ID)),
     };
     let made = catch_unwind(AssertUnwindSafe(|| Config::parse(config).map(|config| Adapter::new(host, config))));
     match made {
@@ -166,7 +166,7 @@ unsafe extern "C" fn create(host: *const HostApi, config: *const u8, config_len:
             GW_OK
         }
         Ok(Err(message)) => refuse(GW_E_INVALID_REQUEST, &message),
-        Err(payload) => refuse(GW_E_INTERNAL, &format!("example-rust: create() panicked: {}", panic_message(&payload))),
+        Err(payload) => refuse(GW_E_INTERNAL, &format!("{}: create() panicked: {}", adapter::ID, panic_message(&payload))),
     }
 }
 
@@ -232,6 +232,7 @@ unsafe impl Sync for Table {}
 static TABLE: Table = Table(AdapterApi {
     struct_size: std::mem::size_of::<AdapterApi>() as u32,
     reserved0: 0,
+    // adapter::ID and adapter::VERSION, NUL-terminated (a static needs the literals).
     id: b"example-rust\0".as_ptr() as *const c_char,
     version: b"1.0.0\0".as_ptr() as *const c_char,
     create: Some(create),

@@ -15,6 +15,9 @@ use std::sync::Mutex;
 
 pub const CAPACITY: usize = 100_000;
 
+/// The problem message for a reference this provider never issued.
+const UNKNOWN_REFERENCE: &str = "example-rust does not know this provider reference";
+
 /// A request for the provider: the fields that go to it, which are also what
 /// makes two requests under one key "the same".
 #[derive(Debug, Clone, PartialEq)]
@@ -220,7 +223,7 @@ impl Provider {
                 self.describe_payment(payment, true)
             }
             Request::Capture { reference, value, currency } => match ledger.payments.get_mut(reference) {
-                None => failed(None, "unknown_payment", "example-rust does not know this provider reference"),
+                None => failed(None, "unknown_payment", UNKNOWN_REFERENCE),
                 Some(payment) if *currency != payment.currency => {
                     failed(Some(reference), "currency_mismatch", "the capture's currency is not the payment's")
                 }
@@ -241,7 +244,7 @@ impl Provider {
                 }
             },
             Request::Refund { reference, value, currency } => match ledger.payments.get_mut(reference) {
-                None => failed(None, "unknown_payment", "example-rust does not know this provider reference"),
+                None => failed(None, "unknown_payment", UNKNOWN_REFERENCE),
                 Some(payment) if *currency != payment.currency => {
                     failed(Some(reference), "currency_mismatch", "the refund's currency is not the payment's")
                 }
@@ -260,7 +263,7 @@ impl Provider {
                 }
             },
             Request::Void { reference } => match ledger.payments.get_mut(reference) {
-                None => failed(None, "unknown_payment", "example-rust does not know this provider reference"),
+                None => failed(None, "unknown_payment", UNKNOWN_REFERENCE),
                 Some(payment) if !payment.manual || payment.declined || payment.voided || payment.captured > 0 => {
                     failed(Some(reference), "invalid_state", "only an uncaptured authorization can be voided")
                 }

@@ -157,9 +157,9 @@ public final class AdapterInstance: Sendable {
     public func shutdown(grace: Duration = .seconds(5)) async -> Bool {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return false }
         let calls = context.calls
-        if !(await Self.wait(grace, until: { calls.outstanding == 0 })) {
+        if !(await Poll.until(grace) { calls.outstanding == 0 }) {
             for callID in calls.cancelAll() { connection.cancel(callID) }
-            _ = await Self.wait(grace, until: { calls.outstanding == 0 })
+            _ = await Poll.until(grace) { calls.outstanding == 0 }
         }
         guard !Task.isCancelled else { return cutShort() }
         guard calls.outstanding == 0 else {
@@ -183,17 +183,6 @@ public final class AdapterInstance: Sendable {
         }
         destroyed.store(true, ordering: .releasing)
         await context.closeEgress()
-        return true
-    }
-
-    /// Polls `done` until it holds or `grace` passes; never spins: a
-    /// cancelled task stops waiting at once (whether it holds then).
-    static func wait(_ grace: Duration, until done: () -> Bool) async -> Bool {
-        let end = ContinuousClock.now + grace
-        while !done() {
-            if Task.isCancelled || ContinuousClock.now >= end { return done() }
-            try? await Task.sleep(for: .milliseconds(5))
-        }
         return true
     }
 

@@ -68,6 +68,6 @@ final class CallbackRequests: Sendable {
     }
 
     private func idle(within grace: Duration) async -> Bool {
-        await AdapterInstance.wait(grace) { self.inFlight == 0 }
+        await Poll.until(grace) { self.inFlight == 0 }
     }
 }

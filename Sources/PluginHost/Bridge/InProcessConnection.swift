@@ -81,12 +81,7 @@ final class InProcessConnection: AdapterConnection {
         // it): destroy only after both. (Every call resolved first, then no
         // invoke running: an invoke that passed the closed check was counted
         // as outstanding until it completed.)
-        let clock = ContinuousClock()
-        var end = clock.now + grace
-        while !hostCalls.isIdle || invokes.isRunning, clock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        guard hostCalls.isIdle, !invokes.isRunning else {
+        guard await Poll.until(grace, { hostCalls.isIdle && !invokes.isRunning }) else {
             abandon(reason: "a cancel or an invoke has not returned")
             return false
         }
@@ -96,11 +91,7 @@ final class InProcessConnection: AdapterConnection {
             destroyed.store(true, ordering: .releasing)
         }
         hostCalls.stop()
-        end = clock.now + grace
-        while !destroyed.load(ordering: .acquiring), clock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        return destroyed.load(ordering: .acquiring)
+        return await Poll.until(grace) { destroyed.load(ordering: .acquiring) }
     }
 
     func abandon(reason: String) {

@@ -77,8 +77,7 @@ extension ConformanceCheck {
                       rule: "refused with GW_E_INVALID_REQUEST, nothing done", ok: refused)]
         }
         switch otherOutcome {
-        case .refused(let status) where status == ABIStatus.invalidRequest.rawValue,
-             .completed(let status, _) where status == ABIStatus.invalidRequest.rawValue:
+        case let outcome where Self.isInvalidRequest(outcome):
             return Step(name: name, passed: true, detail: "a replay got the first answer (\(one.status.rawValue)); another amount under the key was refused with GW_E_INVALID_REQUEST",
                         evidence: evidence(refused: true))
         case .completed(0, let document):
@@ -110,17 +109,17 @@ extension ConformanceCheck {
             return Step(name: name, passed: false, detail: "an authorize whose cancel arrived before its invoke got no completion (\(Self.summary(of: early))): "
                         + "ignore a cancel you cannot act on, and still complete the call")
         }
-        guard await AdapterInstance.wait(callTimeout, until: { adapter.outstandingCalls == 0 }) else {
+        guard await Poll.until(callTimeout, { adapter.outstandingCalls == 0 }) else {
             return Step(name: name, passed: false, detail: "a call whose cancel came before its invoke still owes its completion after \(callTimeout)")
         }
         let request = Self.encoded(context.authorize("cancel"))
         let before = calls.lastIssuedID
         let during = Task { await adapter.invoke(.authorize, payload: request, timeout: callTimeout) }
         // Cancelled once the host issued it (whether or not the adapter answered yet).
-        _ = await AdapterInstance.wait(callTimeout) { calls.lastIssuedID != before }
+        _ = await Poll.until(callTimeout) { calls.lastIssuedID != before }
         during.cancel()
         let outcome = await during.value
-        guard await AdapterInstance.wait(callTimeout, until: { adapter.outstandingCalls == 0 }) else {
+        guard await Poll.until(callTimeout, { adapter.outstandingCalls == 0 }) else {
             return Step(name: name, passed: false, detail: "a call cancelled while it ran (\(outcome)) still owes its completion after \(callTimeout): "
                         + "complete every accepted call exactly once, cancelled or not")
         }
@@ -183,6 +182,9 @@ extension ConformanceCheck {
         return pages * Int(sysconf(Int32(_SC_PAGESIZE))) / (1 << 20)
     }
 
+    /// A request made from a JSON object (keys sorted, as the host writes them).
+    static func json(_ object: Any) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()) }
+
     /// A well-formed authorize of this check's (its own key), as a JSON object to break.
     func authorizeObject(_ context: RequestContext, key: String, amount: Money? = nil, orderID: String? = nil,
                                  payerName: String = "Conformance Check") -> [String: Any] {
@@ -194,11 +196,10 @@ extension ConformanceCheck {
     /// one must be refused (or completed) with `GW_E_INVALID_REQUEST`, never
     /// charged, never a crash or a hang.
     func checkMalformedAuthorizations(on adapter: AdapterInstance, context: RequestContext) async -> Step {
-        func json(_ object: Any) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()) }
         func variant(_ name: String, _ change: (inout [String: Any]) -> Void) -> (String, [UInt8]) {
             var object = authorizeObject(context, key: "malformed-\(name)")
             change(&object)
-            return (name, json(object))
+            return (name, Self.json(object))
         }
         func amount(_ value: Any, currency: Any? = nil) -> (inout [String: Any]) -> Void {
             { object in
@@ -215,14 +216,14 @@ extension ConformanceCheck {
             ("not JSON", Array("{not json".utf8)),
             ("an array", Array("[]".utf8)),
             ("an empty object", Array("{}".utf8)),
-            ("trailing garbage", json(authorizeObject(context, key: "malformed-trailing")) + Array(" x".utf8)),
+            ("trailing garbage", Self.json(authorizeObject(context, key: "malformed-trailing")) + Array(" x".utf8)),
             variant("a fractional amount", amount(10.5)),
             variant("an amount in a string", amount("1000")),
             variant("a negative amount", amount(-1000)),
             variant("a zero amount", amount(0)),
             variant("a lower-case currency", amount(context.authorizedAmount.value, currency: context.authorizedAmount.currency.lowercased())),
             variant("nesting 200 deep") { $0["instrument"] = deep },
-            ("invalid UTF-8 in a string", Self.withInvalidUTF8(json(authorizeObject(context, key: "malformed-utf8", orderID: "order-UTF8")))),
+            ("invalid UTF-8 in a string", Self.withInvalidUTF8(Self.json(authorizeObject(context, key: "malformed-utf8", orderID: "order-UTF8")))),
         ]
         for member in ["paymentId", "idempotencyKey", "amount", "method"] {
             cases.append(variant("no \(member)") { $0[member] = nil })
@@ -233,8 +234,7 @@ extension ConformanceCheck {
             let outcome = await adapter.invoke(.authorize, payload: bytes, timeout: callTimeout)
             let refused: Bool
             switch outcome {
-            case .refused(let status) where status == ABIStatus.invalidRequest.rawValue,
-                 .completed(let status, _) where status == ABIStatus.invalidRequest.rawValue:
+            case let outcome where Self.isInvalidRequest(outcome):
                 refused = true
             case .completed(0, _):
                 refused = false
@@ -272,8 +272,7 @@ extension ConformanceCheck {
         let m = context.manifest
         var cases: [(String, [String: Any], Money)] = []
         for code in ["KWD", "JPY"] where m.currencies.contains(code) {
-            let limit = m.amountLimits[code]
-            let money = Money(value: max(limit?.min ?? 1, min(limit?.max ?? 1234, 1234)), currency: code)
+            let money = RequestContext.amount(near: 1234, in: code, of: m)
             cases.append(("\(code) \(money.value)", authorizeObject(context, key: "edge-\(code.lowercased())", amount: money), money))
         }
         let first = context.authorizedAmount.currency
@@ -284,12 +283,11 @@ extension ConformanceCheck {
         var failures: [String] = []
         var evidence: [Evidence] = []
         for (name, object, asked) in cases {
-            let bytes = Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data())
-            let outcome = await adapter.invoke(.authorize, payload: bytes, timeout: callTimeout)
+            let outcome = await adapter.invoke(.authorize, payload: Self.json(object), timeout: callTimeout)
             let before = failures.count
             switch outcome {
             case .completed(0, let document):
-                let (checked, rows) = ResultSchema.check(Array(document), of: .authorize)
+                let (checked, rows) = ResultSchema.check(document, of: .authorize)
                 guard let result = checked else {
                     failures.append("\(name): " + (ResultSchema.failures(rows) ?? "the result document is invalid"))
                     break
@@ -298,8 +296,7 @@ extension ConformanceCheck {
                 if let amount = result.amount, amount.currency != asked.currency || amount.value > asked.value {
                     failures.append("\(name): answered \(amount.value) \(amount.currency), more than or other than the \(asked.value) \(asked.currency) asked")
                 }
-            case .refused(let status) where status == ABIStatus.invalidRequest.rawValue,
-                 .completed(let status, _) where status == ABIStatus.invalidRequest.rawValue:
+            case let outcome where Self.isInvalidRequest(outcome):
                 break
             case .completed(let status, _) where status != ABIStatus.internal.rawValue && status != ABIStatus.unsupported.rawValue:
                 break
@@ -315,6 +312,14 @@ extension ConformanceCheck {
         }
         return Step(name: "edge-cases", passed: true, detail: "\(cases.count) edge cases (" + cases.map(\.0).joined(separator: ", ") + ") each answered once, validly",
                     evidence: evidence)
+    }
+
+    /// Refused, or completed, with `GW_E_INVALID_REQUEST`: what a malformed request must get.
+    static func isInvalidRequest(_ outcome: CallOutcome) -> Bool {
+        switch outcome {
+        case .refused(let status), .completed(let status, _): status == ABIStatus.invalidRequest.rawValue
+        default: false
+        }
     }
 
     /// A call's outcome in a few words, for the report: its status by name,

@@ -39,11 +39,12 @@ extension ConformanceCheck {
                     let result = try WebhookResult(jsonData: document)
                     return Step(name: operation.rawValue, passed: true, detail: "completed once: verified=\(result.verified)")
                 }
-                let (checked, evidence) = ResultSchema.check(Array(document), of: operation)
-                guard let result = checked, ResultSchema.failures(evidence) == nil else {
+                let (checked, evidence) = ResultSchema.check(document, of: operation)
+                let broken = ResultSchema.failures(evidence)
+                guard let result = checked, broken == nil else {
                     return Step(name: operation.rawValue, passed: false,
-                                detail: (checked == nil ? "the result document is invalid: " : "the result breaks its schema: ")
-                                    + (ResultSchema.failures(evidence) ?? ""), evidence: evidence)
+                                detail: (checked == nil ? "the result document is invalid: " : "the result breaks its schema: ") + (broken ?? ""),
+                                evidence: evidence)
                 }
                 if operation == .authorize, let reference = result.providerReference { context.providerReference = reference }
                 return Step(name: operation.rawValue, passed: true,
@@ -84,10 +85,8 @@ extension ConformanceCheck {
     /// passes with a warning: a host with that bound would offer nothing.
     func checkInstruments(on adapter: AdapterInstance, manifest: Manifest, payer: Payer?) async -> Step {
         let name = payer == nil ? "instruments-anonymous" : "instruments"
-        let currency = manifest.currencies[0]
-        let limit = manifest.amountLimits[currency]
         let request = InstrumentsRequest(
-            sessionId: "ses_check", mode: manifest.mode, amount: Money(value: max(limit?.min ?? 1, min(limit?.max ?? 1000, 1000)), currency: currency),
+            sessionId: "ses_check", mode: manifest.mode, amount: RequestContext.amount(near: 1000, in: manifest.currencies[0], of: manifest),
             country: manifest.countries.first, capture: .automatic, methods: manifest.methods, payer: payer)
         let bound = Duration.seconds(2)
         let started = ContinuousClock.now

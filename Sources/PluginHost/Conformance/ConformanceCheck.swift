@@ -163,10 +163,13 @@ public struct ConformanceCheck: Sendable {
 
         init(manifest: Manifest) {
             self.manifest = manifest
-            let currency = manifest.currencies[0]
+            authorizedAmount = Self.amount(near: 1000, in: manifest.currencies[0], of: manifest)
+        }
+
+        /// `value` minor units of `currency`, moved into the manifest's limits for it.
+        static func amount(near value: Int64, in currency: String, of manifest: Manifest) -> Money {
             let limit = manifest.amountLimits[currency]
-            let value = max(limit?.min ?? 1, min(limit?.max ?? 1000, 1000))
-            authorizedAmount = Money(value: value, currency: currency)
+            return Money(value: max(limit?.min ?? 1, min(limit?.max ?? value, value)), currency: currency)
         }
 
         func key(_ operation: PaymentOperation) -> String { "\(paymentID)-\(operation.rawValue)" }

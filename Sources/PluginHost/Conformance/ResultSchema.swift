@@ -9,10 +9,10 @@ import GatewayPayloads
 enum ResultSchema {
     /// The rows for `document`, the result of `operation`, and the result when
     /// the strict reader took it.
-    static func check(_ document: [UInt8], of operation: PaymentOperation) -> (result: AdapterResult?, evidence: [ConformanceCheck.Evidence]) {
+    static func check(_ document: Data, of operation: PaymentOperation) -> (result: AdapterResult?, evidence: [ConformanceCheck.Evidence]) {
         let result: AdapterResult
         do {
-            result = try AdapterResult(jsonData: Data(document))
+            result = try AdapterResult(jsonData: document)
         } catch {
             return (nil, [ConformanceCheck.Evidence(field: "$", value: Redaction.shown(document, limit: 300),
                                                     rule: "an AdapterResult document (docs/payloads.md 4.6): \(error)", ok: false)])
@@ -78,11 +78,11 @@ enum ResultSchema {
     }
 
     /// A value as the report shows it: card numbers masked, at most 80 bytes.
-    private static func shown(_ text: String) -> String { Redaction.shown(Array(text.utf8), limit: 80) }
+    private static func shown(_ text: String) -> String { Redaction.shown(text.utf8, limit: 80) }
 
     /// The members of the document and of its known objects that the schema does not name.
-    private static func unknownMembers(_ document: [UInt8]) -> [String] {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(document))) as? [String: Any] else { return [] }
+    private static func unknownMembers(_ document: Data) -> [String] {
+        guard let object = (try? JSONSerialization.jsonObject(with: document)) as? [String: Any] else { return [] }
         let known: [String: Set<String>] = [
             "": ["status", "providerReference", "amount", "action", "problem", "providerStatus", "totals"],
             "amount": ["value", "currency"],

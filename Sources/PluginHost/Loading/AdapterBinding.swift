@@ -97,7 +97,7 @@ package struct AdapterBinding: Sendable {
             // The JSON error document {"message": ...} or plain text (the header's two forms).
             let whole = Data(UnsafeRawBufferPointer(start: errorBuffer, count: max(0, errorLength)))
             let text = (try? ErrorDocument(jsonData: whole))?.message ?? String(decoding: whole, as: UTF8.self)
-            createMessage = Redaction.shown(Array(text.utf8), limit: 4096)
+            createMessage = Redaction.shown(text.utf8, limit: 4096)
             functions.free.callVoid(errorBuffer)
         }
         guard createStatus == 0 else { throw .createFailed(status: ABIStatus(rawValue: createStatus), message: createMessage) }

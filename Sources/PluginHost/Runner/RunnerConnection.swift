@@ -331,12 +331,7 @@ final class RunnerConnection: AdapterConnection {
             return true
         }
         process.sendDestroy()
-        let clock = ContinuousClock()
-        let end = clock.now + grace
-        while !process.hasExited, clock.now < end {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
-        if !process.hasExited { process.kill(because: "destroy did not return within \(grace)") }
+        if !(await Poll.until(grace) { process.hasExited }) { process.kill(because: "destroy did not return within \(grace)") }
         state.withLock { $0.health = .closed }
         return process.destroyed
     }

@@ -243,9 +243,9 @@ final class RunnerProcess: @unchecked Sendable {
         reaped.wait()
         reaped.signal()
         let status = waitStatus.withLock { $0 }
-        let killedBySIGKILL = status & 0x7f == SIGKILL
-        if !destroyed && !(killReason.withLock { $0 != nil } && killedBySIGKILL) { ownEnd.store(true, ordering: .releasing) }
-        let how = killReason.withLock { $0 }.map { "was killed by the host (\($0))" } ?? describeExit(status)
+        let killedFor = killReason.withLock { $0 }
+        if !destroyed && !(killedFor != nil && status & 0x7f == SIGKILL) { ownEnd.store(true, ordering: .releasing) }
+        let how = killedFor.map { "was killed by the host (\($0))" } ?? describeExit(status)
         let reason = destroyed ? "exited after destroy" : "\(how) (its socket: \(ending))"
         exited.store(true, ordering: .releasing)
         let first = handshake.withLock { state -> Bool in
