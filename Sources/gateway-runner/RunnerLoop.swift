@@ -27,8 +27,9 @@ final class RunnerLoop: @unchecked Sendable {
         /// Invokes started; the watchdog parks when it sees none for a tick.
         var started: UInt64 = 0
         var watchdogParked = false
-        /// Former readers still inside the invoke that cost them the role.
-        var formerReadersInInvoke = 0
+        /// Former readers still inside the invoke that cost them the role:
+        /// their generation, and since when that invoke runs (monotonic ns).
+        var formerReaders: [UInt64: UInt64] = [:]
     }
 
     let channel: FrameChannel
@@ -63,24 +64,34 @@ final class RunnerLoop: @unchecked Sendable {
     /// Moves the reader's role to a new thread, if the holder is inside an
     /// inline invoke (only then is it away from the socket).
     func handOver() {
-        let next: UInt64? = reader.withLock { reader in
-            guard reader.invokeSince != nil else { return nil }
+        let now = Self.now()
+        let handed: (next: UInt64, stuck: Int, former: Int)? = reader.withLock { reader in
+            guard let since = reader.invokeSince else { return nil }
+            reader.formerReaders[reader.generation] = since
             reader.generation += 1
             reader.invokeSince = nil
-            reader.formerReadersInInvoke += 1
-            return reader.generation
+            let stuck = reader.formerReaders.values.filter { now > $0 && now - $0 > Self.stuckAfter }.count
+            return (reader.generation, stuck, reader.formerReaders.count)
         }
-        guard let next else { return }
-        if reader.withLock({ $0.formerReadersInInvoke }) > Self.maxStuckReaders {
+        guard let handed else { return }
+        // Slow invokes on a starved machine are handed over too; only ones
+        // that stay inside the adapter count as stuck (or too many at once).
+        if handed.stuck > Self.maxStuckReaders || handed.former > Self.maxFormerReaders {
             FileHandle.standardError.write(Data("gateway-runner: \(Self.maxStuckReaders) invokes have not returned; an adapter whose invokes block cannot be served\n".utf8))
             _exit(5)
         }
-        startReader(generation: next)
+        startReader(generation: handed.next)
     }
 
-    /// How many invokes may be stuck, each holding a former reader thread,
-    /// before the runner gives up (its host then restarts it, or quarantines it).
+    /// How many invokes may be stuck (inside the adapter for more than
+    /// ``stuckAfter``), each holding a former reader thread, before the runner
+    /// gives up (its host then restarts it, or quarantines it).
     static let maxStuckReaders = 16
+    /// How long an invoke may run before it counts as stuck: a slow one (a
+    /// thread started on a starved machine) is not a blocked one.
+    static let stuckAfter: UInt64 = 1_000_000_000
+    /// Former reader threads at most, stuck or not (threads stay bounded).
+    static let maxFormerReaders = 256
 
     /// Whether the calling thread is the reader, inside an inline invoke
     /// (`secret_get` must then hand the role over before it waits).
@@ -159,7 +170,7 @@ final class RunnerLoop: @unchecked Sendable {
             // Still the reader unless the role was handed over meanwhile (then
             // this thread's loop ends: the new reader owns the socket).
             reader.withLock { reader in
-                if reader.generation == generation { reader.invokeSince = nil } else { reader.formerReadersInInvoke -= 1 }
+                if reader.generation == generation { reader.invokeSince = nil } else { reader.formerReaders[generation] = nil }
             }
             running.leave()
             if status != 0 { refuse(callID, status: status) }

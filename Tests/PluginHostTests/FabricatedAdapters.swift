@@ -123,6 +123,12 @@ struct FabricatedAdapter {
             if (said) inst->host->log(GW_LOG_WARNING, said, strlen(said));
             if (\(invokeStatus) != 0) return (gw_status)\(invokeStatus);
             const char *invoke_waits_for = \(invokeWaitsFor.map { "\"\($0)\"" } ?? "NULL");
+            if (invoke_waits_for) {
+                char entered[1100];
+                snprintf(entered, sizeof entered, "%s.in-%llu", invoke_waits_for, (unsigned long long)id);
+                FILE *mark = fopen(entered, "w");
+                if (mark) fclose(mark);
+            }
             while (invoke_waits_for && access(invoke_waits_for, F_OK) != 0) { struct timespec t = {0, 1000000}; nanosleep(&t, NULL); }
             const char *url = \(egressURL.map { "\"\($0)\"" } ?? "NULL");
             if (url && op == GW_OP_AUTHORIZE) {
