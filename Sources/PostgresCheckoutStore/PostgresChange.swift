@@ -8,7 +8,8 @@ import PostgresNIO
 /// JSON array, its document and answer body as bytes) before any connection
 /// is taken, then written with the changes gathered with it by one call of
 /// `gateway_commit_many` (``SQL/CommitMany``): one round trip, one
-/// transaction for them all.
+/// transaction for them all, and (migration v6) one statement for each
+/// table unless one of them is refused.
 ///
 /// A conflict is found by the statement that would write: the webhook's
 /// insert, the session's insert or version-checked update, the key's upsert

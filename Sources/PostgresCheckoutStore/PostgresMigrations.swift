@@ -251,6 +251,113 @@ enum PostgresMigrations {
             END $$
             """,
         ]),
+        // A batch as one statement when it can be (migration v5 ran
+        // v2's gateway_commit, ten statements or more, for each change:
+        // most of a change's time in the database): every write is one
+        // statement for the whole batch, and a change refused among them
+        // undoes that statement (it ran in a subtransaction of its own) so
+        // that the batch is written change by change as before (v5's
+        // function, kept as gateway_commit_each), each refused or written
+        // alone. Measured in BENCHMARKS.md.
+        //
+        // Its plans are kept by each connection, made once while the
+        // tables may be nearly empty (a new database): a plan that scans
+        // the session table whole, cheapest then, would be kept as it grows
+        // and cost a batch more with every session written. So the function
+        // plans without whole-table scans, hash or merge joins: the
+        // session's update is a lookup by id for each change, in the batch's
+        // order (by session id, as the store sorts it, so hosts still lock
+        // sessions in one order), whatever the table's size when it was
+        // planned (`PostgresBatchTests.aBatchNeverScansTheSessionTableWhole`).
+        Migration(name: "v6: a batch of commits in one statement when none is refused", statements: [
+            "ALTER FUNCTION gateway_commit_many(jsonb, bytea[], bytea[]) RENAME TO gateway_commit_each",
+            """
+            CREATE FUNCTION gateway_commit_many(p_items jsonb, p_documents bytea[], p_bodies bytea[])
+            RETURNS TABLE (item_no integer, refusal text, numbers bigint[]) LANGUAGE plpgsql
+            SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+            DECLARE
+                together boolean;
+                lasts bigint[];
+                counts bigint[];
+            BEGIN
+                -- Together when no session, key or notification comes twice and every
+                -- event is its change's own session's, counted as its own (the
+                -- engine's changes always).
+                SELECT count(v->>0) = count(DISTINCT v->>0) AND count(v->>12) = count(DISTINCT v->>12)
+                       AND count(v->>17) = count(DISTINCT CASE WHEN v->>17 IS NOT NULL THEN jsonb_build_array(v->17, v->18) END)
+                       AND coalesce(bool_and(NOT EXISTS (SELECT FROM jsonb_array_elements(v->11) AS e WHERE e->>0 IS DISTINCT FROM v->>0)
+                                             AND (v->>0 IS NULL OR (v->>9)::bigint = jsonb_array_length(v->11))), true)
+                    INTO together FROM jsonb_array_elements(p_items) AS t(v);
+                IF together THEN
+                    -- All in one statement, in one subtransaction: each write matches
+                    -- a row for every change unless one is refused (GWSTL, GWKEY or
+                    -- GWWHK in v2's terms); then this is undone and the changes are
+                    -- written one by one below, each refused or written alone.
+                    BEGIN
+                        WITH i AS MATERIALIZED (
+                            SELECT ord::integer AS n, v->>0 AS sid, (v->>2)::bigint AS rv, (v->>9)::bigint AS events, v AS x
+                            FROM jsonb_array_elements(p_items) WITH ORDINALITY AS t(v, ord)),
+                        hooks AS (
+                            INSERT INTO webhook (provider_id, event_id, received_at)
+                            SELECT x->>17, x->>18, (x->>19)::float8 FROM i WHERE x->>17 IS NOT NULL
+                            ON CONFLICT DO NOTHING RETURNING 1),
+                        created AS (
+                            INSERT INTO session (id, status, version, amount, currency, order_id, created_at, updated_at, expires_at, document, events)
+                            SELECT sid, x->>1, 1, (x->>3)::bigint, x->>4, x->>5, (x->>6)::float8, (x->>7)::float8, (x->>8)::float8,
+                                   p_documents[n], events
+                            FROM i WHERE sid IS NOT NULL AND rv = 0
+                            ON CONFLICT (id) DO NOTHING RETURNING id, events AS last),
+                        updated AS (
+                            UPDATE session SET status = i.x->>1, version = i.rv + 1, amount = (i.x->>3)::bigint, currency = i.x->>4,
+                                    order_id = i.x->>5, created_at = (i.x->>6)::float8, updated_at = (i.x->>7)::float8,
+                                    expires_at = (i.x->>8)::float8, document = p_documents[i.n], events = session.events + i.events
+                            FROM i WHERE i.rv > 0 AND session.id = i.sid AND session.version = i.rv
+                            RETURNING session.id, session.events AS last),
+                        written AS (SELECT * FROM created UNION ALL SELECT * FROM updated),
+                        attempts AS (
+                            INSERT INTO attempt (id, session_id, provider_id, status, due_at)
+                            SELECT a->>0, i.sid, a->>1, a->>2, (a->>3)::float8 FROM i JOIN written AS w ON w.id = i.sid, jsonb_array_elements(i.x->10) AS a
+                            ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL
+                            WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at),
+                        logged AS (
+                            INSERT INTO event (session_id, number, at, type, attempt_id, status, provider_id, amount, currency, detail)
+                            SELECT i.sid, w.last - i.events + e.k, (e.v->>1)::float8, e.v->>2, e.v->>3, e.v->>4, e.v->>5, (e.v->>6)::bigint, e.v->>7, e.v->>8
+                            FROM i JOIN written AS w ON w.id = i.sid, jsonb_array_elements(i.x->11) WITH ORDINALITY AS e(v, k)),
+                        keys AS (
+                            INSERT INTO idempotency (key, fingerprint, body, reference, created_at)
+                            SELECT x->>12, x->>13, CASE WHEN (x->>14)::boolean THEN p_bodies[n] END, x->>15, (x->>16)::float8
+                            FROM i WHERE x->>12 IS NOT NULL
+                            ON CONFLICT (key) DO UPDATE SET body = excluded.body, reference = excluded.reference
+                            WHERE idempotency.body IS NULL AND idempotency.fingerprint = excluded.fingerprint
+                            RETURNING 1),
+                        -- Sent at COMMIT, as v2's: read below so that it runs.
+                        notified AS (SELECT pg_notify('gateway_events', w.id || ':' || w.last) FROM i JOIN written AS w ON w.id = i.sid WHERE i.events > 0)
+                        -- Each change's session's last event number (NULL: no
+                        -- session) and its own events' count; no row at all
+                        -- when a write matched fewer rows than changes.
+                        SELECT array_agg(w.last ORDER BY i.n), array_agg(i.events ORDER BY i.n)
+                        INTO lasts, counts
+                        FROM i LEFT JOIN written AS w ON w.id = i.sid
+                        WHERE (SELECT count(*) FROM hooks) = (SELECT count(*) FROM i WHERE x->>17 IS NOT NULL)
+                          AND (SELECT count(*) FROM written) = (SELECT count(sid) FROM i)
+                          AND (SELECT count(*) FROM keys) = (SELECT count(*) FROM i WHERE x->>12 IS NOT NULL)
+                          AND (SELECT count(*) FROM notified) >= 0;
+                        IF lasts IS NULL THEN
+                            RAISE EXCEPTION 'a change of the batch is refused' USING ERRCODE = 'GWFST';
+                        END IF;
+                        RETURN QUERY SELECT t.k::integer, NULL::text,
+                            CASE WHEN t.last IS NULL THEN '{}'::bigint[] ELSE ARRAY(SELECT generate_series(t.last - t.c + 1, t.last)) END
+                            FROM unnest(lasts, counts) WITH ORDINALITY AS t(last, c, k);
+                        RETURN;
+                    EXCEPTION WHEN SQLSTATE 'GWFST' THEN
+                        NULL;
+                    END;
+                END IF;
+                -- One by one: v5's function, as it was.
+                RETURN QUERY SELECT * FROM gateway_commit_each(p_items, p_documents, p_bodies);
+            END $$
+            """,
+        ]),
     ]
 
     /// Applies the migrations `connection`'s schema lacks; answers every

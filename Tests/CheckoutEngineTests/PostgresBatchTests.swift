@@ -254,6 +254,142 @@ extension PostgresBatchTests {
     }
 }
 
+extension PostgresBatchTests {
+    /// A batch none of whose changes is refused is written by one statement
+    /// for each table (migration v6), without v2's `gateway_commit` a
+    /// change: here that function is renamed away for the first two
+    /// batches, and every kind of write still lands, numbered as before.
+    @Test func aBatchNoneOfWhoseChangesIsRefusedIsWrittenWithoutTheChangeByChangePath() async throws {
+        let logs = CapturedLogs()
+        let store = try await TestPostgres.store(logger: logs.logger("test.postgres"))
+        try await StoreKind.postgres.raw("ALTER FUNCTION gateway_commit RENAME TO gateway_commit_away", on: store)
+        let at = Date(timeIntervalSince1970: 1_700_000_000)
+        let first = await store.commit(batch: [
+            StoreChange(session: try Self.session("a"), events: [SessionEvent(sessionID: "a", at: at, type: "session.created"),
+                                                                 SessionEvent(sessionID: "a", at: at, type: "noted")],
+                        answer: Self.answer("ka", "one")),
+            StoreChange(session: try Self.session("b"), events: [], webhook: ("p", "evt-1")),
+            StoreChange(session: nil, events: [], answer: IdempotentAnswer(key: "kp", fingerprint: "two", body: nil, createdAt: at)),
+        ])
+        #expect(first.map { (try? $0.get())?.map(\.sequence) } == [[1, 2], [], []], "\(first)")
+        var a = try #require(try await store.session("a"))
+        var attempt = Attempt(id: "att-a", method: "mada", providerID: "p", routingReason: "test", requested: Money(value: 1000, currency: "SAR"))
+        attempt.leaseUntil = at
+        try a.start(attempt)
+        let b = try #require(try await store.session("b"))
+        let second = await store.commit(batch: [
+            StoreChange(session: a, events: [SessionEvent(sessionID: "a", at: at, type: "attempt.created", attemptID: "att-a")]),
+            StoreChange(session: b, events: [SessionEvent(sessionID: "b", at: at, type: "noted")]),
+            StoreChange(session: nil, events: [], answer: IdempotentAnswer(key: "kp", fingerprint: "two", body: Data("{}".utf8), createdAt: at)),
+        ])
+        #expect(second.map { (try? $0.get())?.map(\.sequence) } == [[3], [1], []], "\(second)")
+        #expect(try await store.sessionVersion("a") == 2)
+        #expect(try await store.sessionVersion("b") == 2)
+        #expect(try await store.session("a")?.attempts.map(\.id) == ["att-a"])
+        #expect(try await store.sessionID(ofAttempt: "att-a") == "a")
+        #expect(try await store.dueAttempts(at: at, limit: 10).map(\.attemptID) == ["att-a"])
+        #expect(try await store.events(ofSession: "a", after: 0).map(\.type) == ["session.created", "noted", "attempt.created"])
+        #expect(try await store.events(ofSession: "b", after: 0).map(\.sequence) == [1])
+        #expect(try await store.answer(forKey: "ka")?.body == Data(#"{"ok":true}"#.utf8))
+        #expect(try await store.answer(forKey: "kp")?.body == Data("{}".utf8))
+        #expect(try await store.hasWebhook(provider: "p", eventID: "evt-1"))
+        // A refusal needs the change-by-change path, which is away: the
+        // refused batch fails whole, so it did not go this way.
+        var stale = try Self.session("a")
+        stale.version = 1
+        let refused = await store.commit(batch: [StoreChange(session: stale, events: []), StoreChange(session: try Self.session("c"), events: [])])
+        #expect((refused[0].failure as? PSQLError)?.serverInfo?[.sqlState] == "42883", "\(refused[0])")
+        #expect((try? refused[1].get()) != nil, "\(refused[1])")
+        try await StoreKind.postgres.raw("ALTER FUNCTION gateway_commit_away RENAME TO gateway_commit", on: store)
+        await store.close()
+    }
+
+    /// Among changes each of a session of its own, one refused for each
+    /// reason (a stale session, one that does not exist carrying an attempt,
+    /// a key bound to another request, a notification already applied) is
+    /// refused alone, with nothing of it written; the others are written,
+    /// numbered, and the batch was not undone as a whole.
+    @Test func aChangeRefusedAmongChangesOfSessionsOfTheirOwnIsRefusedAlone() async throws {
+        let logs = CapturedLogs()
+        let store = try await TestPostgres.store(logger: logs.logger("test.postgres"))
+        let at = Date(timeIntervalSince1970: 1_700_000_000)
+        _ = try await store.commit(StoreChange(session: try Self.session("old"), events: [], answer: Self.answer("bound", "one"), webhook: ("p", "seen")))
+        var stale = try Self.session("old")
+        stale.version = 7
+        // Stale too (no such session): its attempt is not written either.
+        var ghost = try Self.session("ghost")
+        ghost.version = 3
+        try ghost.start(Attempt(id: "att-ghost", method: "mada", providerID: "p", routingReason: "test", requested: Money(value: 1000, currency: "SAR")))
+        let outcomes = await store.commit(batch: [
+            StoreChange(session: ghost, events: []),
+            StoreChange(session: try Self.session("n1"), events: [SessionEvent(sessionID: "n1", at: at, type: "session.created")]),
+            StoreChange(session: stale, events: [SessionEvent(sessionID: "old", at: at, type: "stale")]),
+            StoreChange(session: try Self.session("n2"), events: [SessionEvent(sessionID: "n2", at: at, type: "session.created")],
+                        answer: Self.answer("bound", "two")),
+            StoreChange(session: try Self.session("n3"), events: [], webhook: ("p", "seen")),
+            StoreChange(session: try Self.session("n4"), events: [SessionEvent(sessionID: "n4", at: at, type: "session.created")],
+                        answer: Self.answer("fresh", "one")),
+        ])
+        #expect(throws: StoreConflict.staleSession(id: "ghost", expected: 3)) { try outcomes[0].get() }
+        #expect((try? outcomes[1].get())?.map(\.sequence) == [1] && (try? outcomes[5].get())?.map(\.sequence) == [1], "\(outcomes)")
+        #expect(throws: StoreConflict.staleSession(id: "old", expected: 7)) { try outcomes[2].get() }
+        #expect(throws: StoreConflict.duplicateKey("bound")) { try outcomes[3].get() }
+        #expect(throws: StoreConflict.duplicateWebhook(provider: "p", eventID: "seen")) { try outcomes[4].get() }
+        #expect(try await store.sessionID(ofAttempt: "att-ghost") == nil)
+        #expect(try await store.sessionVersion("old") == 1)
+        #expect(try await store.events(ofSession: "old", after: 0).isEmpty)
+        for id in ["n2", "n3"] { #expect(try await store.session(id) == nil, "\(id) was written") }
+        #expect(try await store.answer(forKey: "bound")?.fingerprint == "one")
+        #expect(try await store.answer(forKey: "fresh")?.fingerprint == "one")
+        #expect(try await store.sessionVersion("n1") == 1)
+        #expect(try await store.sessionVersion("n4") == 1)
+        #expect(!logs.all.contains { $0.contains("written on its own") }, "the refusals undid the whole batch: \(logs.all)")
+        await store.close()
+    }
+}
+
+extension PostgresBatchTests {
+    /// A connection keeps its plans, made while the tables are small (a new
+    /// database), cheapest then as a scan of the whole session table: such
+    /// a plan, kept, would cost a batch more with every session written. A
+    /// batch's writes look each session up by id instead, however small the
+    /// table: after batches updating sessions of a nearly empty table, no
+    /// row was read by a scan of the whole table (PostgreSQL's own count;
+    /// the migrations scanned it while empty, reading none).
+    @Test func aBatchNeverScansTheSessionTableWhole() async throws {
+        let store = try await TestPostgres.store()
+        let ids = ["s1", "s2", "s3"]
+        for outcome in await store.commit(batch: try ids.map { StoreChange(session: try Self.session($0), events: []) }) {
+            _ = try outcome.get()
+        }
+        // No reads meanwhile: only the batches' own statements touch the table.
+        for version in 1...8 {
+            let outcomes = await store.commit(batch: try ids.map { id in
+                var session = try Self.session(id)
+                session.version = version
+                return StoreChange(session: session, events: [SessionEvent(sessionID: id, at: Date(), type: "noted")])
+            })
+            for outcome in outcomes { #expect(try outcome.get().count == 1) }
+        }
+        // Each backend reports its counts when it is idle (within seconds):
+        // wait until the updates are counted, then read the scans with them.
+        let schema = store.configuration.schema
+        func counts() async throws -> (updates: Int64, rowsReadByWholeScans: Int64) {
+            try await store.withConnection { connection, logger in
+                _ = try await connection.query("SELECT pg_stat_clear_snapshot()", logger: logger)
+                let rows = try await connection.query(
+                    "SELECT n_tup_upd, seq_tup_read FROM pg_stat_user_tables WHERE schemaname = \(schema) AND relname = 'session'", logger: logger)
+                for try await (updates, scans) in rows.decode((Int64, Int64).self) { return (updates, scans) }
+                return (0, 0)
+            }
+        }
+        #expect(try await waitUntil(within: .seconds(120)) { (try? await counts())?.updates ?? 0 >= 24 })
+        let final = try await counts()
+        #expect(final.rowsReadByWholeScans == 0, "\(final)")
+        await store.close()
+    }
+}
+
 private extension Result {
     var failure: Failure? {
         if case .failure(let error) = self { return error }
