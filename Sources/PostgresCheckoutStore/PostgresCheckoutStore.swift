@@ -198,7 +198,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         } catch {
             // The caller's own cancellation (a client gone) says nothing
             // about the database.
-            if Task.isCancelled || !Self.isUnavailability(error) { throw error }
+            if Task.isCancelled || !Self.isUnavailability(error) { throw Self.described(error) }
             let unavailable = error as? StoreUnavailable ?? StoreUnavailable(Self.reason(error))
             pool.failed(client, reason: unavailable.reason)
             throw unavailable
@@ -238,7 +238,8 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     /// undone: nothing of it written), as a deadlock or a constraint is, and
     /// not the database going away.
     static func refusedWhole(_ error: any Error) -> Bool {
-        guard let error = error as? PSQLError, error.code == .server, error.serverInfo?[.sqlState] != nil else { return false }
+        let error = error as? PSQLError ?? (error as? PostgresStoreError)?.underlying as? PSQLError
+        guard let error, error.code == .server, error.serverInfo?[.sqlState] != nil else { return false }
         return !isUnavailability(error)   // which counts class 08 (connection exceptions) as unavailability
     }
 
@@ -253,7 +254,17 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
             }
             return "PostgreSQL connection: \(error.code)"
         }
+        if let error = error as? PostgresDecodingError {
+            return "PostgreSQL answer unreadable: column \(error.columnName) (\(error.postgresType)) as \(error.targetType): \(error.code)"
+        }
         return String(describing: error)
+    }
+
+    /// The driver's errors as ``PostgresStoreError``, which says what went
+    /// wrong (their own description hides it); any other error as it is.
+    static func described(_ error: any Error) -> any Error {
+        guard error is PSQLError || error is PostgresDecodingError else { return error }
+        return PostgresStoreError(description: reason(error), sqlState: (error as? PSQLError)?.serverInfo?[.sqlState], underlying: error)
     }
 
     // MARK: CheckoutStore

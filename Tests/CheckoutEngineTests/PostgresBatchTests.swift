@@ -145,8 +145,8 @@ struct PostgresBatchTests {
             StoreChange(session: try Self.session("ok2"), events: [], answer: Self.answer("k2", "one")),
         ])
         #expect((try? outcomes[0].get())?.map(\.sequence) == [1] && (try? outcomes[2].get()) != nil)
-        let failure = try #require(outcomes[1].failure as? PSQLError, "\(outcomes[1])")
-        #expect(failure.serverInfo?[.sqlState] == "XX999")
+        let failure = try #require(outcomes[1].failure as? PostgresStoreError, "\(outcomes[1])")
+        #expect(failure.sqlState == "XX999" && failure.description == "PostgreSQL: boom refused (SQLSTATE XX999)", "\(failure)")
         #expect(try await store.sessionVersion("ok1") == 1)
         #expect(try await store.sessionVersion("ok2") == 1)
         #expect(try await store.session("boom") == nil)
@@ -298,7 +298,7 @@ extension PostgresBatchTests {
         var stale = try Self.session("a")
         stale.version = 1
         let refused = await store.commit(batch: [StoreChange(session: stale, events: []), StoreChange(session: try Self.session("c"), events: [])])
-        #expect((refused[0].failure as? PSQLError)?.serverInfo?[.sqlState] == "42883", "\(refused[0])")
+        #expect((refused[0].failure as? PostgresStoreError)?.sqlState == "42883", "\(refused[0])")
         #expect((try? refused[1].get()) != nil, "\(refused[1])")
         try await StoreKind.postgres.raw("ALTER FUNCTION gateway_commit_away RENAME TO gateway_commit", on: store)
         await store.close()

@@ -347,7 +347,10 @@ public final class Checkout: Sendable {
                 detail: "\(unavailable.callerDetail); retrying with the same idempotency key is safe and learns this request's outcome")
         }
         logger.error("store failure: \(error)")
-        return ProblemCatalog.problem(code: "provider_error", detail: "the payment store failed: \(error)", retryable: true)
+        return ProblemCatalog.problem(
+            code: "provider_error",
+            detail: "the payment store failed (the host logged why); retrying with the same idempotency key is safe and learns this request's outcome",
+            retryable: true)
     }
 
     /// Runs `body` once per idempotency key (see the type's rules).
