@@ -29,6 +29,8 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
         var ticket: UInt64
         var item: Item
         var continuation: CheckedContinuation<Answer, any Error>
+        /// Its deadline's ticket in ``deadlines`` (nil: none).
+        var deadline: UInt64?
     }
 
     private struct State: Sendable {
@@ -40,14 +42,18 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     private let state = Mutex(State())
     private let lanes: Int
     private let largest: Int
+    private let deadlines: Deadlines
 
     /// - Parameters:
     ///   - lanes: batches of this kind running at once.
     ///   - largest: items in one batch at most.
-    init(lanes: Int, largest: Int) {
+    ///   - deadlines: watches the queued calls' deadlines (the store's
+    ///     batchers share one).
+    init(lanes: Int, largest: Int, deadlines: Deadlines = Deadlines()) {
         precondition(lanes > 0 && largest > 0)
         self.lanes = lanes
         self.largest = largest
+        self.deadlines = deadlines
     }
 
     /// Calls waiting for a batch to take them.
@@ -61,19 +67,23 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
     /// ``BatchQueuedPastDeadline`` when no batch took it within `deadline`.
     func submit(_ item: Item, deadline: Duration? = nil, run: @escaping Run) async throws -> Answer {
         try await withCheckedThrowingContinuation { continuation in
-            let (starts, ticket) = state.withLock { state in
+            let starts = state.withLock { state in
                 state.tickets += 1
-                state.queue.append(Waiting(ticket: state.tickets, item: item, continuation: continuation))
-                guard state.running < lanes else { return (false, state.tickets) }
-                state.running += 1
-                return (true, state.tickets)
+                let ticket = state.tickets
+                var waiting = Waiting(ticket: ticket, item: item, continuation: continuation)
+                let starts = state.running < lanes
+                if starts {
+                    state.running += 1
+                } else if let deadline {
+                    waiting.deadline = deadlines.add(after: deadline) { self.expire(ticket, after: deadline) }
+                }
+                state.queue.append(waiting)
+                return starts
             }
             if starts {
                 // Detached: a lane serves every caller, so it takes none's
                 // task locals (graceful shutdown) or priority.
                 Task.detached { await self.drain(run) }
-            } else if let deadline {
-                DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(deadline.nanoseconds))) { self.expire(ticket, after: deadline) }
             }
         }
     }
@@ -102,6 +112,7 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
                 return taken
             }
             guard !batch.isEmpty else { return }
+            for case let ticket? in batch.lazy.map(\.deadline) { deadlines.remove(ticket) }
             let answers = await run(batch.map(\.item))
             for (index, waiting) in batch.enumerated() {
                 waiting.continuation.resume(with: index < answers.count

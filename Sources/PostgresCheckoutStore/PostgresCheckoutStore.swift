@@ -36,6 +36,8 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     private let commits: Batcher<PostgresChange, [SessionEvent]>
     private let answers: Batcher<String, IdempotentAnswer?>
     private let versions: Batcher<String, Int?>
+    /// Every call's deadline (``bounded``, and the batches' queues), on one timer.
+    private let deadlines = Deadlines()
     /// How long writing a refused batch's changes one by one may hold the
     /// commit lane in all (the call deadline; tests set less).
     let fallbackBudget: Duration
@@ -58,9 +60,9 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         // two lanes: two gave no more payments per second, for about a fifth
         // more CPU). A batch grows with the calls made while the one before
         // it runs, so a slower database gets larger batches, not a queue.
-        commits = Batcher(lanes: 1, largest: Self.largestCommitBatch)
-        answers = Batcher(lanes: 1, largest: 256)
-        versions = Batcher(lanes: 1, largest: 256)
+        commits = Batcher(lanes: 1, largest: Self.largestCommitBatch, deadlines: deadlines)
+        answers = Batcher(lanes: 1, largest: 256, deadlines: deadlines)
+        versions = Batcher(lanes: 1, largest: 256, deadlines: deadlines)
     }
 
     /// What the store is doing now, for a log (a shutdown that is slow, an
@@ -146,11 +148,6 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         return try await bounded(client) { try await client.withConnection { try await body($0, logger) } }
     }
 
-    private enum Raced<T: Sendable>: Sendable {
-        case value(T)
-        case timedOut
-    }
-
     /// `operation`, or ``CheckoutEngine/StoreUnavailable`` once the deadline
     /// passes. A deadline cancels the wait for a connection; a statement
     /// already sent is waited for, and its result, if it comes, is the answer
@@ -158,37 +155,22 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     private func bounded<T: Sendable>(_ client: PostgresClient, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
         let timeout = configuration.callTimeout
         do {
-            return try await withThrowingTaskGroup(of: Raced<T>.self) { group in
-                group.addTask { .value(try await operation()) }
-                group.addTask {
-                    try? await Task.sleep(for: timeout)
-                    return .timedOut
-                }
-                var timedOut = false
-                while true {
-                    do {
-                        switch try await group.next() {
-                        case .value(let value)?:
-                            group.cancelAll()
-                            return value
-                        case .timedOut?:
-                            timedOut = true
-                            group.cancelAll()
-                        case nil:
-                            throw DeadlinePassed(timeout: timeout, error: nil)
-                        }
-                    } catch {
-                        group.cancelAll()
-                        if timedOut, !(error is StoreConflict) { throw DeadlinePassed(timeout: timeout, error: error) }
-                        throw error
-                    }
-                }
+            let work = Task { try await operation() }
+            let deadline = deadlines.add(after: timeout) { work.cancel() }
+            let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
+            let inTime = deadlines.remove(deadline)
+            switch result {
+            case .success(let value):
+                return value
+            case .failure(let error):
+                if !inTime, !(error is StoreConflict) { throw DeadlinePassed(timeout: timeout, error: error) }
+                throw error
             }
         } catch let late as DeadlinePassed {
             // No answer in time: a database gone, or a pool whose every
             // connection is busy. Only the first drops the pool: a connection
             // of the store's own asks the database directly.
-            let reason = "no answer within \(late.timeout)" + (late.error.map { ": \(Self.reason($0))" } ?? "")
+            let reason = "no answer within \(late.timeout): \(Self.reason(late.error))"
             if Task.isCancelled { throw StoreUnavailable(reason) }
             if await pool.databaseAnswers() {
                 throw StoreUnavailable(reason + " (the database answers: every pooled connection was busy; a larger pool= or timeout= may be needed)")
@@ -207,7 +189,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     private struct DeadlinePassed: Error {
         var timeout: Duration
-        var error: (any Error)?
+        var error: any Error
     }
 
     /// Whether `error` says the database cannot be reached now (rather than

@@ -52,28 +52,60 @@ import Testing
         #expect(record.running.withLock { $0.most } == 1)
     }
 
+    /// One lane, whose batch holding item 1 does not end until `release`
+    /// yields; every batch run is recorded in `ran`.
+    final class StuckLane: Sendable {
+        let batcher = Batcher<Int, Int>(lanes: 1, largest: 8)
+        let ran = Mutex<[[Int]]>([])
+        let release: AsyncStream<Void>.Continuation
+        private let released: AsyncStream<Void>
+
+        init() { (released, release) = AsyncStream.makeStream(of: Void.self) }
+
+        var run: Batcher<Int, Int>.Run {
+            { [self] items in
+                ran.withLock { $0.append(items) }
+                if items == [1] { for await _ in released { break } }
+                return items.map { .success($0) }
+            }
+        }
+    }
+
     /// A batch that does not end (a statement stuck on a lock) holds its
     /// lane; a call queued behind it fails once its deadline passes, at
     /// once and without ever running, while the stuck batch's own call gets
     /// its answer when it ends.
     @Test(.timeLimit(.minutes(1))) func aCallQueuedPastItsDeadlineBehindAStuckBatchFailsWithoutRunning() async throws {
-        let batcher = Batcher<Int, Int>(lanes: 1, largest: 8)
-        let ran = Mutex<[[Int]]>([])
-        let (released, release) = AsyncStream.makeStream(of: Void.self)
-        let run: Batcher<Int, Int>.Run = { items in
-            ran.withLock { $0.append(items) }
-            if items == [1] { for await _ in released { break } }
-            return items.map { .success($0) }
-        }
+        let lane = StuckLane()
+        let (batcher, run) = (lane.batcher, lane.run)
         let stuck = Task { try await batcher.submit(1, deadline: .milliseconds(50), run: run) }
-        #expect(try await waitUntil { ran.withLock { $0 } == [[1]] })
+        #expect(try await waitUntil { lane.ran.withLock { $0 } == [[1]] })
         let error = await #expect(throws: BatchQueuedPastDeadline.self) { try await batcher.submit(2, deadline: .milliseconds(50), run: run) }
         #expect(error?.description.contains("not sent") == true)
         #expect(batcher.queued == 0)
-        release.yield()
+        lane.release.yield()
         #expect(try await stuck.value == 1)
         #expect(try await batcher.submit(3, deadline: .milliseconds(50), run: run) == 3)
-        #expect(ran.withLock { $0 } == [[1], [3]], "the call that expired ran")
+        #expect(lane.ran.withLock { $0 } == [[1], [3]], "the call that expired ran")
+    }
+
+    /// The queue has one alarm, at its earliest deadline: a call with a
+    /// short deadline queued after one with a long deadline still fails at
+    /// its own, while the other stays queued and runs once the stuck batch
+    /// ends.
+    @Test(.timeLimit(.minutes(1))) func aShortDeadlineQueuedAfterALongOneFailsAtItsOwn() async throws {
+        let lane = StuckLane()
+        let (batcher, run) = (lane.batcher, lane.run)
+        let stuck = Task { try await batcher.submit(1, run: run) }
+        #expect(try await waitUntil { lane.ran.withLock { $0 } == [[1]] })
+        let patient = Task { try await batcher.submit(2, deadline: .seconds(3600), run: run) }
+        #expect(try await waitUntil { batcher.queued == 1 })
+        await #expect(throws: BatchQueuedPastDeadline.self) { try await batcher.submit(3, deadline: .milliseconds(50), run: run) }
+        #expect(batcher.queued == 1, "the call with the long deadline left the queue")
+        lane.release.yield()
+        #expect(try await stuck.value == 1)
+        #expect(try await patient.value == 2)
+        #expect(lane.ran.withLock { $0 } == [[1], [2]])
     }
 
     /// A call on an idle batcher runs at once, alone; a batch's failure is
@@ -86,6 +118,34 @@ import Testing
         #expect(sizes.withLock { $0 } == [1])
         await #expect(throws: Down.self) { try await batcher.submit(1) { items in items.map { _ in .failure(Down()) } } }
         await #expect(throws: Batcher<Int, Int>.BatchAnsweredShort.self) { try await batcher.submit(1) { _ in [] } }
+    }
+}
+
+/// The store's deadlines on one timer (``Deadlines``): an action runs once
+/// its deadline passes unless taken back first, whatever deadlines were
+/// added before it.
+@Suite struct DeadlinesTests {
+    @Test(.timeLimit(.minutes(1))) func aShortDeadlineAddedAfterLongOnesRunsAtItsOwnAndTheOthersWait() async throws {
+        let deadlines = Deadlines()
+        let ran = Mutex<[String]>([])
+        let long = (0..<1000).map { i in deadlines.add(after: .seconds(3600)) { ran.withLock { $0.append("long \(i)") } } }
+        let (done, finish) = AsyncStream.makeStream(of: Void.self)
+        let short = deadlines.add(after: .milliseconds(20)) {
+            ran.withLock { $0.append("short") }
+            finish.yield()
+        }
+        for await _ in done { break }
+        #expect(ran.withLock { $0 } == ["short"])
+        #expect(!deadlines.remove(short), "an action that ran is not taken back")
+        #expect(long.allSatisfy { deadlines.remove($0) } && deadlines.pending == 0)
+        // Taken back before its deadline: never runs (the one added after it
+        // runs, and the timer has gone off past the first one's deadline).
+        let first = deadlines.add(after: .milliseconds(10)) { ran.withLock { $0.append("taken back") } }
+        #expect(deadlines.remove(first))
+        let (later, end) = AsyncStream.makeStream(of: Void.self)
+        _ = deadlines.add(after: .milliseconds(30)) { end.yield() }
+        for await _ in later { break }
+        #expect(ran.withLock { $0 } == ["short"] && deadlines.pending == 0)
     }
 }
 
