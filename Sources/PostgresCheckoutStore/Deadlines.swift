@@ -51,18 +51,20 @@ final class Deadlines: Sendable {
 
     private func arm(at instant: ContinuousClock.Instant) {
         let nanoseconds = max(0, ((instant - ContinuousClock.now) / .nanoseconds(1)).rounded(.up))
-        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.goOff() }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(nanoseconds))) { self.goOff(armedFor: instant) }
     }
 
     /// Runs the actions whose deadline passed (outside the lock: an action
     /// may take locks of its own), then arms the timer for the earliest one
-    /// left, unless a timer is armed for later already.
-    private func goOff() {
+    /// left, unless another timer is armed for later already. The timer
+    /// armed for the alarm always arms the next, even when it went off a
+    /// little early by this clock (then for the same instant again).
+    private func goOff(armedFor instant: ContinuousClock.Instant) {
         let now = ContinuousClock.now
         let (due, next): ([Entry], ContinuousClock.Instant?) = state.withLock { state in
             let due = state.entries.filter { $0.value.expires <= now }
             for ticket in due.keys { state.entries.removeValue(forKey: ticket) }
-            if let armed = state.alarm, armed > now { return (Array(due.values), nil) }
+            if let armed = state.alarm, armed != instant, armed > now { return (Array(due.values), nil) }
             state.alarm = state.entries.values.lazy.map(\.expires).min()
             return (Array(due.values), state.alarm)
         }
