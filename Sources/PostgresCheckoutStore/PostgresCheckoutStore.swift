@@ -164,6 +164,12 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
                 return value
             case .failure(let error):
                 if !inTime, !(error is StoreConflict) { throw DeadlinePassed(timeout: timeout, error: error) }
+                // The caller's own cancellation (a client gone, a shutdown)
+                // ended the call: nothing is known of the database, and the
+                // caller hears it as a call that did not get through.
+                if Task.isCancelled, !(error is StoreConflict) {
+                    throw StoreUnavailable("the call was cancelled by its caller before the database answered: \(Self.reason(error))")
+                }
                 throw error
             }
         } catch let late as DeadlinePassed {

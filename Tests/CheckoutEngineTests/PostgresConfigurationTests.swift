@@ -96,4 +96,37 @@ import Testing
         #expect(try await store.sessionVersion("s") == nil)
         await store.close()
     }
+
+    /// A call whose caller is cancelled (a client gone) while it waits for
+    /// the pool's one busy connection ends at once as a call that did not
+    /// get through (503 to the engine, logged as a warning, not as a store
+    /// failure), and the pool is not taken for a lost database.
+    @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(5)))
+    func aCallCancelledByItsCallerIsNotAStoreFailure() async throws {
+        guard var configuration = TestPostgres.configuration else { return }
+        configuration.schema = TestPostgres.newSchema()
+        configuration.poolSize = 1
+        configuration.callTimeout = .seconds(120)
+        let store = PostgresCheckoutStore(configuration: configuration)
+        _ = try await store.ready(within: .seconds(240))
+        let (held, hold) = AsyncStream<Void>.makeStream()
+        let (released, release) = AsyncStream<Void>.makeStream()
+        let busy = Task {
+            defer { hold.finish() }
+            try await store.withConnection { _, _ in
+                hold.yield()
+                for await _ in released { break }
+            }
+        }
+        for await _ in held { break }
+        let waiting = Task { try await store.session("s") }
+        waiting.cancel()
+        let error = await #expect(throws: StoreUnavailable.self) { try await waiting.value }
+        #expect(error?.reason.contains("cancelled by its caller") == true, "\(String(describing: error))")
+        #expect(store.isAvailable, "a cancelled call was taken for a lost database")
+        release.yield()
+        try await busy.value
+        #expect(try await store.session("s") == nil)
+        await store.close()
+    }
 }
