@@ -52,6 +52,17 @@ import Testing
         #expect(try PostgresConfiguration.password(file: nil, environment: nil) == nil)
     }
 
+    /// A store of its own schema whose pool has one connection, ready.
+    static func storeOfOneConnection(callTimeout: Duration) async throws -> PostgresCheckoutStore? {
+        guard var configuration = TestPostgres.configuration else { return nil }
+        configuration.schema = TestPostgres.newSchema()
+        configuration.poolSize = 1
+        configuration.callTimeout = callTimeout
+        let store = PostgresCheckoutStore(configuration: configuration)
+        _ = try await store.ready(within: .seconds(240))
+        return store
+    }
+
     /// A call that finds every pooled connection busy past its deadline is
     /// refused (503), but the store stays up: only a database that does not
     /// answer a connection of its own drops the pool.
@@ -62,12 +73,7 @@ import Testing
     // wait with its error.
     @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(5)))
     func aBusyPoolIsNotALostDatabase() async throws {
-        guard var configuration = TestPostgres.configuration else { return }
-        configuration.schema = TestPostgres.newSchema()
-        configuration.poolSize = 1
-        configuration.callTimeout = .seconds(1)
-        let store = PostgresCheckoutStore(configuration: configuration)
-        _ = try await store.ready(within: .seconds(240))
+        guard let store = try await Self.storeOfOneConnection(callTimeout: .seconds(1)) else { return }
         // Open the pool's one connection (a loaded suite may need more than one 1 s try).
         for attempt in 1... {
             do { _ = try await store.sessionVersion("s"); break } catch where attempt < 60 { continue }
@@ -103,12 +109,7 @@ import Testing
     /// failure), and the pool is not taken for a lost database.
     @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(5)))
     func aCallCancelledByItsCallerIsNotAStoreFailure() async throws {
-        guard var configuration = TestPostgres.configuration else { return }
-        configuration.schema = TestPostgres.newSchema()
-        configuration.poolSize = 1
-        configuration.callTimeout = .seconds(120)
-        let store = PostgresCheckoutStore(configuration: configuration)
-        _ = try await store.ready(within: .seconds(240))
+        guard let store = try await Self.storeOfOneConnection(callTimeout: .seconds(120)) else { return }
         let (held, hold) = AsyncStream<Void>.makeStream()
         let (released, release) = AsyncStream<Void>.makeStream()
         let busy = Task {
