@@ -112,7 +112,7 @@ final class Batcher<Item: Sendable, Answer: Sendable>: Sendable {
                 return taken
             }
             guard !batch.isEmpty else { return }
-            for case let ticket? in batch.lazy.map(\.deadline) { deadlines.remove(ticket) }
+            deadlines.remove(all: batch.lazy.compactMap(\.deadline))
             let answers = await run(batch.map(\.item))
             for (index, waiting) in batch.enumerated() {
                 waiting.continuation.resume(with: index < answers.count

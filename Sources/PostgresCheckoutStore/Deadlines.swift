@@ -46,6 +46,11 @@ final class Deadlines: Sendable {
         state.withLock { $0.entries.removeValue(forKey: ticket) != nil }
     }
 
+    /// Takes back every ticket of `tickets` (a batch's), under one lock.
+    func remove(all tickets: some Sequence<UInt64>) {
+        state.withLock { state in for ticket in tickets { state.entries.removeValue(forKey: ticket) } }
+    }
+
     /// Deadlines not yet passed nor removed.
     var pending: Int { state.withLock { $0.entries.count } }
 

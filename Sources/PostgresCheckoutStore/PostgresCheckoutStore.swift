@@ -164,12 +164,6 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
                 return value
             case .failure(let error):
                 if !inTime, !(error is StoreConflict) { throw DeadlinePassed(timeout: timeout, error: error) }
-                // The caller's own cancellation (a client gone, a shutdown)
-                // ended the call: nothing is known of the database, and the
-                // caller hears it as a call that did not get through.
-                if Task.isCancelled, !(error is StoreConflict) {
-                    throw StoreUnavailable("the call was cancelled by its caller before the database answered: \(Self.reason(error))")
-                }
                 throw error
             }
         } catch let late as DeadlinePassed {
@@ -184,9 +178,14 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
             pool.failed(client, reason: reason)
             throw StoreUnavailable(reason)
         } catch {
-            // The caller's own cancellation (a client gone) says nothing
-            // about the database.
-            if Task.isCancelled || !Self.isUnavailability(error) { throw Self.described(error) }
+            // The caller's own cancellation (a client gone, a shutdown) ended
+            // the call: it says nothing about the database, and the caller
+            // hears it as a call that did not get through.
+            if Task.isCancelled, !(error is StoreConflict) {
+                throw error as? StoreUnavailable
+                    ?? StoreUnavailable("the call was cancelled by its caller before the database answered: \(Self.reason(error))")
+            }
+            if !Self.isUnavailability(error) { throw Self.described(error) }
             let unavailable = error as? StoreUnavailable ?? StoreUnavailable(Self.reason(error))
             pool.failed(client, reason: unavailable.reason)
             throw unavailable
