@@ -220,17 +220,19 @@ final class PoolKeeper: Sendable {
 
     /// A connection of its own (not the pool's): for migrations, and for
     /// listening (``EventListener``).
-    func connectionConfiguration() throws -> PostgresConnection.Configuration {
+    /// - Parameter role: after "gateway" in `application_name`, for a
+    ///   connection with a role of its own (`pg_stat_activity` tells them apart).
+    func connectionConfiguration(role: String? = nil) throws -> PostgresConnection.Configuration {
         var options = PostgresConnection.Configuration(
             host: configuration.host, port: configuration.port, username: configuration.username,
             password: configuration.password, database: configuration.database, tls: try connectionTLS())
         options.options.connectTimeout = .seconds(2)
-        options.options.additionalStartupParameters = startupParameters
+        options.options.additionalStartupParameters = startupParameters(role: role)
         return options
     }
 
-    private var startupParameters: [(String, String)] {
-        [("search_path", "\"\(configuration.schema)\""), ("application_name", "gateway")]
+    private func startupParameters(role: String? = nil) -> [(String, String)] {
+        [("search_path", "\"\(configuration.schema)\""), ("application_name", role.map { "gateway \($0)" } ?? "gateway")]
     }
 
     /// What TLS checks (``PostgresConfiguration/TLSMode``): nothing of the
@@ -266,7 +268,7 @@ final class PoolKeeper: Sendable {
             password: configuration.password, database: configuration.database, tls: tls)
         options.options.maximumConnections = configuration.poolSize
         options.options.connectTimeout = configuration.callTimeout
-        options.options.additionalStartupParameters = startupParameters
+        options.options.additionalStartupParameters = startupParameters()
         return options
     }
 }

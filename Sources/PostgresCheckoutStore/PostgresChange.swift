@@ -113,12 +113,22 @@ struct PostgresChange: Sendable {
         // a statement's implicit commit fails after its rows came back (a
         // deferred check, a full notification queue), and that failure would
         // reach no caller, who would take a change undone for written.
-        try await connection.query("BEGIN", logger: logger)
+        // BEGIN goes out with the statement, not awaited first: the
+        // connection runs them in order, one round trip fewer to wait for.
+        let begun = begin(connection, logger: logger)
         let answers: [(refusal: String?, numbers: [Int64]?)]
         do {
             let rows = try await connection.rows(
                 SQL.CommitMany.self, .text(String(decoding: items, as: UTF8.self)),
                 .byteArrays(changes.map(\.document)), .byteArrays(changes.map(\.body)), logger: logger)
+            do {
+                _ = try await begun.get()
+            } catch {
+                // The statement ran, and BEGIN did not: it may have
+                // committed on its own. Never refused whole (whose changes
+                // would be written again), nor taken for undone.
+                throw BatchOutcomeUnknown(reason: "BEGIN failed (\(PostgresCheckoutStore.reason(error))) while the batch's statement ran")
+            }
             // Read, and matched to the changes, before COMMIT: an answer
             // that cannot be is the batch undone, never a batch committed
             // and reported failed.
@@ -129,6 +139,19 @@ struct PostgresChange: Sendable {
         }
         try await connection.query("COMMIT", logger: logger)
         return zip(changes, answers).map { change, answer in change.outcome(refusal: answer.refusal, numbers: answer.numbers) }
+    }
+
+    /// BEGIN, sent now; its answer comes later (the EventLoopFuture API
+    /// sends at once, where the async one would wait for the answer).
+    private static func begin(_ connection: PostgresConnection, logger: Logger) -> EventLoopFuture<PostgresQueryResult> {
+        connection.query("BEGIN", logger: logger)
+    }
+
+    /// A batch whose outcome cannot be known (written or not): each of its
+    /// changes fails with this, and none is written again.
+    struct BatchOutcomeUnknown: Error, CustomStringConvertible {
+        var reason: String
+        var description: String { "the batch's outcome is unknown: \(reason)" }
     }
 
     /// Each change's row, by the number the function gave it (`item_no`,

@@ -16,7 +16,8 @@ import Synchronization
 ///   the count its row returns, under the row's lock.
 /// - Reconciliation work is claimed (``claimDueAttempts(at:limit:claimant:until:)``,
 ///   `FOR UPDATE SKIP LOCKED`), so each due check runs on one host.
-/// - Every statement is prepared once per pooled connection (``SQL``).
+/// - Every statement is prepared once per connection (``SQL``): the pool's,
+///   and the one each batch lane keeps (``LaneConnection``).
 /// - The store starts without the database: its pool connects in the
 ///   background, its migrations (``PostgresMigrations``) run as soon as the
 ///   database answers, and until then, or while the database is away, every
@@ -30,6 +31,10 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     let logger: Logger
     private let pool: PoolKeeper
     private let listener: EventListener
+    /// Each batch lane's own connection, kept across its batches.
+    private let commitLane: LaneConnection
+    private let answersLane: LaneConnection
+    private let versionsLane: LaneConnection
     /// Commits, keys' answers and sessions' versions asked at the same time
     /// each go in one round trip (``Batcher``): what a payment costs the
     /// database is mostly its round trips.
@@ -55,6 +60,9 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         let pool = PoolKeeper(configuration: configuration, logger: logger)
         self.pool = pool
         listener = EventListener(connect: { try pool.connectionConfiguration() }, logger: logger)
+        commitLane = LaneConnection(configuration: { try pool.connectionConfiguration(role: "commits") }, logger: logger)
+        answersLane = LaneConnection(configuration: { try pool.connectionConfiguration(role: "answers") }, logger: logger)
+        versionsLane = LaneConnection(configuration: { try pool.connectionConfiguration(role: "versions") }, logger: logger)
         // One batch of each kind at a time: the fewest round trips, and the
         // least CPU per payment on both sides (BENCHMARKS.md measured one and
         // two lanes: two gave no more payments per second, for about a fifth
@@ -81,6 +89,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     /// Stops the pool, its reconnecting and its listening; calls fail from now on.
     public func close() async {
         await listener.close()
+        for lane in [commitLane, answersLane, versionsLane] { await lane.close() }
         await pool.close()
     }
 
@@ -138,14 +147,34 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     /// Runs `body` on a pooled connection within the configured deadline.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        try await keyAgreed()
+        let client = try pool.client()
+        let logger = self.logger
+        return try await bounded(client) { try await client.withConnection { try await body($0, logger) } }
+    }
+
+    /// Runs `body` on a batch lane's own connection (``LaneConnection``),
+    /// opened beside the current pool. Nothing waits for a pooled connection,
+    /// so there is no wait to bound; a failure means what it means to any
+    /// call (``failure(_:of:inTime:)``), late when it came after the deadline.
+    func on<T: Sendable>(_ lane: LaneConnection, _ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
+        try await keyAgreed()
+        let client = try pool.client()
+        let started = ContinuousClock.now
+        do {
+            return try await lane.run(for: client) { try await body($0, logger) }
+        } catch {
+            throw await failure(error, of: client, inTime: ContinuousClock.now - started <= configuration.callTimeout)
+        }
+    }
+
+    /// Waits for the fingerprint key's agreement while it runs; throws if it failed.
+    private func keyAgreed() async throws {
         if let agreement = keyAgreement.withLock({ $0 }) {
             try await agreement.value
             // Agreed: later calls go straight on (a failed agreement stays, and refuses every call).
             keyAgreement.withLock { if $0 == agreement { $0 = nil } }
         }
-        let client = try pool.client()
-        let logger = self.logger
-        return try await bounded(client) { try await client.withConnection { try await body($0, logger) } }
     }
 
     /// `operation`, or ``CheckoutEngine/StoreUnavailable`` once the deadline
@@ -153,48 +182,45 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     /// already sent is waited for, and its result, if it comes, is the answer
     /// (a commit that succeeded is never reported as failed).
     private func bounded<T: Sendable>(_ client: PostgresClient, _ operation: @escaping @Sendable () async throws -> T) async throws -> T {
-        let timeout = configuration.callTimeout
+        let work = Task { try await operation() }
+        let deadline = deadlines.add(after: configuration.callTimeout) { work.cancel() }
+        let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
+        let inTime = deadlines.remove(deadline)
         do {
-            let work = Task { try await operation() }
-            let deadline = deadlines.add(after: timeout) { work.cancel() }
-            let result = await withTaskCancellationHandler { await work.result } onCancel: { work.cancel() }
-            let inTime = deadlines.remove(deadline)
-            switch result {
-            case .success(let value):
-                return value
-            case .failure(let error):
-                if !inTime, !(error is StoreConflict) { throw DeadlinePassed(timeout: timeout, error: error) }
-                throw error
-            }
-        } catch let late as DeadlinePassed {
-            // No answer in time: a database gone, or a pool whose every
-            // connection is busy. Only the first drops the pool: a connection
-            // of the store's own asks the database directly.
-            let reason = "no answer within \(late.timeout): \(Self.reason(late.error))"
-            if Task.isCancelled { throw StoreUnavailable(reason) }
-            if await pool.databaseAnswers() {
-                throw StoreUnavailable(reason + " (the database answers: every pooled connection was busy; a larger pool= or timeout= may be needed)")
-            }
-            pool.failed(client, reason: reason)
-            throw StoreUnavailable(reason)
+            return try result.get()
         } catch {
-            // The caller's own cancellation (a client gone, a shutdown) ended
-            // the call: it says nothing about the database, and the caller
-            // hears it as a call that did not get through.
-            if Task.isCancelled, !(error is StoreConflict) {
-                throw error as? StoreUnavailable
-                    ?? StoreUnavailable("the call was cancelled by its caller before the database answered: \(Self.reason(error))")
-            }
-            if !Self.isUnavailability(error) { throw Self.described(error) }
-            let unavailable = error as? StoreUnavailable ?? StoreUnavailable(Self.reason(error))
-            pool.failed(client, reason: unavailable.reason)
-            throw unavailable
+            throw await failure(error, of: client, inTime: inTime)
         }
     }
 
-    private struct DeadlinePassed: Error {
-        var timeout: Duration
-        var error: any Error
+    /// What a call's `error` on `client` tells its caller, and what it tells
+    /// the store: the database gone (the pool is dropped and recovery starts)
+    /// or not. `inTime`: the error came before the call's deadline.
+    private func failure(_ error: any Error, of client: PostgresClient, inTime: Bool) async -> any Error {
+        if !inTime, !(error is StoreConflict) {
+            // No answer in time: a database gone, a pool whose every
+            // connection is busy, or a statement waiting on a lock. Only the
+            // first drops the pool: a connection of the store's own asks the
+            // database directly.
+            let reason = "no answer within \(configuration.callTimeout): \(Self.reason(error))"
+            if Task.isCancelled { return StoreUnavailable(reason) }
+            if await pool.databaseAnswers() {
+                return StoreUnavailable(reason + " (the database answers: every pooled connection was busy, or a statement waited on a lock; a larger pool= or timeout= may be needed)")
+            }
+            pool.failed(client, reason: reason)
+            return StoreUnavailable(reason)
+        }
+        // The caller's own cancellation (a client gone, a shutdown) ended
+        // the call: it says nothing about the database, and the caller
+        // hears it as a call that did not get through.
+        if Task.isCancelled, !(error is StoreConflict) {
+            return error as? StoreUnavailable
+                ?? StoreUnavailable("the call was cancelled by its caller before the database answered: \(Self.reason(error))")
+        }
+        if !Self.isUnavailability(error) { return Self.described(error) }
+        let unavailable = error as? StoreUnavailable ?? StoreUnavailable(Self.reason(error))
+        pool.failed(client, reason: unavailable.reason)
+        return unavailable
     }
 
     /// Whether `error` says the database cannot be reached now (rather than
@@ -297,7 +323,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     private func writeInOrder(_ changes: [PostgresChange]) async -> [Result<[SessionEvent], any Error>] {
         do {
-            return try await withConnection { connection, logger in try await PostgresChange.write(changes, connection, logger: logger) }
+            return try await on(commitLane) { connection, logger in try await PostgresChange.write(changes, connection, logger: logger) }
         } catch {
             // Only a statement the server refused is known to have written
             // nothing; anything else (the connection lost, an answer that
@@ -318,7 +344,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
                     continue
                 }
                 do {
-                    outcomes += try await withConnection { connection, logger in try await PostgresChange.write([change], connection, logger: logger) }
+                    outcomes += try await on(commitLane) { connection, logger in try await PostgresChange.write([change], connection, logger: logger) }
                 } catch {
                     outcomes.append(.failure(error))
                 }
@@ -339,7 +365,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     private func versions(ofSessions ids: [String]) async -> [Result<Int?, any Error>] {
-        await lookUp(ids, SQL.SessionVersions.self) { row in
+        await lookUp(ids, SQL.SessionVersions.self, on: versionsLane) { row in
             let (id, version) = try row.decode((String, Int64).self)
             return (id, Int(version))
         }
@@ -349,10 +375,10 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     /// key and value): each key's value, or nil; or the statement's error for
     /// every key.
     private func lookUp<Text: StatementText, Value: Sendable>(
-        _ keys: [String], _ statement: Text.Type, _ decode: @escaping @Sendable (PostgresRow) throws -> (String, Value)
+        _ keys: [String], _ statement: Text.Type, on lane: LaneConnection, _ decode: @escaping @Sendable (PostgresRow) throws -> (String, Value)
     ) async -> [Result<Value?, any Error>] {
         do {
-            let found = try await withConnection { connection, logger in
+            let found = try await on(lane) { connection, logger in
                 var found: [String: Value] = [:]
                 for row in try await connection.rows(statement, .texts(keys), logger: logger) {
                     let (key, value) = try decode(row)
@@ -378,7 +404,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     private func answers(forKeys keys: [String]) async -> [Result<IdempotentAnswer?, any Error>] {
-        await lookUp(keys, SQL.Answers.self) { row in
+        await lookUp(keys, SQL.Answers.self, on: answersLane) { row in
             let (key, fingerprint, body, reference, created) = try row.decode((String, String, Data?, String?, Double).self)
             return (key, IdempotentAnswer(key: key, fingerprint: fingerprint, body: body, reference: reference,
                                           createdAt: Date(timeIntervalSince1970: created)))

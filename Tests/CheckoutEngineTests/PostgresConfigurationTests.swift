@@ -76,7 +76,7 @@ import Testing
         guard let store = try await Self.storeOfOneConnection(callTimeout: .seconds(1)) else { return }
         // Open the pool's one connection (a loaded suite may need more than one 1 s try).
         for attempt in 1... {
-            do { _ = try await store.sessionVersion("s"); break } catch where attempt < 60 { continue }
+            do { _ = try await store.session("s"); break } catch where attempt < 60 { continue }
         }
         let (started, signal) = AsyncStream<Void>.makeStream()
         let busy = Task {
@@ -92,14 +92,16 @@ import Testing
             Issue.record("the busy call ended without running")
             return
         }
+        // A pooled call (a session's document; the batch lanes' calls have
+        // connections of their own, LaneConnection).
         await #expect {
-            try await store.sessionVersion("s")
+            try await store.session("s")
         } throws: { error in
             "\(error)".contains("every pooled connection was busy")
         }
         #expect(store.isAvailable, "a busy pool was taken for a lost database")
         try await busy.value
-        #expect(try await store.sessionVersion("s") == nil)
+        #expect(try await store.session("s") == nil)
         await store.close()
     }
 
