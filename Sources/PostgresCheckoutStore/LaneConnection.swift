@@ -18,20 +18,31 @@ import Synchronization
 ///   connection too, on the schema that pool's recovery migrated.
 /// - It is not trusted after ``idleLimit`` unused (a connection a network
 ///   dropped silently would hang the next batch, where the pool would have
-///   found it out with its keep-alive), nor once closed, nor after an error
-///   other than a statement's own (the server refusing a statement leaves
-///   the connection as it was; anything else may not have): it is closed
-///   and the next batch opens another.
+///   found it out with its keep-alive), nor once closed, nor after any
+///   failure of a batch on it (even the server refusing a statement: the
+///   driver keeps a failed preparation for the connection's life, and would
+///   fail every later batch with it): it is closed and the next batch opens
+///   another.
+/// - When it cannot be opened, ``run(for:_:)`` says so (``CannotOpen``)
+///   without running anything, and the store runs that batch on a pooled
+///   connection instead: whether the database is there is the pool's to
+///   find out, as for any call. The next tries wait 250 ms, doubling to
+///   30 s, so a lane that cannot connect (too many connections) costs its
+///   batches no time.
 /// - One batch at a time: the lane is the only user, and a second caller
 ///   while a batch runs is refused (two transactions on one connection
 ///   would interleave).
 final class LaneConnection: Sendable {
+    /// Its part, for logs and `application_name` ("commits").
+    let role: String
     /// How long the connection may sit unused and still be trusted (the
     /// pool's keep-alive checks an idle connection every 30 s).
     let idleLimit: Duration
+    private let firstRetry: Duration
 
     private struct Open {
-        var pool: ObjectIdentifier
+        /// The pool it was opened beside (held: compared by identity, never a reused address).
+        var pool: PostgresClient
         var connection: PostgresConnection
         var lastUsed: ContinuousClock.Instant
     }
@@ -41,55 +52,66 @@ final class LaneConnection: Sendable {
         var busy = false
         var closed = false
         var opened = 0
+        /// After a failed open: no new try before this, and why the last failed.
+        var retryAfter: ContinuousClock.Instant?
+        var lastFailure = ""
+        var backoff: Duration = .zero
     }
 
     private let state = Mutex(State())
     private let configuration: @Sendable () throws -> PostgresConnection.Configuration
     private let logger: Logger
 
-    /// - Parameter configuration: how to open the connection (the store's
-    ///   own: its host, credentials, TLS and schema).
-    init(configuration: @escaping @Sendable () throws -> PostgresConnection.Configuration, logger: Logger,
-         idleLimit: Duration = .seconds(30)) {
+    /// - Parameters:
+    ///   - configuration: how to open the connection (the store's own: its
+    ///     host, credentials, TLS, schema and connect timeout).
+    ///   - firstRetry: the wait after a first failed open (doubling to 30 s).
+    init(role: String, configuration: @escaping @Sendable () throws -> PostgresConnection.Configuration, logger: Logger,
+         idleLimit: Duration = .seconds(30), firstRetry: Duration = .milliseconds(250)) {
+        self.role = role
         self.configuration = configuration
         self.logger = logger
         self.idleLimit = idleLimit
+        self.firstRetry = firstRetry
+    }
+
+    deinit {
+        // Closed, not dropped open (the driver requires it): the task keeps it until then.
+        if let open = state.withLock({ $0.open }) { Self.closeInBackground(open.connection) }
     }
 
     /// Connections opened so far (for tests: one under a steady load).
     var connectionsOpened: Int { state.withLock { $0.opened } }
 
     /// Runs `body` on the lane's connection for `pool`, opened first when
-    /// there is none it can trust.
+    /// there is none it can trust; ``CannotOpen`` (nothing run) when it could
+    /// not be opened, now or lately.
     func run<T: Sendable>(for pool: PostgresClient, _ body: (PostgresConnection) async throws -> T) async throws -> T {
-        let (kept, stale): (PostgresConnection?, PostgresConnection?) = try state.withLock { state in
+        let (kept, stale, waiting): (PostgresConnection?, PostgresConnection?, String?) = try state.withLock { state in
             guard !state.closed else { throw StoreUnavailable("the store is closed") }
-            guard !state.busy else { throw LaneBusy() }
-            state.busy = true
-            guard let open = state.open else { return (nil, nil) }
-            if open.pool == ObjectIdentifier(pool), !open.connection.isClosed, ContinuousClock.now - open.lastUsed < idleLimit {
-                return (open.connection, nil)
+            guard !state.busy else { throw LaneBusy(role: role) }
+            if let open = state.open {
+                if open.pool === pool, !open.connection.isClosed, ContinuousClock.now - open.lastUsed < idleLimit {
+                    state.busy = true
+                    return (open.connection, nil, nil)
+                }
+                state.open = nil
+                if let retry = state.retryAfter, ContinuousClock.now < retry { return (nil, open.connection, state.lastFailure) }
+                state.busy = true
+                return (nil, open.connection, nil)
             }
-            state.open = nil
-            return (nil, open.connection)
+            if let retry = state.retryAfter, ContinuousClock.now < retry { return (nil, nil, state.lastFailure) }
+            state.busy = true
+            return (nil, nil, nil)
         }
-        defer { state.withLock { $0.busy = false } }
         if let stale { Self.closeInBackground(stale) }
+        if let waiting { throw CannotOpen(role: role, reason: waiting) }
+        defer { state.withLock { $0.busy = false } }
         let connection: PostgresConnection
         if let kept {
             connection = kept
         } else {
-            connection = try await PostgresConnection.connect(configuration: try configuration(), id: 3, logger: logger)
-            let closed = state.withLock { state -> Bool in
-                guard !state.closed else { return true }
-                state.opened += 1
-                state.open = Open(pool: ObjectIdentifier(pool), connection: connection, lastUsed: .now)
-                return false
-            }
-            if closed {
-                Self.closeInBackground(connection)
-                throw StoreUnavailable("the store is closed")
-            }
+            connection = try await open(for: pool)
         }
         do {
             let result = try await body(connection)
@@ -98,9 +120,37 @@ final class LaneConnection: Sendable {
             }
             return result
         } catch {
-            if !Self.leavesConnectionAsItWas(error) { drop(connection) }
+            drop(connection)
             throw error
         }
+    }
+
+    private func open(for pool: PostgresClient) async throws -> PostgresConnection {
+        let connection: PostgresConnection
+        do {
+            connection = try await PostgresConnection.connect(configuration: try configuration(), id: 3, logger: logger)
+        } catch {
+            let reason = PostgresCheckoutStore.reason(error)
+            state.withLock { state in
+                state.backoff = state.backoff == .zero ? firstRetry : min(state.backoff * 2, max(firstRetry, .seconds(30)))
+                state.retryAfter = .now + state.backoff
+                state.lastFailure = reason
+            }
+            throw CannotOpen(role: role, reason: reason)
+        }
+        let closed = state.withLock { state -> Bool in
+            guard !state.closed else { return true }
+            state.opened += 1
+            state.open = Open(pool: pool, connection: connection, lastUsed: .now)
+            state.retryAfter = nil
+            state.backoff = .zero
+            return false
+        }
+        if closed {
+            Self.closeInBackground(connection)
+            throw StoreUnavailable("the store is closed")
+        }
+        return connection
     }
 
     /// Closes the connection; every later ``run(for:_:)`` fails.
@@ -126,15 +176,17 @@ final class LaneConnection: Sendable {
         Task { try? await connection.close() }
     }
 
-    /// Whether the connection is as it was before the call that failed with
-    /// `error`: only when the server refused a statement (its transaction is
-    /// undone by the caller's ROLLBACK, or ended by COMMIT).
-    static func leavesConnectionAsItWas(_ error: any Error) -> Bool {
-        (error as? PSQLError)?.code == .server
+    /// The lane's connection could not be opened (now, or lately: see
+    /// ``run(for:_:)``); nothing was run.
+    struct CannotOpen: Error, CustomStringConvertible {
+        var role: String
+        var reason: String
+        var description: String { "the \(role) lane's connection could not be opened: \(reason)" }
     }
 
     /// A second batch asked for the lane's connection while one ran on it (a bug).
     struct LaneBusy: Error, CustomStringConvertible {
-        var description: String { "the commit lane's connection was asked for by a second batch while one ran on it" }
+        var role: String
+        var description: String { "the \(role) lane's connection was asked for by a second batch while one ran on it" }
     }
 }

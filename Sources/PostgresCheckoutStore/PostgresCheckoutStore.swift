@@ -35,6 +35,8 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     private let commitLane: LaneConnection
     private let answersLane: LaneConnection
     private let versionsLane: LaneConnection
+    /// Lanes whose connection could not be opened, said once in the log.
+    private let lanesFailingToOpen = Mutex<Set<String>>([])
     /// Commits, keys' answers and sessions' versions asked at the same time
     /// each go in one round trip (``Batcher``): what a payment costs the
     /// database is mostly its round trips.
@@ -53,16 +55,26 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         self.init(configuration: configuration, logger: logger, fallbackBudget: configuration.callTimeout)
     }
 
-    init(configuration: PostgresConfiguration, logger: Logger, fallbackBudget: Duration) {
+    /// - Parameter lanesConnect: how the batch lanes open their connections
+    ///   (tests: to a place where none can be opened).
+    init(configuration: PostgresConfiguration, logger: Logger, fallbackBudget: Duration,
+         lanesConnect: @escaping @Sendable (PostgresConnection.Configuration) -> PostgresConnection.Configuration = { $0 }) {
         self.configuration = configuration
         self.fallbackBudget = fallbackBudget
         self.logger = logger
         let pool = PoolKeeper(configuration: configuration, logger: logger)
         self.pool = pool
         listener = EventListener(connect: { try pool.connectionConfiguration() }, logger: logger)
-        commitLane = LaneConnection(configuration: { try pool.connectionConfiguration(role: "commits") }, logger: logger)
-        answersLane = LaneConnection(configuration: { try pool.connectionConfiguration(role: "answers") }, logger: logger)
-        versionsLane = LaneConnection(configuration: { try pool.connectionConfiguration(role: "versions") }, logger: logger)
+        func lane(_ role: String) -> LaneConnection {
+            LaneConnection(role: role, configuration: {
+                var options = try pool.connectionConfiguration(role: role)
+                options.options.connectTimeout = .nanoseconds(configuration.callTimeout.nanoseconds)   // as the pool's
+                return lanesConnect(options)
+            }, logger: logger)
+        }
+        commitLane = lane("commits")
+        answersLane = lane("answers")
+        versionsLane = lane("versions")
         // One batch of each kind at a time: the fewest round trips, and the
         // least CPU per payment on both sides (BENCHMARKS.md measured one and
         // two lanes: two gave no more payments per second, for about a fifth
@@ -89,8 +101,10 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     /// Stops the pool, its reconnecting and its listening; calls fail from now on.
     public func close() async {
         await listener.close()
-        for lane in [commitLane, answersLane, versionsLane] { await lane.close() }
+        // The pool first: a batch whose lane closes under it then fails
+        // without starting a recovery.
         await pool.close()
+        for lane in [commitLane, answersLane, versionsLane] { await lane.close() }
     }
 
     /// The engine's fingerprint key check: agreed with the database before
@@ -154,15 +168,26 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     }
 
     /// Runs `body` on a batch lane's own connection (``LaneConnection``),
-    /// opened beside the current pool. Nothing waits for a pooled connection,
-    /// so there is no wait to bound; a failure means what it means to any
-    /// call (``failure(_:of:inTime:)``), late when it came after the deadline.
-    func on<T: Sendable>(_ lane: LaneConnection, _ body: (PostgresConnection, Logger) async throws -> T) async throws -> T {
+    /// opened beside the current pool; on a pooled connection instead when
+    /// the lane's cannot be opened (the pool then finds out whether the
+    /// database is there). No wait for a pooled connection on the lane, so
+    /// none to bound; a failure means what it means to any call
+    /// (``failure(_:of:inTime:)``), late when it came after the deadline.
+    func on<T: Sendable>(_ lane: LaneConnection, _ body: @escaping @Sendable (PostgresConnection, Logger) async throws -> T) async throws -> T {
         try await keyAgreed()
         let client = try pool.client()
         let started = ContinuousClock.now
         do {
-            return try await lane.run(for: client) { try await body($0, logger) }
+            let value = try await lane.run(for: client) { try await body($0, logger) }
+            if lanesFailingToOpen.withLock({ $0.remove(lane.role) != nil }) {
+                logger.notice("PostgreSQL store: the \(lane.role) lane's connection is open again")
+            }
+            return value
+        } catch let cannot as LaneConnection.CannotOpen {
+            if lanesFailingToOpen.withLock({ $0.insert(lane.role).inserted }) {
+                logger.warning("PostgreSQL store: \(cannot); its batches go through the pool until it opens")
+            }
+            return try await withConnection(body)
         } catch {
             throw await failure(error, of: client, inTime: ContinuousClock.now - started <= configuration.callTimeout)
         }

@@ -23,6 +23,14 @@ struct LaneConnectionTests {
         return options
     }
 
+    /// The cluster's user and database on a port nothing listens on.
+    static func unreachable() throws -> PostgresConnection.Configuration {
+        let configuration = try #require(TestPostgres.configuration)
+        return PostgresConnection.Configuration(
+            host: "127.0.0.1", port: 1, username: configuration.username,
+            password: configuration.password, database: configuration.database, tls: .disable)
+    }
+
     /// A pool the lane belongs to (only its identity matters here: never run).
     static func pool() throws -> PostgresClient {
         let configuration = try #require(TestPostgres.configuration)
@@ -33,7 +41,7 @@ struct LaneConnectionTests {
 
     static func lane(idleLimit: Duration = .seconds(30)) throws -> LaneConnection {
         let options = try connectionConfiguration()
-        return LaneConnection(configuration: { options }, logger: Logger(label: "test.lane"), idleLimit: idleLimit)
+        return LaneConnection(role: "test", configuration: { options }, logger: Logger(label: "test.lane"), idleLimit: idleLimit)
     }
 
     static func backend(_ lane: LaneConnection, _ pool: PostgresClient) async throws -> Int32 {
@@ -64,30 +72,60 @@ struct LaneConnectionTests {
     /// the old one.
     @Test func aNewPoolGetsANewConnectionAndTheOldOneIsClosed() async throws {
         let lane = try Self.lane()
-        let first = try await Self.backend(lane, try Self.pool())
-        let second = try await Self.backend(lane, try Self.pool())
+        let old = try Self.pool(), new = try Self.pool()
+        let first = try await Self.backend(lane, old)
+        let second = try await Self.backend(lane, new)
         #expect(first != second)
         #expect(lane.connectionsOpened == 2)
         #expect(try await waitUntil { (try? await Self.alive(first)) == false }, "the old pool's lane connection was left open")
+        withExtendedLifetime(old) {}
         await lane.close()
     }
 
-    /// The server refusing a statement leaves the connection as it was; any
-    /// other failure, and the lane does not trust it again.
-    @Test func onlyAStatementRefusedKeepsTheConnection() async throws {
+    /// Any failure of a batch, even the server refusing a statement (the
+    /// driver keeps a failed preparation for a connection's life), and the
+    /// lane does not trust the connection again: it is closed, and the next
+    /// batch runs on a new one.
+    @Test func aBatchThatFailsLeavesItsConnectionBehind() async throws {
         let lane = try Self.lane(), pool = try Self.pool()
         let first = try await Self.backend(lane, pool)
         await #expect(throws: PSQLError.self) {
             try await lane.run(for: pool) { try await $0.query("SELECT 1 / 0", logger: Logger(label: "test.lane")).collect() }
         }
-        #expect(try await Self.backend(lane, pool) == first)
+        let second = try await Self.backend(lane, pool)
+        #expect(second != first)
         struct Unreadable: Error {}
         await #expect(throws: Unreadable.self) {
             try await lane.run(for: pool) { _ in throw Unreadable() }
         }
-        let after = try await Self.backend(lane, pool)
-        #expect(after != first)
-        #expect(try await waitUntil { (try? await Self.alive(first)) == false }, "the connection not trusted was left open")
+        #expect(try await Self.backend(lane, pool) != second)
+        #expect(lane.connectionsOpened == 3)
+        let bothClosed = try await waitUntil {
+            let firstClosed = (try? await Self.alive(first)) == false
+            let secondClosed = (try? await Self.alive(second)) == false
+            return firstClosed && secondClosed
+        }
+        #expect(bothClosed, "a connection not trusted was left open")
+        await lane.close()
+    }
+
+    /// A lane that cannot open its connection says so without running the
+    /// batch, and does not try again before its wait is over: the store runs
+    /// those batches on pooled connections meanwhile.
+    @Test func aLaneThatCannotOpenSaysSoWithoutRunningAndWaitsBeforeTryingAgain() async throws {
+        let options = try Self.unreachable()
+        let tries = Mutex(0)
+        let lane = LaneConnection(role: "test", configuration: { tries.withLock { $0 += 1 }; return options },
+                                  logger: Logger(label: "test.lane"), firstRetry: .seconds(3600))
+        let pool = try Self.pool()
+        let ran = Mutex(false)
+        for _ in 0..<3 {
+            await #expect(throws: LaneConnection.CannotOpen.self) {
+                try await lane.run(for: pool) { _ in ran.withLock { $0 = true } }
+            }
+        }
+        #expect(!ran.withLock { $0 })
+        #expect(tries.withLock { $0 } == 1, "it tried again before its wait was over")
         await lane.close()
     }
 
@@ -111,6 +149,24 @@ struct LaneConnectionTests {
         let second = try #require(answered)
         #expect(second != first)
         await lane.close()
+    }
+
+    /// A store whose lanes cannot open a connection keeps serving: their
+    /// batches go through the pool, and the store stays available.
+    @Test func aStoreWhoseLanesCannotConnectCommitsAndReadsThroughItsPool() async throws {
+        var configuration = try #require(TestPostgres.configuration)
+        configuration.schema = TestPostgres.newSchema()
+        configuration.callTimeout = .seconds(90)
+        let unreachable = try Self.unreachable()
+        let store = PostgresCheckoutStore(configuration: configuration, logger: Logger(label: "test.lane"), fallbackBudget: .seconds(90),
+                                          lanesConnect: { _ in unreachable })
+        _ = try await store.ready(within: .seconds(240))
+        let session = try PostgresBatchTests.session("s1")
+        _ = try await store.commit(StoreChange(session: session, events: [], answer: PostgresBatchTests.answer("k1", "f")))
+        #expect(try await store.sessionVersion("s1") == 1)
+        #expect(try await store.answer(forKey: "k1")?.fingerprint == "f")
+        #expect(store.isAvailable)
+        await store.close()
     }
 
     /// Unused past its idle limit, the connection is not trusted (a network
