@@ -236,7 +236,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
-        .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads", "TestSupport"]),
+        .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
         .testTarget(
             name: "WalletTokensTests",
             dependencies: [

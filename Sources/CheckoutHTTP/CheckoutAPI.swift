@@ -119,7 +119,7 @@ public struct CheckoutAPI: Sendable {
         bytes.append(contentsOf: Array(#","instruments":"#.utf8))
         bytes.append(contentsOf: writer.bytes)
         writer = JSONWriter()
-        Field.write(forms: snapshot.fields, to: &writer)
+        writer.value(Field.jsonValue(forms: snapshot.fields))
         bytes.append(contentsOf: Array(#","fields":"#.utf8))
         bytes.append(contentsOf: writer.bytes)
         bytes.append(UInt8(ascii: "}"))

@@ -1,7 +1,6 @@
 import Foundation
 import GatewayPayloads
 import PaymentFields
-import TestSupport
 import Testing
 
 /// The rules of payment method fields (docs/fields.md): each validator, the
@@ -136,57 +135,6 @@ struct PaymentFieldsTests {
                                   Field(id: "terms", kind: .boolean, validators: [.termsAndConditions])] {
             let parsed = try Field.parse(field.jsonValue, at: "$").get()
             #expect(parsed == field, "\(field.id)")
-        }
-    }
-
-    /// Forms are written straight to JSON (``Field/write(forms:to:)``) for
-    /// every session: byte for byte what their JSON values write, for the
-    /// shipped forms and for fields made at random (texts that need escaping,
-    /// hints and validators present or not, a validator named twice).
-    @Test func writtenFormsAreTheBytesOfTheirJSONValues() {
-        func viaValue(_ forms: [String: [Field]]) -> [UInt8] {
-            var w = JSONWriter()
-            w.value(Field.jsonValue(forms: forms))
-            return w.bytes
-        }
-        func written(_ forms: [String: [Field]]) -> [UInt8] {
-            var w = JSONWriter()
-            Field.write(forms: forms, to: &w)
-            return w.bytes
-        }
-        #expect(written(StandardForms.all) == viaValue(StandardForms.all))
-        var random = SplitMix64(seed: 17)
-        let texts = ["a", "field.label", "say \"hi\"", "back\\slash", "tab\there", "ل", "ø", "\u{1}", "{{99}}", "line\nbreak", ""]
-        func text() -> String { texts.randomElement(using: &random)! }
-        func maybe() -> String? { Bool.random(using: &random) ? text() : nil }
-        func validator() -> Validator {
-            switch Int.random(in: 0..<10, using: &random) {
-            case 0: .luhn
-            case 1: .expirationDate
-            case 2: .emailAddress
-            case 3: .iban
-            case 4: .length(min: Int.random(in: 0...9, using: &random), max: Int.random(in: 10...10_000, using: &random))
-            case 5: .range(min: Int64.random(in: -1_000...0, using: &random), max: Int64.random(in: 1...Int64(1) << 40, using: &random))
-            case 6: .regularExpression(text())
-            case 7: .fixedList((0..<Int.random(in: 1...3, using: &random)).map { _ in text() })
-            case 8: .termsAndConditions
-            default: .msisdn(defaultCountry: Bool.random(using: &random) ? "SE" : nil,
-                             countries: Bool.random(using: &random) ? ["SE", "SA"] : [])
-            }
-        }
-        for _ in 0..<300 {
-            var forms: [String: [Field]] = [:]
-            for method in ["card", "swish", text(), text()] {
-                forms[method] = (0..<Int.random(in: 0...4, using: &random)).map { _ in
-                    Field(id: text(), kind: Field.Kind.allCases.randomElement(using: &random)!,
-                          location: Field.Location.allCases.randomElement(using: &random)!, required: Bool.random(using: &random),
-                          displayHints: .init(label: maybe(), placeholder: maybe(), mask: maybe(), obfuscate: Bool.random(using: &random),
-                                              preferredInputType: maybe(), tooltip: maybe()),
-                          validators: (0..<Int.random(in: 0...4, using: &random)).map { _ in validator() })
-                }
-            }
-            let bytes = written(forms)
-            #expect(bytes == viaValue(forms), "\(String(decoding: bytes, as: UTF8.self))")
         }
     }
 

@@ -378,7 +378,7 @@ extension SessionSnapshot: JSONPayload {
         }
         w.endObject()
         w.key("fields")
-        Field.write(forms: fields, to: &w)
+        w.value(Field.jsonValue(forms: fields))
         w.endObject()
     }
 
