@@ -28,7 +28,8 @@ import Synchronization
 ///   connection instead: whether the database is there is the pool's to
 ///   find out, as for any call. The next tries wait 250 ms, doubling to
 ///   30 s, so a lane that cannot connect (too many connections) costs its
-///   batches no time.
+///   batches no time. The log says so when opening starts failing, and when
+///   it opens again; not for every batch between.
 /// - One batch at a time: the lane is the only user, and a second caller
 ///   while a batch runs is refused (two transactions on one connection
 ///   would interleave).
@@ -47,15 +48,20 @@ final class LaneConnection: Sendable {
         var lastUsed: ContinuousClock.Instant
     }
 
+    /// Why the last open failed, and when to try again (the wait doubling).
+    private struct Failing {
+        var reason: String
+        var wait: Duration
+        var retryAfter: ContinuousClock.Instant
+    }
+
     private struct State {
         var open: Open?
         var busy = false
         var closed = false
         var opened = 0
-        /// After a failed open: no new try before this, and why the last failed.
-        var retryAfter: ContinuousClock.Instant?
-        var lastFailure = ""
-        var backoff: Duration = .zero
+        /// Since an open failed, until one succeeds (said once each way in the log).
+        var failing: Failing?
     }
 
     private let state = Mutex(State())
@@ -90,37 +96,47 @@ final class LaneConnection: Sendable {
         let (kept, stale, waiting): (PostgresConnection?, PostgresConnection?, String?) = try state.withLock { state in
             guard !state.closed else { throw StoreUnavailable("the store is closed") }
             guard !state.busy else { throw LaneBusy(role: role) }
+            var stale: PostgresConnection?
             if let open = state.open {
                 if open.pool === pool, !open.connection.isClosed, ContinuousClock.now - open.lastUsed < idleLimit {
                     state.busy = true
                     return (open.connection, nil, nil)
                 }
                 state.open = nil
-                if let retry = state.retryAfter, ContinuousClock.now < retry { return (nil, open.connection, state.lastFailure) }
-                state.busy = true
-                return (nil, open.connection, nil)
+                stale = open.connection
             }
-            if let retry = state.retryAfter, ContinuousClock.now < retry { return (nil, nil, state.lastFailure) }
+            if let failing = state.failing, ContinuousClock.now < failing.retryAfter { return (nil, stale, failing.reason) }
             state.busy = true
-            return (nil, nil, nil)
+            return (nil, stale, nil)
         }
         if let stale { Self.closeInBackground(stale) }
         if let waiting { throw CannotOpen(role: role, reason: waiting) }
-        defer { state.withLock { $0.busy = false } }
         let connection: PostgresConnection
         if let kept {
             connection = kept
         } else {
-            connection = try await open(for: pool)
+            do {
+                connection = try await open(for: pool)
+            } catch {
+                state.withLock { $0.busy = false }
+                throw error
+            }
         }
         do {
             let result = try await body(connection)
             state.withLock { state in
+                state.busy = false
                 if state.open?.connection === connection { state.open?.lastUsed = .now }
             }
             return result
         } catch {
-            drop(connection)
+            let dropped = state.withLock { state -> Bool in
+                state.busy = false
+                guard state.open?.connection === connection else { return false }
+                state.open = nil
+                return true
+            }
+            if dropped { Self.closeInBackground(connection) }
             throw error
         }
     }
@@ -131,25 +147,27 @@ final class LaneConnection: Sendable {
             connection = try await PostgresConnection.connect(configuration: try configuration(), id: 3, logger: logger)
         } catch {
             let reason = PostgresCheckoutStore.reason(error)
-            state.withLock { state in
-                state.backoff = state.backoff == .zero ? firstRetry : min(state.backoff * 2, max(firstRetry, .seconds(30)))
-                state.retryAfter = .now + state.backoff
-                state.lastFailure = reason
+            let first = state.withLock { state -> Bool in
+                let wait = state.failing.map { min($0.wait * 2, max(firstRetry, .seconds(30))) } ?? firstRetry
+                defer { state.failing = Failing(reason: reason, wait: wait, retryAfter: .now + wait) }
+                return state.failing == nil
             }
-            throw CannotOpen(role: role, reason: reason)
+            let cannot = CannotOpen(role: role, reason: reason)
+            if first { logger.warning("PostgreSQL store: \(cannot); its batches go through the pool until it opens") }
+            throw cannot
         }
-        let closed = state.withLock { state -> Bool in
-            guard !state.closed else { return true }
+        let (closed, wasFailing) = state.withLock { state -> (Bool, Bool) in
+            guard !state.closed else { return (true, false) }
             state.opened += 1
             state.open = Open(pool: pool, connection: connection, lastUsed: .now)
-            state.retryAfter = nil
-            state.backoff = .zero
-            return false
+            defer { state.failing = nil }
+            return (false, state.failing != nil)
         }
         if closed {
             Self.closeInBackground(connection)
             throw StoreUnavailable("the store is closed")
         }
+        if wasFailing { logger.notice("PostgreSQL store: the \(role) lane's connection is open again") }
         return connection
     }
 
@@ -161,15 +179,6 @@ final class LaneConnection: Sendable {
             return state.open?.connection
         }
         try? await open?.close()
-    }
-
-    private func drop(_ connection: PostgresConnection) {
-        let dropped = state.withLock { state -> Bool in
-            guard state.open?.connection === connection else { return false }
-            state.open = nil
-            return true
-        }
-        if dropped { Self.closeInBackground(connection) }
     }
 
     private static func closeInBackground(_ connection: PostgresConnection) {

@@ -218,8 +218,8 @@ final class PoolKeeper: Sendable {
         }
     }
 
-    /// A connection of its own (not the pool's): for migrations, and for
-    /// listening (``EventListener``).
+    /// A connection of its own (not the pool's): for migrations, for
+    /// listening (``EventListener``), and for each batch lane (``LaneConnection``).
     /// - Parameter role: after "gateway" in `application_name`, for a
     ///   connection with a role of its own (`pg_stat_activity` tells them apart).
     func connectionConfiguration(role: String? = nil) throws -> PostgresConnection.Configuration {

@@ -35,8 +35,6 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
     private let commitLane: LaneConnection
     private let answersLane: LaneConnection
     private let versionsLane: LaneConnection
-    /// Lanes whose connection could not be opened, said once in the log.
-    private let lanesFailingToOpen = Mutex<Set<String>>([])
     /// Commits, keys' answers and sessions' versions asked at the same time
     /// each go in one round trip (``Batcher``): what a payment costs the
     /// database is mostly its round trips.
@@ -178,15 +176,8 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         let client = try pool.client()
         let started = ContinuousClock.now
         do {
-            let value = try await lane.run(for: client) { try await body($0, logger) }
-            if lanesFailingToOpen.withLock({ $0.remove(lane.role) != nil }) {
-                logger.notice("PostgreSQL store: the \(lane.role) lane's connection is open again")
-            }
-            return value
-        } catch let cannot as LaneConnection.CannotOpen {
-            if lanesFailingToOpen.withLock({ $0.insert(lane.role).inserted }) {
-                logger.warning("PostgreSQL store: \(cannot); its batches go through the pool until it opens")
-            }
+            return try await lane.run(for: client) { try await body($0, logger) }
+        } catch is LaneConnection.CannotOpen {
             return try await withConnection(body)
         } catch {
             throw await failure(error, of: client, inTime: ContinuousClock.now - started <= configuration.callTimeout)
