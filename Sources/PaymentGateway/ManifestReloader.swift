@@ -63,28 +63,26 @@ public final class ManifestReloader: Sendable {
         self.loader = loader
         self.providers = providers
         self.logger = logger
+        loading = DispatchQueue(label: "manifest-loading")
     }
 
-    /// Where reloads run: opening a library and creating its adapter run
-    /// adapter code that may block, so never on a Swift concurrency thread
-    /// (two of them on a 2-core machine are the whole pool). One at a time.
-    private static let loading = DispatchQueue(label: "manifest-loading")
+    /// Where this host's reloads run: opening a library and creating its
+    /// adapter run adapter code that may block, so never on a Swift
+    /// concurrency thread (two of them on a 2-core machine are the whole
+    /// pool). One at a time, and this host's own: a reload of one gateway
+    /// never waits behind another's in the same process.
+    private let loading: DispatchQueue
 
     /// Reads the folder and applies what changed, on the loading queue (the
     /// caller's task waits without holding its thread). Throws only when the
     /// folder itself cannot be read (then nothing changes).
     @discardableResult
     public func reload() async throws -> Report {
-        try await Self.onLoadingQueue { try self.reloadNow() }
-    }
-
-    /// Runs `work` (which loads adapters) on the loading queue; the caller's
-    /// task waits without holding its thread.
-    public static func onLoadingQueue<T: Sendable>(_ work: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            loading.async { continuation.resume(with: Result { try work() }) }
+            loading.async { continuation.resume(with: Result { try self.reloadNow() }) }
         }
     }
+
 
     /// ``reload()`` on the calling thread: for the host's first load, before
     /// it serves, and for callers already off the concurrency pool (SIGHUP).
@@ -114,7 +112,7 @@ public final class ManifestReloader: Sendable {
         await withCheckedContinuation { continuation in
             done.withLock { $0 = continuation }
             let finish: @Sendable () -> Void = { done.withLock { $0.take() }?.resume() }
-            Self.loading.async { self.running.withLock { _ in }; finish() }
+            loading.async { self.running.withLock { _ in }; finish() }
             DispatchQueue.global().asyncAfter(deadline: .now() + .nanoseconds(Int(grace.nanoseconds)), execute: finish)
         }
     }

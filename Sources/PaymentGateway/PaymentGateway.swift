@@ -14,7 +14,7 @@ import ServiceLifecycle
 /// shutdown, then drains the adapters.
 ///
 /// ```swift
-/// let gateway = try PaymentGateway(configuration: .init(manifests: "manifests", data: ".gateway"))
+/// let gateway = try await PaymentGateway.open(configuration: .init(manifests: "manifests", data: ".gateway"))
 /// let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-1"))
 /// let attempt = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada"), idempotencyKey: "o-1-pay")
 /// ```
@@ -64,13 +64,18 @@ public final class PaymentGateway: Service, Sendable {
     /// code, an isolated adapter's runner starting) runs on the manifest
     /// loading queue, never on a Swift concurrency thread.
     public static func open(configuration: Configuration, logger: Logger = Logger(label: "gateway")) async throws -> PaymentGateway {
-        try await ManifestReloader.onLoadingQueue { try PaymentGateway(configuration: configuration, logger: logger) }
+        try await OffThePool.run("gateway-open") { try PaymentGateway(configuration: configuration, logger: logger) }
     }
 
     /// Opens the store and loads every manifest. A manifest or adapter that
     /// fails is refused on its own (see ``providerRecords``); only an
     /// unreadable manifests folder or store stops the gateway. It loads on the
-    /// caller's thread: from async code use ``open(configuration:logger:)``.
+    /// caller's thread (reading and hashing every library, running adapters'
+    /// `create`, waiting for isolated adapters' runners), which async code
+    /// must never do: a Swift concurrency thread held for that long is one of
+    /// the few every task of the process shares. From async code, call
+    /// ``open(configuration:logger:)``.
+    @available(*, noasync, message: "loads adapters on the calling thread; use PaymentGateway.open(configuration:logger:)")
     public init(configuration: Configuration, logger: Logger = Logger(label: "gateway")) throws {
         self.configuration = configuration
         self.logger = logger

@@ -22,12 +22,18 @@ final class Checkpointer: Sendable {
     static let writerLimitPages = 16_384
     /// Past this many frames in the log (16 MiB), a pass restarts it.
     static let restartAfterFrames = 4_096
+    /// How long an idle checkpointer sleeps before it looks anyway (writes
+    /// that do not nudge it: API keys, migrations).
+    static let idleLook: Duration = .seconds(1)
 
-    private final class Flag: Sendable {
-        let raised = Atomic<Bool>(false)
+    private final class Signal: @unchecked Sendable {
+        let stopped = Atomic<Bool>(false)
+        /// A commit happened since the last pass.
+        let pending = Atomic<Bool>(false)
+        let condition = NSCondition()
     }
 
-    private let stopped = Flag()
+    private let signal = Signal()
 
     init(path: String, configuration: Configuration, interval: Duration = .milliseconds(20)) throws {
         // Never wait on a lock: a RESTART that waited (for readers to leave the
@@ -37,9 +43,19 @@ final class Checkpointer: Sendable {
         var configuration = configuration
         configuration.busyMode = .immediateError
         let connection = try DatabaseQueue(path: path, configuration: configuration)
-        let thread = Thread { [stopped] in
+        let thread = Thread { [signal] in
             let nanoseconds = interval.nanoseconds
-            while !stopped.raised.load(ordering: .acquiring) {
+            while !signal.stopped.load(ordering: .acquiring) {
+                // Passes follow commits, at most one an interval: an idle store
+                // (a host between payments, a test's gateway at rest) costs a
+                // wake-up a second, not fifty.
+                signal.condition.lock()
+                if !signal.pending.load(ordering: .acquiring) && !signal.stopped.load(ordering: .acquiring) {
+                    _ = signal.condition.wait(until: Date(timeIntervalSinceNow: Double(Self.idleLook.nanoseconds) / 1e9))
+                }
+                signal.condition.unlock()
+                if signal.stopped.load(ordering: .acquiring) { break }
+                signal.pending.store(false, ordering: .releasing)
                 // A failed pass (the disk, a busy lock) is retried on the next.
                 _ = try? connection.writeWithoutTransaction { db in
                     let pass = try db.checkpoint(.passive)
@@ -59,9 +75,22 @@ final class Checkpointer: Sendable {
         thread.start()
     }
 
+    /// A commit wrote to the log: a pass follows (within the interval).
+    /// Cheap enough for every commit: one atomic exchange, and a wake-up only
+    /// for the first commit since the last pass.
+    func nudge() {
+        guard !signal.pending.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        signal.condition.lock()
+        signal.condition.signal()
+        signal.condition.unlock()
+    }
+
     /// Ends the thread after its current pass.
     func stop() {
-        stopped.raised.store(true, ordering: .releasing)
+        signal.stopped.store(true, ordering: .releasing)
+        signal.condition.lock()
+        signal.condition.signal()
+        signal.condition.unlock()
     }
 
     deinit { stop() }

@@ -26,8 +26,8 @@ import Synchronization
 public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     let writer: any DatabaseWriter
     private let batcher: CommitBatcher
-    /// Checkpoints the log off the writer (on-disk databases only).
-    private let checkpointer = Mutex<Checkpointer?>(nil)
+    /// Checkpoints the log off the writer, after commits (on-disk databases only).
+    private let checkpointer: Checkpointer?
     /// Connections for point lookups (on-disk databases only).
     private let readers: Readers?
 
@@ -47,9 +47,8 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
         // the next checkpoint, and a payment acknowledged after its commit
         // could be lost with the machine. Back to FULL: each commit is synced.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
-        try self.init(writer: pool, readers: Readers(path: path, busyTimeoutMilliseconds: 10_000, count: 4))
-        let checkpoints = try Checkpointer(path: path, configuration: configuration)
-        checkpointer.withLock { $0 = checkpoints }
+        try self.init(writer: pool, readers: Readers(path: path, busyTimeoutMilliseconds: 10_000, count: 4),
+                      checkpointer: Checkpointer(path: path, configuration: configuration))
     }
 
     /// A store in memory, for tests and throwaway runs.
@@ -60,12 +59,13 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
     /// A store over a GRDB writer of the caller's (tests: a trigger on the
     /// queue). Internal: the module's API names no GRDB type.
     convenience init(writer: any DatabaseWriter) throws {
-        try self.init(writer: writer, readers: nil)
+        try self.init(writer: writer, readers: nil, checkpointer: nil)
     }
 
-    private init(writer: any DatabaseWriter, readers: Readers?) throws {
+    private init(writer: any DatabaseWriter, readers: Readers?, checkpointer: Checkpointer?) throws {
         self.writer = writer
         self.readers = readers
+        self.checkpointer = checkpointer
         try Migrations.migrator.migrate(writer)
         self.batcher = CommitBatcher(writer: writer)
     }
@@ -79,7 +79,9 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
 
     public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
         let prepared = try PreparedChange(change)
-        return try await batcher.submit(prepared)
+        let events = try await batcher.submit(prepared)
+        checkpointer?.nudge()
+        return events
     }
 
     public func session(_ id: String) async throws -> Session? {

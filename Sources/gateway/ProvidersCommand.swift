@@ -27,7 +27,7 @@ struct ProvidersCommand: AsyncParsableCommand {
             let loader = HostSetup.loader(host, verbose: verbose)
             let directory = HostSetup.manifestsURL(host)
             let records: [ProviderRecord]
-            do { records = try await ManifestReloader.onLoadingQueue { try ProviderRegistry.load(directory: directory, loader: loader) } }
+            do { records = try await OffThePool.run("providers-load") { try ProviderRegistry.load(directory: directory, loader: loader) } }
             catch { throw ValidationError("cannot read the manifests folder \(directory.path): \(error.localizedDescription)") }
             let rows = records.map(ProviderRow.init)
             let digest = ManifestDigest.host(records)

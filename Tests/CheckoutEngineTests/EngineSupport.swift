@@ -3,6 +3,7 @@ import Foundation
 import GatewayPayloads
 import SQLiteCheckoutStore
 import Synchronization
+import TestSupport
 
 /// A provider whose answers a test scripts, and which records every call.
 final class ScriptedProvider: PaymentProvider, Sendable {
@@ -77,7 +78,7 @@ final class TestClock: Sendable {
 
 func profile(_ id: String, priority: Int, enabled: Bool = true, methods: Set<String> = ["mada", "visa"]) -> ProviderProfile {
     ProviderProfile(id: id, enabled: enabled, priority: priority, methods: methods, currencies: ["SAR", "KWD"], countries: ["SA", "KW"],
-                    limits: ["SAR": 100...1_000_000], callTimeout: .seconds(5))
+                    limits: ["SAR": 100...1_000_000], callTimeout: .seconds(5).scaled)
 }
 
 /// An engine over an in-memory SQLite store and scripted providers.

@@ -28,9 +28,11 @@ import Testing
 
     @Test func aConcurrentCallWithAnotherRequestIsAConflict() async throws {
         let gate = IdempotencyGate<String>()
+        // The first run holds the key until the test lets it go, after the conflict.
+        let (release, go) = AsyncStream.makeStream(of: Void.self)
         let first = Task {
             try await gate.run(key: "k", fingerprint: "a") {
-                try await Task.sleep(for: .milliseconds(200))
+                for await _ in release { break }
                 return "first"
             }
         }
@@ -38,6 +40,7 @@ import Testing
         await #expect(throws: IdempotencyGate<String>.Refusal.conflict(key: "k")) {
             try await gate.run(key: "k", fingerprint: "b") { "second" }
         }
+        go.yield()
         #expect(try await first.value == "first")
         #expect(await gate.inFlight == 0)
     }

@@ -88,7 +88,8 @@ import TestSupport
         }) { call in .answered(ScriptedProvider.success(call)) }
         let fast = Self.offering("fast")
         let f = try EngineFixture([(Self.instrumentProfile("silent", priority: 1), silent), (Self.instrumentProfile("fast", priority: 2), fast)]) {
-            $0.instrumentsTimeout = .milliseconds(50)
+            // Long enough for "fast" to answer on a loaded machine: only "silent" is ever cut.
+            $0.instrumentsTimeout = .seconds(2).scaled
         }
         let created = try await newSession(f)
         #expect(cancelled.withLock { $0 }, "the silent provider was not cancelled")

@@ -12,7 +12,7 @@ import Testing
 /// it cannot (another pool, a connection closed under it, an error that is
 /// not a statement's own, too long unused).
 @Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"),
-       .timeLimit(.minutes(5)))
+       .timeLimit(.minutes(TestTime.minutes(5))))
 struct LaneConnectionTests {
     static func connectionConfiguration() throws -> PostgresConnection.Configuration {
         let configuration = try #require(TestPostgres.configuration)

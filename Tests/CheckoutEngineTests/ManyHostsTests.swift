@@ -10,7 +10,7 @@ import Testing
 /// Two engines (two hosts: each its own store value, pool and caches) on one
 /// PostgreSQL database, calling one provider: the engine's guarantees hold
 /// across them because the database enforces them.
-@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"))
+@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"), .heavy)
 struct ManyHostsTests {
     /// Two hosts on one new schema, sharing `clock` and `provider`.
     struct Hosts {
@@ -42,7 +42,7 @@ struct ManyHostsTests {
 
     /// 100 identical requests at once, half to each host: one session is
     /// made, one authorize is sent, and every caller gets the same answer.
-    @Test(.timeLimit(.minutes(2))) func aHundredIdenticalRequestsAcrossTwoHostsRunOnce() async throws {
+    @Test(.heavy(.shared, limit: .seconds(120))) func aHundredIdenticalRequestsAcrossTwoHostsRunOnce() async throws {
         // The authorize is held until the test lets it go, so the other
         // host's requests all arrive while the first is in flight.
         let (release, releasing) = AsyncStream<Void>.makeStream()
@@ -222,7 +222,7 @@ extension ManyHostsTests {
     /// A reader on host A sees the events host B commits, each once and in
     /// order, also across A losing its listening connection; and a reader
     /// resumes after any number on either host.
-    @Test(.timeLimit(.minutes(2))) func aStreamOnOneHostSeesTheOtherHostsEventsOnceEachInOrder() async throws {
+    @Test(.heavy(.shared, limit: .seconds(120))) func aStreamOnOneHostSeesTheOtherHostsEventsOnceEachInOrder() async throws {
         let provider = ScriptedProvider.approving("a")
         let hosts = try await Hosts.start(provider, clock: TestClock())
         defer { Task { await hosts.close() } }
@@ -303,7 +303,7 @@ extension ManyHostsTests {
     /// A capture host A sent and is still waiting for: host B's retry under
     /// the same key is told it is in progress, and sends nothing; once A has
     /// its answer, B's retry gets it. The provider captured once.
-    @Test(.timeLimit(.minutes(2))) func aRetryOnAnotherHostDoesNotResendAnOperationInFlight() async throws {
+    @Test(.heavy(.shared, limit: .seconds(120))) func aRetryOnAnotherHostDoesNotResendAnOperationInFlight() async throws {
         let (sent, sending) = AsyncStream<Void>.makeStream()
         let (release, releasing) = AsyncStream<Void>.makeStream()
         let gate = Mutex<AsyncStream<Void>.Iterator?>(release.makeAsyncIterator())

@@ -71,7 +71,7 @@ import Testing
     // deadline; it failed before signalling, and the wait below never ended.
     // Now the connection is opened first, and a busy call that fails ends the
     // wait with its error.
-    @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(5)))
+    @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(TestTime.minutes(5))))
     func aBusyPoolIsNotALostDatabase() async throws {
         guard let store = try await Self.storeOfOneConnection(callTimeout: .seconds(1)) else { return }
         // Open the pool's one connection (a loaded suite may need more than one 1 s try).
@@ -83,7 +83,8 @@ import Testing
             defer { signal.finish() }
             try await store.withConnection { connection, logger in
                 signal.yield()
-                _ = try await connection.query("SELECT pg_sleep(4)", logger: logger)
+                // Busy long past the other call's 1 s, however late that call starts on a loaded machine.
+                _ = try await connection.query("SELECT pg_sleep(20)", logger: logger)
             }
         }
         var iterator = started.makeAsyncIterator()
@@ -109,7 +110,7 @@ import Testing
     /// the pool's one busy connection ends at once as a call that did not
     /// get through (503 to the engine, logged as a warning, not as a store
     /// failure), and the pool is not taken for a lost database.
-    @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(5)))
+    @Test(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster"), .timeLimit(.minutes(TestTime.minutes(5))))
     func aCallCancelledByItsCallerIsNotAStoreFailure() async throws {
         guard let store = try await Self.storeOfOneConnection(callTimeout: .seconds(120)) else { return }
         let (held, hold) = AsyncStream<Void>.makeStream()

@@ -3,6 +3,7 @@ import Foundation
 import GatewayPayloads
 import GRDB
 @testable import SQLiteCheckoutStore
+import TestSupport
 import Testing
 
 @Suite struct SQLiteStoreTests {
@@ -60,7 +61,8 @@ import Testing
             // Duplicates of s0..s9 are refused one by one, without failing the others.
             for i in 0..<10 {
                 group.addTask {
-                    try? await Task.sleep(for: .milliseconds(50))
+                    // Once its original is in (the others may still be in flight).
+                    _ = try await waitUntil { (try? await store.sessionVersion("s\(i)")) != nil }
                     let session = try Session(id: "s\(i)", amount: Money(value: 1, currency: "SAR"), country: nil, orderID: "o", capture: .automatic)
                     await #expect(throws: StoreConflict.self) { try await store.commit(StoreChange(session: session, events: [])) }
                 }

@@ -16,6 +16,12 @@ import TestSupport
 /// them) and a scratch data folder, served by the checkout API, with a test
 /// and a live API key recorded in its store (``testKey``, ``liveKey``; the
 /// request helpers send the test key unless told otherwise).
+///
+/// A test gets one from ``with(adminToken:keyCache:editManifests:storeInFront:_:)``,
+/// never on its own: the gateway holds adapters (an isolated one's runner
+/// process among them) and threads, and one left running by a test that
+/// failed half-way (or never shut down) would go on loading the two cores
+/// every other test shares.
 final class APIFixture: Sendable {
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("checkout-http-\(UUID().uuidString)")
     let gateway: PaymentGateway
@@ -34,34 +40,72 @@ final class APIFixture: Sendable {
     var manifests: URL { folder.appendingPathComponent("manifests") }
     var data: URL { folder.appendingPathComponent("data") }
 
+    /// Runs `body` with a new fixture, then shuts its gateway down, whether
+    /// `body` returns or throws (a failed `#require` included): no gateway
+    /// outlives its test.
+    ///
     /// - Parameter keyCache: how long the server trusts a verified key
     ///   (``APIKeys/cacheFor``); zero asks the store on every request.
     /// - Parameter editManifests: changes the scratch manifests folder before the gateway loads it.
     /// - Parameter storeInFront: the store the gateway and the API keys use, in front of ``store``
     ///   (``store`` itself unless told).
-    init(adminToken: String? = nil, keyCache: Duration = .seconds(1), editManifests: (URL) throws -> Void = { _ in },
-         storeInFront: (SQLiteCheckoutStore) -> any CheckoutStore & APIKeyStore = { $0 }) throws {
+    @discardableResult
+    static func with<T>(adminToken: String? = nil, keyCache: Duration = .seconds(1), editManifests: (URL) throws -> Void = { _ in },
+                        storeInFront: (SQLiteCheckoutStore) -> any CheckoutStore & APIKeyStore = { $0 },
+                        _ body: (APIFixture) async throws -> T) async throws -> T {
+        let fixture = try await APIFixture(adminToken: adminToken, keyCache: keyCache, editManifests: editManifests, storeInFront: storeInFront)
+        let result: T
+        do {
+            result = try await body(fixture)
+        } catch {
+            await fixture.shutdown()
+            throw error
+        }
+        await fixture.shutdown()
+        return result
+    }
+
+    /// Loads the gateway without holding a Swift concurrency thread: the
+    /// store is opened (migrated, the two keys written, each write synced)
+    /// on a thread of its own, and the adapters are loaded by
+    /// `PaymentGateway.open`, off the pool too. Every test of the run starts
+    /// at once on two cores, and a fixture loading on one of the pool's two
+    /// threads stalled every in-process server and client meanwhile.
+    private init(adminToken: String?, keyCache: Duration, editManifests: (URL) throws -> Void,
+                 storeInFront: (SQLiteCheckoutStore) -> any CheckoutStore & APIKeyStore) async throws {
+        let folder = self.folder
+        let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: folder.appendingPathComponent("manifests"))
-        try? FileManager.default.removeItem(at: folder.appendingPathComponent("manifests/schema"))
-        try editManifests(folder.appendingPathComponent("manifests"))
-        var configuration = PaymentGateway.Configuration(manifests: folder.appendingPathComponent("manifests").path,
-                                                          data: folder.appendingPathComponent("data").path)
+        try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: manifests)
+        try? FileManager.default.removeItem(at: manifests.appendingPathComponent("schema"))
+        try editManifests(manifests)
+        var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
         configuration.libraries = BuildProducts.sharedLibraryStore
-        // A machine under load must not make the mock's instruments late.
-        configuration.checkout.instrumentsTimeout = .seconds(60)
+        // A machine under load must not make the mock's instruments late (scaled with the backstops).
+        configuration.checkout.instrumentsTimeout = .seconds(60).scaled
         let metrics = self.metrics
         configuration.callObserver = { metrics.adapterCall($0) }
-        store = try SQLiteCheckoutStore(path: folder.appendingPathComponent("data/checkout.sqlite").path)
+        let store = try await offThePool { () throws -> SQLiteCheckoutStore in
+            let store = try SQLiteCheckoutStore(path: folder.appendingPathComponent("data/checkout.sqlite").path)
+            for (secret, name) in [(APIFixture.testKey, "fixture test key"), (APIFixture.liveKey, "fixture live key")] {
+                guard let record = APIKeys.record(forSecret: secret, name: name) else { throw CocoaError(.coderInvalidValue) }
+                try store.createAPIKey(record)
+            }
+            return store
+        }
+        self.store = store
         let served = storeInFront(store)
         configuration.store = served
-        gateway = try PaymentGateway(configuration: configuration, logger: logs.logger("gateway"))
+        gateway = try await PaymentGateway.open(configuration: configuration, logger: logs.logger("gateway"))
         admin = adminToken.flatMap(AdminAccess.init(token:))
         keys = APIKeys(store: served, cacheFor: keyCache)
-        for (secret, name) in [(Self.testKey, "fixture test key"), (Self.liveKey, "fixture live key")] {
-            guard let record = APIKeys.record(forSecret: secret, name: name) else { throw CocoaError(.coderInvalidValue) }
-            try store.createAPIKey(record)
-        }
+    }
+
+    /// Stops reloading and every adapter (``PaymentGateway/shutdown()``);
+    /// ``with(adminToken:keyCache:editManifests:storeInFront:_:)`` calls it.
+    /// Safe after a ``LiveServer`` ran the gateway, which shut it down already.
+    func shutdown() async {
+        await gateway.shutdown()
     }
 
     /// - Parameter webhookPort: a webhook-only listener's port (0: any).

@@ -8,7 +8,10 @@ import TestSupport
 /// (authorize, capture, refund, verify, void), and a panic inside it never
 /// crosses into the host: the host stays up, and money is never claimed
 /// unsent when the panic came after the provider charged.
-@Suite(.enabled(if: RustAdapterBuild.isAvailable, "cargo installed (scripts/install-prerequisites)"))
+///
+/// Heavy, and alone among the heavy tests: a cargo release build, then
+/// `gateway serve` or the conformance check over its library.
+@Suite(.enabled(if: RustAdapterBuild.isAvailable, "cargo installed (scripts/install-prerequisites)"), .heavy(.exclusive))
 struct ExampleRustTests {
     static let crate = BuildProducts.repository.appendingPathComponent("Plugins/ExampleRust")
 
@@ -29,8 +32,8 @@ struct ExampleRustTests {
             try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]).write(to: manifest)
         }
 
-        func serve() throws -> ServeProcess {
-            try ServeProcess(["serve", "--port", "0", "--manifests", manifests.path, "--data", data.path, "--log-level", "info"])
+        func serve() async throws -> ServeProcess {
+            try await ServeProcess(["serve", "--port", "0", "--manifests", manifests.path, "--data", data.path, "--log-level", "info"])
         }
 
         /// The API of `host`, called with the test key it made.
@@ -61,22 +64,24 @@ struct ExampleRustTests {
     @Test(arguments: ["in-process", "process"])
     func passesPluginCheckAndExportsOneSymbol(isolation: String) async throws {
         let site = try await Site(isolation: isolation)
-        let check = try await runProcessOffThePool(BuildProducts.gateway.path, ["plugin", "check", site.manifest.path, "--timeout", "120"])
+        // The check's own deadline per call, scaled: a backstop, never what decides.
+        let check = try await runProcessOffThePool(BuildProducts.gateway.path,
+                                                   ["plugin", "check", site.manifest.path, "--timeout", "\(Int(TestTime.seconds(120)))"])
         #expect(check.status == 0, "\(check.output)")
         #expect(check.output.contains("example-rust 1.0.0") && check.output.contains("checks passed"), "\(check.output)")
         for name in ["authorize", "capture", "refund", "void", "idempotency", "malformed-authorize", "edge-cases", "exactly-once"] {
             #expect(check.output.contains(name), "the check did not run \(name): \(check.output)")
         }
         let library = try await RustAdapterBuild.library(of: Self.crate)
-        let symbols = try runProcess("/usr/bin/env", ["nm", "-D", "--defined-only", library.path]).stdout
+        let symbols = try await runProcessOffThePool("/usr/bin/env", ["nm", "-D", "--defined-only", library.path]).stdout
             .split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
         #expect(symbols == ["gw_adapter_entry"], "exported: \(symbols)")
     }
 
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.heavy(.exclusive, limit: .seconds(300)))
     func takesAPaymentOverHTTP() async throws {
         let site = try await Site()
-        let host = try site.serve()
+        let host = try await site.serve()
         let api = try await site.client(of: host)
         let providers = try await api.call("GET", "/v1/providers")
         #expect(providers.text.contains("\"example-rust\""))
@@ -121,10 +126,10 @@ struct ExampleRustTests {
     /// charged. The host (adapter in its own process space) stays up
     /// throughout, takes the next payment, and logs each panic through the
     /// host's log, not the Rust runtime's stderr message.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.heavy(.exclusive, limit: .seconds(300)))
     func aPanicNeverCrossesTheBoundary() async throws {
         let site = try await Site()
-        let host = try site.serve()
+        let host = try await site.serve()
         let api = try await site.client(of: host)
 
         let refused = try await api.pay(order: "panic-1", capture: "automatic", instrument: #"{"scenario":"panic_in_invoke"}"#)

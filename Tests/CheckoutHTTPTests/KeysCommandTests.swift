@@ -11,7 +11,9 @@ import TestSupport
 
 /// `gateway keys` and the first start of `gateway serve`, run as an operator
 /// runs them: the executable, in a scratch data folder.
-@Suite struct KeysCommandTests {
+///
+/// Heavy: each test starts `gateway` processes, `gateway serve` among them.
+@Suite(.heavy) struct KeysCommandTests {
     static func scratch() throws -> URL {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -50,10 +52,13 @@ import TestSupport
         let revokedRow = try #require((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])?.first)
         #expect((revokedRow["revokedAt"] as? Double).map { $0 > 1_700_000_000 } == true)
 
-        // What a running server reads: the key is known by its hash, and revoked.
-        let store = try SQLiteCheckoutStore(path: URL(fileURLWithPath: data).appendingPathComponent("checkout.sqlite").path)
+        // What a running server reads: the key is known by its hash, and revoked
+        // (the database opened and read off the concurrency pool: both block).
         let hash = try #require(APIKeys.record(forSecret: secret)).hash
-        let stored = try #require(try store.apiKey(hash: hash))
+        let database = URL(fileURLWithPath: data).appendingPathComponent("checkout.sqlite").path
+        let stored = try #require(try await offThePool { () throws -> APIKeyRecord? in
+            try SQLiteCheckoutStore(path: database).apiKey(hash: hash)
+        })
         #expect(stored.id == id && stored.isRevoked)
         // The secret is nowhere in the database.
         for file in try FileManager.default.contentsOfDirectory(atPath: data) where file.hasPrefix("checkout.sqlite") {
@@ -78,7 +83,7 @@ import TestSupport
         let file = data.appendingPathComponent("test-api-key")
         let arguments = ["serve", "--port", "0", "--manifests", manifests.path, "--data", data.path, "--log-level", "trace"]
 
-        let first = try ServeProcess(arguments)
+        let first = try await ServeProcess(arguments)
         let port = try await first.port()
         let secret = try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(APIKeys.mode(ofSecret: secret) == .test)
@@ -90,7 +95,7 @@ import TestSupport
         #expect(await first.stop() == .exited(0))
         #expect(!(first.stdout + first.stderr).contains(secret.dropFirst(8)), "the key was printed or logged")
 
-        let second = try ServeProcess(arguments)
+        let second = try await ServeProcess(arguments)
         let again = try await second.port()
         #expect(try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines) == secret, "the key file was replaced")
         #expect(second.stdout.contains(file.path))
@@ -107,6 +112,8 @@ import TestSupport
         request.httpBody = Data(newSession.utf8)
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
+        // A backstop (scaled), not URLSession's 60 s: a busy machine is slow, not wrong.
+        request.timeoutInterval = TestTime.seconds(120)
         let (_, response) = try await URLSession.shared.data(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0
     }
@@ -119,55 +126,104 @@ import TestSupport
 /// so it is started so that it can never be left behind: it inherits no
 /// descriptor but its output (not the test runner's, such as a build lock
 /// it holds), and it is killed if the test process dies (`setpriv
-/// --pdeathsig`, tied to a thread that lives until the server exits).
-final class ServeProcess: @unchecked Sendable {
+/// --pdeathsig`, tied to the thread that started it, which lives until the
+/// server exits and reaps it). One a test drops without stopping it (the
+/// test failed half-way) is killed then.
+///
+/// Nothing here blocks a Swift concurrency thread (two of them on a 2-core
+/// machine run every test): the server is started and waited for on that
+/// thread of its own, and a test awaits the start and the exit without
+/// holding a thread.
+final class ServeProcess: Sendable {
     private let out: String
     private let err: String
     private let pid: pid_t
     private let exit = Exit()
     private let stopped = Mutex(false)
 
-    /// The server's end, set once by the thread that waits for it.
-    private final class Exit: @unchecked Sendable {
-        let ended = DispatchSemaphore(value: 0)
-        private let lock = NSLock()
-        private var value: ChildProcess.Termination?
-        var termination: ChildProcess.Termination? {
-            get { lock.withLock { value } }
-            set { lock.withLock { value = newValue } }
+    /// How long a server may take to say it is serving (scaled by
+    /// `GATEWAY_TEST_TIME_SCALE`): a backstop, never a timing.
+    static let startBackstop: Duration = .seconds(120)
+    /// How long a server may take to exit after SIGTERM (scaled) before it is
+    /// killed: its own graceful shutdown is bounded (a minute, then ten
+    /// seconds of cancellation), so this only ends one that hangs.
+    static let stopBackstop: Duration = .seconds(120)
+
+    /// The server's end, set once by the thread that waits for it; awaited
+    /// by the tests without a thread.
+    private final class Exit: Sendable {
+        private struct State {
+            var termination: ChildProcess.Termination?
+            var waiting: [CheckedContinuation<ChildProcess.Termination, Never>] = []
+        }
+
+        private let state = Mutex(State())
+
+        var termination: ChildProcess.Termination? { state.withLock { $0.termination } }
+
+        /// The waiting thread: the server ended so.
+        func ended(_ termination: ChildProcess.Termination) {
+            let waiting = state.withLock { state -> [CheckedContinuation<ChildProcess.Termination, Never>] in
+                state.termination = termination
+                let waiting = state.waiting
+                state.waiting = []
+                return waiting
+            }
+            for continuation in waiting { continuation.resume(returning: termination) }
+        }
+
+        /// The server's end, once it comes.
+        func value() async -> ChildProcess.Termination {
+            await withCheckedContinuation { (continuation: CheckedContinuation<ChildProcess.Termination, Never>) in
+                let now = state.withLock { state -> ChildProcess.Termination? in
+                    if let termination = state.termination { return termination }
+                    state.waiting.append(continuation)
+                    return nil
+                }
+                if let now { continuation.resume(returning: now) }
+            }
         }
     }
 
-    private final class Spawned: @unchecked Sendable {
-        let done = DispatchSemaphore(value: 0)
-        var result: Result<pid_t, any Error>?
-    }
-
+    /// Starts the server; returns once it is started (``port()`` waits for it to serve).
+    ///
     /// - Parameter environment: set for the server beside the test's own.
-    init(_ arguments: [String], environment: [String: String] = [:]) throws {
+    init(_ arguments: [String], environment: [String: String] = [:]) async throws {
         let base = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString)").path
-        out = base + ".out"
-        err = base + ".err"
+        let out = base + ".out", err = base + ".err"
+        self.out = out
+        self.err = err
         let outFD = open(out, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
         let errFD = open(err, O_CREAT | O_TRUNC | O_WRONLY | O_CLOEXEC, 0o600)
         defer { close(outFD); close(errFD) }
         let gateway = [BuildProducts.gateway.path] + arguments
         let command = FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")
             ? ["/usr/bin/setpriv", "--pdeathsig", "KILL", "--"] + gateway : gateway
-        let spawned = Spawned(), exit = self.exit
-        Thread {
-            let result = Result { try Self.spawn(command, environment: environment, standardOutput: outFD, standardError: errFD) }
-            spawned.result = result
-            spawned.done.signal()
-            guard case .success(let pid) = result else { return }
-            var status: Int32 = 0
-            while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-            let signal = status & 0x7f
-            exit.termination = signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal)
-            exit.ended.signal()
-        }.start()
-        spawned.done.wait()
-        pid = try spawned.result!.get()
+        let exit = self.exit
+        do {
+            // The thread that spawns the server is the one whose end
+            // `--pdeathsig` watches: it stays, waiting for the server's exit.
+            pid = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<pid_t, any Error>) in
+                Thread {
+                    let pid: pid_t
+                    do {
+                        pid = try ServeProcess.spawn(command, environment: environment, standardOutput: outFD, standardError: errFD)
+                    } catch {
+                        continuation.resume(throwing: error)
+                        return
+                    }
+                    continuation.resume(returning: pid)
+                    var status: Int32 = 0
+                    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+                    let signal = status & 0x7f
+                    exit.ended(signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal))
+                }.start()
+            }
+        } catch {
+            unlink(out)
+            unlink(err)
+            throw error
+        }
     }
 
     /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later;
@@ -207,9 +263,10 @@ final class ServeProcess: @unchecked Sendable {
         return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// The API's port, once the server says it is serving (within two minutes).
+    /// The API's port, once the server says it is serving (within
+    /// ``startBackstop``, scaled), or an error once it has exited.
     func port() async throws -> Int {
-        let deadline = ContinuousClock.now + .seconds(120)
+        let deadline = ContinuousClock.now + Self.startBackstop.scaled
         while ContinuousClock.now < deadline, exit.termination == nil {
             if let match = stdout.firstMatch(of: /serving the checkout API on http:\/\/[0-9.]+:([0-9]+)/), let port = Int(match.output.1) {
                 return port
@@ -219,42 +276,42 @@ final class ServeProcess: @unchecked Sendable {
         throw CocoaError(.executableLoad, userInfo: [NSLocalizedDescriptionKey: "gateway serve did not start: \(stdout) \(stderr)"])
     }
 
-    /// SIGTERM, then the exit.
-    func stop() async -> ChildProcess.Termination? {
-        await signal(SIGTERM)
-    }
-
-    /// SIGKILL (a host that dies mid-call, with no chance to record
-    /// anything), then the exit.
-    func kill() async -> ChildProcess.Termination? {
-        await signal(SIGKILL)
-    }
-
-    /// Sends `signal`, then waits for the exit on a thread of its own.
-    private func signal(_ signal: Int32) async -> ChildProcess.Termination? {
+    /// SIGTERM, then the exit; SIGKILL past ``stopBackstop`` (scaled), so a
+    /// server that hangs in its shutdown fails the test (it ends signalled)
+    /// instead of hanging it.
+    func stop() async -> ChildProcess.Termination {
         stopped.withLock { $0 = true }
-        Glibc.kill(pid, signal)
-        let exit = self.exit
-        let termination = await withCheckedContinuation { continuation in
-            Thread {
-                exit.ended.wait()
-                exit.ended.signal()
-                continuation.resume(returning: exit.termination)
-            }.start()
+        Glibc.kill(pid, SIGTERM)
+        let pid = self.pid, exit = self.exit, limit = Self.stopBackstop.scaled
+        let backstop = Task {
+            guard (try? await Task.sleep(for: limit)) != nil, exit.termination == nil else { return }
+            print("gateway serve (pid \(pid)) still running \(limit) after SIGTERM: killing it")
+            Glibc.kill(pid, SIGKILL)
         }
-        if signal == SIGTERM, termination != .exited(0) {
+        let termination = await exit.value()
+        backstop.cancel()
+        if termination != .exited(0) {
             // What it logged as it stopped (ShutdownStep), for the failure.
-            print("gateway serve (pid \(pid)) ended \(String(describing: termination)) after SIGTERM; the end of its log:\n"
+            print("gateway serve (pid \(pid)) ended \(termination) after SIGTERM; the end of its log:\n"
                   + stderr.split(separator: "\n").suffix(40).joined(separator: "\n"))
         }
         return termination
     }
 
-    /// A test that failed before stopping it leaves no server behind.
+    /// SIGKILL (a host that dies mid-call, with no chance to record
+    /// anything), then the exit.
+    func kill() async -> ChildProcess.Termination {
+        stopped.withLock { $0 = true }
+        Glibc.kill(pid, SIGKILL)
+        return await exit.value()
+    }
+
+    /// A test that failed before stopping it leaves no server behind: SIGKILL,
+    /// and the thread that waits for the server reaps it (nothing waits here,
+    /// on whatever thread drops the last reference).
     deinit {
-        if !stopped.withLock({ $0 }) {
+        if !stopped.withLock({ $0 }), exit.termination == nil {
             Glibc.kill(pid, SIGKILL)
-            exit.ended.wait()
         }
         unlink(out)
         unlink(err)

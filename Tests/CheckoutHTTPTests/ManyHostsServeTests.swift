@@ -10,7 +10,10 @@ import TestSupport
 /// `gateway serve` processes on one PostgreSQL database, paying through the
 /// mock, whose books (`mock-ledger.json`, shared under a lock) play the one
 /// provider both hosts call: what a merchant runs behind a load balancer.
-@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"), .serialized)
+///
+/// Heavy: `gateway serve` processes, hundreds of requests, a cluster of a
+/// test's own.
+@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"), .serialized, .heavy)
 struct ManyHostsServeTests {
     /// A folder with the mock's manifest, the shared books, and a data folder per host.
     struct Site {
@@ -27,11 +30,11 @@ struct ManyHostsServeTests {
         }
 
         /// Host `host` on `url` (a database URL without its password).
-        func serve(_ host: Int, database url: String) throws -> ServeProcess {
-            try ServeProcess(["serve", "--port", "0", "--manifests", manifests.path, "--data", data(host).path, "--database", url,
-                              "--database-password-file", ProcessInfo.processInfo.environment["GATEWAY_TEST_POSTGRES_PASSWORD_FILE"] ?? "",
-                              "--log-level", "info"],
-                             environment: ["GATEWAY_SANDBOX_STATE": books.path])
+        func serve(_ host: Int, database url: String) async throws -> ServeProcess {
+            try await ServeProcess(["serve", "--port", "0", "--manifests", manifests.path, "--data", data(host).path, "--database", url,
+                                    "--database-password-file", ProcessInfo.processInfo.environment["GATEWAY_TEST_POSTGRES_PASSWORD_FILE"] ?? "",
+                                    "--log-level", "info"],
+                                   environment: ["GATEWAY_SANDBOX_STATE": books.path])
         }
 
         /// Hosts share the idempotency fingerprint key (docs/postgresql.md):
@@ -70,7 +73,8 @@ struct ManyHostsServeTests {
     static func call(_ port: Int, _ method: String, _ path: String, key: String, body: String? = nil, idempotencyKey: String? = nil) async throws -> Answer {
         var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
         request.httpMethod = method
-        request.timeoutInterval = 120
+        // A backstop (scaled), not URLSession's 60 s: a busy machine is slow, not wrong.
+        request.timeoutInterval = TestTime.seconds(120)
         if let body {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -88,14 +92,14 @@ struct ManyHostsServeTests {
     /// killed mid-attempt (SIGKILL, after the provider charged) has that
     /// attempt reconciled by the other once its lease ends, the provider's
     /// books showing one charge.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.heavy(.shared, limit: .seconds(300)))
     func twoServeProcessesOnOneDatabase() async throws {
         let site = try Site()
         let url = try #require(TestPostgres.url(schema: TestPostgres.newSchema()))
-        let first = try site.serve(0, database: url)
+        let first = try await site.serve(0, database: url)
         let a = try await first.port()
         try site.shareKey(to: 1)
-        let second = try site.serve(1, database: url)
+        let second = try await site.serve(1, database: url)
         let b = try await second.port()
         let key = try await site.apiKey()
         let ports = [a, b]
@@ -151,12 +155,32 @@ struct ManyHostsServeTests {
 
     /// A cluster of the test's own (scripts/test-postgres cluster), which it
     /// stops and starts; its URL (no password) and password file.
+    ///
+    /// A test runs one with ``with(_:)``, which stops it however the test
+    /// ends: a cluster left running by a failed test would keep a PostgreSQL
+    /// server on the two cores every other test shares.
     struct OwnCluster {
         let directory: String
         let url: String
         var passwordFile: String { directory + "/password" }
 
-        init() async throws {
+        /// Runs `body` with a new cluster, then stops the cluster if it is
+        /// still running, whether `body` returns or throws.
+        @discardableResult
+        static func with<T>(_ body: (OwnCluster) async throws -> T) async throws -> T {
+            let cluster = try await OwnCluster()
+            let result: T
+            do {
+                result = try await body(cluster)
+            } catch {
+                await cluster.stopIfRunning()
+                throw error
+            }
+            await cluster.stopIfRunning()
+            return result
+        }
+
+        private init() async throws {
             let root = try #require(TestPostgres.root), script = try #require(TestPostgres.script)
             directory = root + "/away-" + UUID().uuidString.prefix(8).lowercased()
             let made = try await runProcessOffThePool(script, ["cluster", directory])
@@ -173,6 +197,14 @@ struct ManyHostsServeTests {
             let started = try await runProcessOffThePool(TestPostgres.script!, ["start", directory])
             #expect(started.status == 0, "\(started.output)")
         }
+
+        /// Stops the cluster when its server is running (its `postmaster.pid`
+        /// is there), quietly: what the test expected of it is the test's.
+        func stopIfRunning() async {
+            guard let script = TestPostgres.script,
+                  FileManager.default.fileExists(atPath: directory + "/data/postmaster.pid") else { return }
+            _ = try? await runProcessOffThePool(script, ["stop", directory, "immediate"])
+        }
     }
 
     /// The database stops under a running host, then comes back; then the
@@ -180,57 +212,58 @@ struct ManyHostsServeTests {
     /// store is a 503 `store_unavailable` (retryable, with a Retry-After),
     /// `/readyz` fails, nothing reaches the provider and nothing is half
     /// written; once the database is back, the host is ready by itself.
-    @Test(.timeLimit(.minutes(5)))
+    @Test(.heavy(.shared, limit: .seconds(300)))
     func theDatabaseGoesAwayAndComesBack() async throws {
-        let cluster = try await OwnCluster()
-        let site = try Site()
-        func serve() throws -> ServeProcess {
-            try ServeProcess(["serve", "--port", "0", "--manifests", site.manifests.path, "--data", site.data(0).path,
-                              "--database", cluster.url, "--database-password-file", cluster.passwordFile, "--log-level", "info"],
-                             environment: ["GATEWAY_SANDBOX_STATE": site.books.path])
+        try await OwnCluster.with { cluster in
+            let site = try Site()
+            func serve() async throws -> ServeProcess {
+                try await ServeProcess(["serve", "--port", "0", "--manifests", site.manifests.path, "--data", site.data(0).path,
+                                        "--database", cluster.url, "--database-password-file", cluster.passwordFile, "--log-level", "info"],
+                                       environment: ["GATEWAY_SANDBOX_STATE": site.books.path])
+            }
+            var host = try await serve()
+            var port = try await host.port()
+            let key = try await site.apiKey()
+            let open = try await Self.call(port, "POST", "/v1/sessions", key: key, body: #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-away"}"#)
+            #expect(open.status == 201)
+            let session = try #require(open.json["id"] as? String)
+            let pay = #"{"method":"visa","provider":"mock","instrument":{"scenario":"success"}}"#
+
+            try await cluster.stop()
+            for (method, path, body) in [("POST", "/v1/sessions/\(session)/attempts", pay), ("GET", "/v1/sessions/\(session)", nil),
+                                         ("POST", "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-2"}"#)] {
+                let answer = try await Self.call(port, method, path, key: key, body: body, idempotencyKey: method == "POST" ? "away-\(path)" : nil)
+                #expect(answer.status == 503 && answer.json["code"] as? String == "store_unavailable" && answer.json["retryable"] as? Bool == true,
+                        "\(method) \(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
+                #expect(answer.headers["retry-after"] == "2" && answer.headers["content-type"] == "application/problem+json")
+            }
+            #expect(try await Self.call(port, "GET", "/readyz", key: key).status == 503)
+            #expect(try site.charges().isEmpty, "a provider was called for a change that could not be recorded")
+
+            try await cluster.start()
+            #expect(try await waitUntil(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready again")
+            let paid = try await Self.call(port, "POST", "/v1/sessions/\(session)/attempts", key: key, body: pay, idempotencyKey: "away-pay")
+            #expect(paid.status == 201 && paid.json["status"] as? String == "succeeded", "\(String(decoding: paid.body, as: UTF8.self))")
+            let stored = try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key)
+            #expect((stored.json["attempts"] as? [Any])?.count == 1, "nothing half-written: one attempt, the one that paid")
+            #expect(try site.charges().count == 1)
+            #expect(await host.stop() == .exited(0))
+            // Each step of its shutdown said, the store's last (ShutdownStep).
+            let stopped = host.stderr.split(separator: "\n").compactMap { $0.firstMatch(of: /shutdown: (.+) stopped \(/).map { String($0.output.1) } }
+            #expect(stopped == ["the checkout API", "the manifests watcher", "the gateway", "the PostgreSQL store"], "\(host.stderr.suffix(3000))")
+
+            // Started while the database is away: up, not ready, 503; ready once it is back.
+            try await cluster.stop()
+            host = try await serve()
+            port = try await host.port()
+            #expect(try await Self.call(port, "GET", "/readyz", key: key).status == 503)
+            let early = try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key)
+            #expect(early.status == 503 && early.json["code"] as? String == "store_unavailable")
+            try await cluster.start()
+            #expect(try await waitUntil(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready once the database started")
+            #expect(try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key).json["status"] as? String == "completed")
+            #expect(await host.stop() == .exited(0))
+            try await cluster.stop()
         }
-        var host = try serve()
-        var port = try await host.port()
-        let key = try await site.apiKey()
-        let open = try await Self.call(port, "POST", "/v1/sessions", key: key, body: #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-away"}"#)
-        #expect(open.status == 201)
-        let session = try #require(open.json["id"] as? String)
-        let pay = #"{"method":"visa","provider":"mock","instrument":{"scenario":"success"}}"#
-
-        try await cluster.stop()
-        for (method, path, body) in [("POST", "/v1/sessions/\(session)/attempts", pay), ("GET", "/v1/sessions/\(session)", nil),
-                                     ("POST", "/v1/sessions", #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-2"}"#)] {
-            let answer = try await Self.call(port, method, path, key: key, body: body, idempotencyKey: method == "POST" ? "away-\(path)" : nil)
-            #expect(answer.status == 503 && answer.json["code"] as? String == "store_unavailable" && answer.json["retryable"] as? Bool == true,
-                    "\(method) \(path): \(answer.status) \(String(decoding: answer.body, as: UTF8.self))")
-            #expect(answer.headers["retry-after"] == "2" && answer.headers["content-type"] == "application/problem+json")
-        }
-        #expect(try await Self.call(port, "GET", "/readyz", key: key).status == 503)
-        #expect(try site.charges().isEmpty, "a provider was called for a change that could not be recorded")
-
-        try await cluster.start()
-        #expect(try await waitUntil(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready again")
-        let paid = try await Self.call(port, "POST", "/v1/sessions/\(session)/attempts", key: key, body: pay, idempotencyKey: "away-pay")
-        #expect(paid.status == 201 && paid.json["status"] as? String == "succeeded", "\(String(decoding: paid.body, as: UTF8.self))")
-        let stored = try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key)
-        #expect((stored.json["attempts"] as? [Any])?.count == 1, "nothing half-written: one attempt, the one that paid")
-        #expect(try site.charges().count == 1)
-        #expect(await host.stop() == .exited(0))
-        // Each step of its shutdown said, the store's last (ShutdownStep).
-        let stopped = host.stderr.split(separator: "\n").compactMap { $0.firstMatch(of: /shutdown: (.+) stopped \(/).map { String($0.output.1) } }
-        #expect(stopped == ["the checkout API", "the manifests watcher", "the gateway", "the PostgreSQL store"], "\(host.stderr.suffix(3000))")
-
-        // Started while the database is away: up, not ready, 503; ready once it is back.
-        try await cluster.stop()
-        host = try serve()
-        port = try await host.port()
-        #expect(try await Self.call(port, "GET", "/readyz", key: key).status == 503)
-        let early = try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key)
-        #expect(early.status == 503 && early.json["code"] as? String == "store_unavailable")
-        try await cluster.start()
-        #expect(try await waitUntil(within: .seconds(60)) { (try? await Self.call(port, "GET", "/readyz", key: key).status) == 200 }, "not ready once the database started")
-        #expect(try await Self.call(port, "GET", "/v1/sessions/\(session)", key: key).json["status"] as? String == "completed")
-        #expect(await host.stop() == .exited(0))
-        try await cluster.stop()
     }
 }

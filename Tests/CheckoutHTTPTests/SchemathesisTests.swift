@@ -9,13 +9,20 @@ import TestSupport
 ///
 /// Bounded: a fixed seed, a few examples per operation, one worker, a
 /// timeout per request and a deadline for the whole run (it is killed past
-/// it, and the test fails). The run covers every operation but the session's
-/// event stream, which by design never ends (a request/response fuzzer can
-/// only time out on it); `EventStreamTests` test it.
-@Suite(.serialized) struct SchemathesisTests {
+/// it, and the test fails). Both are backstops, generous and scaled by
+/// `GATEWAY_TEST_TIME_SCALE`: a request that only waited for a core must not
+/// fail the run. The run covers every operation but the session's event
+/// stream, which by design never ends (a request/response fuzzer can only
+/// time out on it); `EventStreamTests` test it.
+///
+/// Heavy, and alone among the heavy tests: `gateway serve` and a fuzzer's
+/// hundreds of requests.
+@Suite(.serialized, .heavy(.exclusive)) struct SchemathesisTests {
     static let seed = 13_009
     static let examplesPerOperation = 25
-    static let deadlineSeconds = 600
+    static let deadlineSeconds = Int(TestTime.seconds(600))
+    /// Seconds each request may take (schemathesis's `--request-timeout`).
+    static let requestTimeoutSeconds = Int(TestTime.seconds(60))
 
     /// Every check stays enabled. One is told what this API means by a
     /// schema-valid request it cannot carry out: a well-formed attempt,
@@ -59,8 +66,8 @@ import TestSupport
         let configuration = folder.appendingPathComponent("schemathesis.toml")
         try Data(Self.configuration.utf8).write(to: configuration)
 
-        let server = try ServeProcess(["serve", "--port", "0", "--manifests", manifests.path, "--data", data.path]
-                                      + (admin ? ["--admin-token-file", adminToken.path] : []))
+        let server = try await ServeProcess(["serve", "--port", "0", "--manifests", manifests.path, "--data", data.path]
+                                            + (admin ? ["--admin-token-file", adminToken.path] : []))
         let port = try await server.port()
         // The first start made a test key; every /v1 route but webhooks needs one.
         let key = try String(contentsOf: data.appendingPathComponent("test-api-key"), encoding: .utf8)
@@ -75,7 +82,7 @@ import TestSupport
             "--max-examples", String(Self.examplesPerOperation),
             "--seed", String(Self.seed),
             "--workers", "1",
-            "--request-timeout", "10",
+            "--request-timeout", String(Self.requestTimeoutSeconds),
             "--generation-database", "none",
         ]
         let run = try await runProcessOffThePool("/usr/bin/timeout", arguments)

@@ -24,7 +24,7 @@ import TestSupport
 
         var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
         configuration.libraries = BuildProducts.sharedLibraryStore
-        let gateway = try PaymentGateway(configuration: configuration)
+        let gateway = try await PaymentGateway.open(configuration: configuration)
         func record(_ file: String) -> ProviderRecord? {
             gateway.providerRecords.first { URL(fileURLWithPath: $0.manifestPath).lastPathComponent == file }
         }

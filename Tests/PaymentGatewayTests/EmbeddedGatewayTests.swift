@@ -12,12 +12,14 @@ import Testing
 @Suite struct EmbeddedGatewayTests {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-embedded-\(UUID().uuidString)")
 
-    func gateway() throws -> PaymentGateway {
-        try PaymentGateway(configuration: .init(manifests: BuildProducts.shippedManifests.path, data: data.path))
+    func gateway() async throws -> PaymentGateway {
+        var configuration = PaymentGateway.Configuration(manifests: BuildProducts.shippedManifests.path, data: data.path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
+        return try await PaymentGateway.open(configuration: configuration)
     }
 
     @Test func threeDSecureThroughTheRealAdapterWithEvents() async throws {
-        let gateway = try gateway()
+        let gateway = try await gateway()
         let session = try await gateway.createSession(NewSession(amount: Money(value: 5000, currency: "SAR"), country: "SA", orderId: "o-1"))
         #expect(session.availableMethods.contains("mada"))
         let events = try await gateway.events(ofSession: session.session.id)
@@ -37,7 +39,7 @@ import Testing
     }
 
     @Test func manualCaptureVoidAndRefundLimitsThroughTheMock() async throws {
-        let gateway = try gateway()
+        let gateway = try await gateway()
         let session = try await gateway.createSession(NewSession(amount: Money(value: 1234, currency: "KWD"), country: "KW", orderId: "o-2", capture: .manual))
         let authorized = try await gateway.attempt(session: session.session.id, NewAttempt(method: "visa"))
         #expect(authorized.status == .authorized)
@@ -52,7 +54,7 @@ import Testing
     /// `invalid_request`, no other provider is tried, and however many come,
     /// the provider's circuit stays closed for everyone else.
     @Test func invalidRequestsNeverOpenTheProvidersCircuit() async throws {
-        let gateway = try gateway()
+        let gateway = try await gateway()
         let threshold = gateway.configuration.checkout.breakerThreshold
         for i in 0...threshold {
             let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "bad-\(i)"))
@@ -70,7 +72,7 @@ import Testing
     }
 
     @Test func itRunsAsAServiceUntilGracefulShutdown() async throws {
-        let gateway = try gateway()
+        let gateway = try await gateway()
         let group = ServiceGroup(configuration: .init(services: [gateway], logger: .init(label: "test")))
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { try await group.run() }

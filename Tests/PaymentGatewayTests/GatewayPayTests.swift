@@ -8,7 +8,7 @@ import Testing
 /// `gateway pay`, `verify`, `session` and `reconcile` as a person runs them:
 /// the real executable, the shipped manifests, the mock adapter through the
 /// libffi bridge, SQLite in a scratch data folder.
-@Suite struct GatewayPayTests {
+@Suite(.heavy) struct GatewayPayTests {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-pay-\(UUID().uuidString)")
 
     func gateway(_ arguments: [String], manifests: URL = BuildProducts.shippedManifests) async throws -> ProcessResult {
@@ -90,24 +90,28 @@ import Testing
                                       "--data", data.path, "--manifests", manifests.path],
                                      standardOutput: discard, standardError: discard)
 
-        // Wait until the attempt is committed as processing and the mock has charged it.
+        // Wait until the attempt is committed as processing and the mock has charged it
+        // (the store opened once, when the child has made its file).
         let database = data.appendingPathComponent("checkout.sqlite").path
         let ledger = data.appendingPathComponent("mock-ledger.json")
+        var store: SQLiteCheckoutStore?
         var attemptID: String?
-        for _ in 0..<3000 where attemptID == nil {
-            try await Task.sleep(for: .milliseconds(20))
-            guard FileManager.default.fileExists(atPath: database),
-                  let store = try? SQLiteCheckoutStore(path: database),
+        _ = try await waitUntil {
+            if store == nil, FileManager.default.fileExists(atPath: database) { store = try? SQLiteCheckoutStore(path: database) }
+            guard let store,
                   let due = try? await store.dueAttempts(at: .distantFuture, limit: 1).first,
                   let session = try? await store.session(due.sessionID),
                   session.attempts.first?.status == .processing,
                   let books = FileManager.default.contents(atPath: ledger.path),
-                  books.range(of: Data(due.attemptID.utf8)) != nil else { continue }
+                  books.range(of: Data(due.attemptID.utf8)) != nil else { return false }
             attemptID = due.attemptID
+            return true
         }
-        let id = try #require(attemptID, "the child never reached the provider")
+        store = nil
+        // Killed whatever happened, so no child outlives the test.
         child.send(SIGKILL)
-        #expect(child.waitForExit() == .signalled(SIGKILL))
+        #expect(await offThePool { child.waitForExit() } == .signalled(SIGKILL))
+        let id = try #require(attemptID, "the child never reached the provider")
 
         // Restart on the same file: reconciliation picks it up once the dead
         // engine's lease (timeout 20 s + margin) has run out.
@@ -118,7 +122,7 @@ import Testing
             let shown = try json(try await gateway(["session", id, "--json"], manifests: manifests))
             let attempts = (shown["session"] as? [String: Any])?["attempts"] as? [[String: Any]]
             status = attempts?.first?["status"] as? String ?? "?"
-            if status == "processing" || status == "pending" { try await Task.sleep(for: .milliseconds(250)) }
+            if status == "processing" || status == "pending" { try await Task.sleep(for: .milliseconds(250)) }  // a poll interval
         }
         #expect(status == "succeeded")
         let log = try await gateway(["session", id], manifests: manifests).stdout

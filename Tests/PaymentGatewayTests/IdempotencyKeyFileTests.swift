@@ -12,13 +12,15 @@ import Testing
 @Suite struct IdempotencyKeyFileTests {
     let data = FileManager.default.temporaryDirectory.appendingPathComponent("gateway-key-\(UUID().uuidString)")
 
-    func open() throws -> PaymentGateway {
-        try PaymentGateway(configuration: .init(manifests: BuildProducts.shippedManifests.path, data: data.path))
+    func open() async throws -> PaymentGateway {
+        var configuration = PaymentGateway.Configuration(manifests: BuildProducts.shippedManifests.path, data: data.path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
+        return try await PaymentGateway.open(configuration: configuration)
     }
 
     @Test func theKeyFileIsOwnerOnlyAndSurvivesARestart() async throws {
         defer { try? FileManager.default.removeItem(at: data) }
-        let first = try open()
+        let first = try await open()
         await first.shutdown()
         let url = data.appendingPathComponent("idempotency.key")
         let key = try Data(contentsOf: url)
@@ -27,7 +29,7 @@ import Testing
         #expect(mode.intValue == 0o600)
         #expect(try FileManager.default.contentsOfDirectory(atPath: data.path).allSatisfy { !$0.hasSuffix(".tmp") })
 
-        let second = try open()
+        let second = try await open()
         await second.shutdown()
         #expect(try Data(contentsOf: url) == key, "a restart reads the key, never makes another")
     }

@@ -42,7 +42,9 @@ import Testing
     }
 
     @Test func aVerifiedNotificationSettlesAPendingAttemptOnceAndAForgedOneChangesNothing() async throws {
-        let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: data.path))
+        var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: data.path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
+        let gateway = try await PaymentGateway.open(configuration: configuration)
         let session = try await gateway.createSession(NewSession(amount: Money(value: 2500, currency: "SAR"), country: "SA", orderId: "o-webhook"))
         // Settles at the mock a moment later; the host only learns it by verify or by notification.
         let pending = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", instrument: ["scenario": .string("pending_then_success")]))

@@ -22,7 +22,7 @@ import TestSupport
 /// refunded and voided equal the provider's books; nothing stays held or
 /// pending; no attempt was charged by two providers or charged without the
 /// engine knowing; no provider of the other mode served a session.
-@Suite struct MoneyInvariantTests {
+@Suite(.heavy) struct MoneyInvariantTests {
     @Test(arguments: 0..<200)
     func afterReconciliationTheEnginesBooksEqualTheProviders(seed: Int) async throws {
         let run = try InvariantRun(seed: UInt64(seed) &* 0x9E37_79B9 &+ 17)

@@ -12,7 +12,7 @@ import TestSupport
 /// Each gateway loads its own mock instance; where one must verify what the
 /// other paid, both mocks keep their books in one file (`config.ledger_folder`),
 /// as two hosts pay one provider.
-@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"))
+@Suite(.enabled(if: TestPostgres.isAvailable, "a PostgreSQL test cluster (scripts/test-postgres run swift test)"), .heavy)
 struct TwoGatewaysTests {
     struct Hosts {
         let gateways: [PaymentGateway]

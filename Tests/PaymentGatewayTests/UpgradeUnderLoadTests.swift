@@ -10,7 +10,7 @@ import TestSupport
 /// A manifest changed under a running host loads a new instance beside the
 /// old one; new calls go to the new one, calls in flight finish on the old
 /// one, which is then drained and destroyed. No payment fails or is lost.
-@Suite struct UpgradeUnderLoadTests {
+@Suite(.heavy) struct UpgradeUnderLoadTests {
     /// A gateway serving the shipped mock from a scratch folder (removed by the caller).
     static func gatewayWithTheMock(isolation: String? = nil, observer: (@Sendable (AdapterCall) -> Void)? = nil) async throws -> (PaymentGateway, URL) {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("upgrade-\(UUID().uuidString)")

@@ -1,15 +1,16 @@
 import Foundation
 import GatewayPayloads
 import Logging
-import XCTest
 @testable import PluginHost
+import Testing
+import TestSupport
 
 /// A shipped adapter, dlopened and called through the bridge, whose
 /// configuration points it at a host its manifest's `egress` does not list:
 /// the host refuses the request before anything is sent, says so in the log,
 /// and the adapter reports a payment that was not charged.
-final class AdapterEgressAllowlistTests: XCTestCase {
-    func testAShippedAdapterAskingForAHostOutsideItsAllowlistIsRefused() async throws {
+@Suite struct AdapterEgressAllowlistTests {
+    @Test func aShippedAdapterAskingForAHostOutsideItsAllowlistIsRefused() async throws {
         let folder = try ManifestFolder(copyShipped: false)
         let token = folder.root.appendingPathComponent("access-token")
         try FileManager.default.createDirectory(at: folder.root, withIntermediateDirectories: true)
@@ -26,20 +27,25 @@ final class AdapterEgressAllowlistTests: XCTestCase {
                                    store: LibraryStore(directory: folder.store), egressClient: RecordingEgressClient(),
                                    logger: logs.logger(level: .info))
         let records = try ProviderRegistry.load(directory: folder.manifests, loader: loader)
-        let hyperpay = try XCTUnwrap(records[id: "hyperpay"]?.adapter, "\(String(describing: records[id: "hyperpay"]?.failure))")
+        let hyperpay = try #require(records[id: "hyperpay"]?.adapter, "\(String(describing: records[id: "hyperpay"]?.failure))")
 
         let request = AuthorizeRequest(
             paymentId: "pay_allowlist", idempotencyKey: "k-allowlist", amount: Money(value: 9200, currency: "SAR"),
             method: "visa", country: "SA", orderId: "order-allowlist", capture: .automatic, returnUrl: "https://shop.example/back")
         do {
             let result = try await hyperpay.call(.authorize, request)
-            XCTAssertEqual(result.status, .failed, "\(result)")
-            XCTAssertEqual(result.problem?.safeToRetryElsewhere, true, "nothing was sent, so another provider may be tried: \(result)")
+            #expect(result.status == .failed, "\(result)")
+            #expect(result.problem?.safeToRetryElsewhere == true, "nothing was sent, so another provider may be tried: \(result)")
         } catch {
-            guard case .failed(let status, let message) = error else { return XCTFail("\(error)") }
-            XCTAssertNotEqual(status, .outcomeUnknown, message)
+            guard case .failed(let status, let message) = error else {
+                Issue.record("\(error)")
+                // Shut down on this path too.
+                await hyperpay.shutdown(grace: .seconds(2).scaled)
+                return
+            }
+            #expect(status != .outcomeUnknown, "\(message)")
         }
-        XCTAssertTrue(logs.text.contains("api.not-hyperpay.example:443 is not in the manifest's egress allowlist"), logs.text)
-        await hyperpay.shutdown(grace: .seconds(2))
+        #expect(logs.text.contains("api.not-hyperpay.example:443 is not in the manifest's egress allowlist"), "\(logs.text)")
+        await hyperpay.shutdown(grace: .seconds(2).scaled)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import TestSupport
 import Testing
 @testable import PluginHost
 
@@ -9,14 +10,14 @@ import Testing
 /// rules say: a crash or a hang is an unknown outcome, never a refusal that
 /// would allow failover. In process, only the cases that can be contained are
 /// run (docs/plugin-authors.md says which cannot).
-@Suite(.serialized) struct ChaosTests {
+@Suite(.serialized, .heavy) struct ChaosTests {
     static var probe: String { ChaosFixture.probe }
 
     // MARK: Only process isolation contains these
 
     @Test(arguments: ["segfault", "abort", "exit"])
     func aCrashInInvokeIsLostAndRestarted(_ crash: String) async throws {
-        let suite = try ChaosFixture(isolation: .process)
+        let suite = try await ChaosFixture.make(isolation: .process)
         let outcome = await suite.call(crash, timeout: .seconds(30))
         guard case .lost(let reason) = outcome else {
             Issue.record("\(crash): expected lost, got \(outcome)")
@@ -30,7 +31,7 @@ import Testing
     }
 
     @Test func anInvokeThatNeverReturnsTimesOutAndItsRunnerIsKilled() async throws {
-        let suite = try ChaosFixture(isolation: .process)
+        let suite = try await ChaosFixture.make(isolation: .process)
         #expect(await suite.call("loop") == .timedOut)
         #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 }, "killed after the cancel grace")
         try await suite.othersStillServed()
@@ -40,7 +41,7 @@ import Testing
     /// The runner calls invoke inline on its reader; one that does not return
     /// hands the reader's role to a new thread, so the runner goes on serving.
     @Test func anInvokeThatNeverReturnsDoesNotStopTheRunnersOtherCalls() async throws {
-        let suite = try ChaosFixture(isolation: .process)
+        let suite = try await ChaosFixture.make(isolation: .process)
         let runner = try #require(suite.runner)
         let chaos = suite.chaos
         async let stuck = chaos.invoke(.authorize, payload: Data(#"{"chaos":"loop"}"#.utf8), timeout: .seconds(60))
@@ -52,7 +53,7 @@ import Testing
     }
 
     @Test func aCancelThatBlocksGetsTheRunnerKilledAfterItsGrace() async throws {
-        let suite = try ChaosFixture(isolation: .process)
+        let suite = try await ChaosFixture.make(isolation: .process)
         // Never released: the runner is killed instead.
         let release = try suite.releaseFIFO()
         #expect(await suite.call("block_cancel", extra: #","release":"\#(release.path)""#) == .timedOut)
@@ -62,7 +63,7 @@ import Testing
     }
 
     @Test func aCallNeverCompletedTimesOutUnknownAndItsRunnerIsKilled() async throws {
-        let suite = try ChaosFixture(isolation: .process)
+        let suite = try await ChaosFixture.make(isolation: .process)
         #expect(await suite.call("never") == .timedOut)
         #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 })
         #expect(suite.chaos.outstandingCalls == 0)
@@ -74,7 +75,7 @@ import Testing
     /// process it shares it): it gets its secret only through `secret_get`.
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func anIsolatedAdapterSeesNoHostEnvironmentButGetsItsSecret(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         let variable = try #require(ProcessInfo.processInfo.environment.first { key, value in
             !value.isEmpty && value.count < 200 && value.allSatisfy { $0.isASCII && !$0.isNewline && $0 != "\"" && $0 != "\\" }
                 && !["PATH", "LANG", "TZ", "TMPDIR", "LD_LIBRARY_PATH", "GATEWAY_SANDBOX_STATE"].contains(key) && !key.hasPrefix("LC_")
@@ -87,7 +88,7 @@ import Testing
 
     /// Native code in a confined runner cannot reach even the host's loopback.
     @Test func aConfinedRunnerCannotOpenASocket() async throws {
-        let suite = try ChaosFixture(isolation: .process)
+        let suite = try await ChaosFixture.make(isolation: .process)
         let listener = try LoopbackListener()
         let result = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "connect", port: listener.port))
         #expect(suite.runner?.network.confined == RunnerTests.kernelAllowsConfinement)
@@ -101,7 +102,7 @@ import Testing
 
     /// The manifest's limits bind the runner: memory (RLIMIT_DATA) and open files.
     @Test func theRunnersLimitsHold() async throws {
-        let suite = try ChaosFixture(isolation: .process, limits: ["memory_mb": 256, "open_files": 64])
+        let suite = try await ChaosFixture.make(isolation: .process, limits: ["memory_mb": 256, "open_files": 64])
         #expect(try await suite.chaos.call(.authorize, ChaosRequest(chaos: "alloc", mb: 32)).providerStatus == "allocated")
         #expect(try await suite.chaos.call(.authorize, ChaosRequest(chaos: "alloc", mb: 512)).providerStatus == "refused")
         let files = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "files", count: 200)).providerStatus ?? ""
@@ -114,7 +115,7 @@ import Testing
     /// `cpu_seconds_per_call`: a call that spins well inside its deadline
     /// and its cancel grace is stopped by its CPU budget.
     @Test func aRunnerOverItsCPUBudgetIsKilled() async throws {
-        let suite = try ChaosFixture(isolation: .process, limits: ["cpu_seconds_per_call": 1, "cancel_grace_ms": 600_000], timeout: 600_000)
+        let suite = try await ChaosFixture.make(isolation: .process, limits: ["cpu_seconds_per_call": 1, "cancel_grace_ms": 600_000], timeout: 600_000)
         let outcome = await suite.call("loop", timeout: .seconds(600))
         guard case .lost(let reason) = outcome else {
             Issue.record("expected lost, got \(outcome)")
@@ -129,8 +130,8 @@ import Testing
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aSecondCompletionIsAViolationAndTheFirstStands(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
-        #expect(await suite.call("twice") == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        let suite = try await ChaosFixture.make(isolation: isolation)
+        #expect(await suite.call("twice", timeout: ChaosFixture.answered) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
         #expect(try await waitUntil { suite.chaos.protocolViolations.count == 1 })
         try await suite.othersStillServed()
         await suite.shutdown()
@@ -138,7 +139,7 @@ import Testing
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func garbageIsAMalformedResultNeverASuccess(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         do {
             _ = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "garbage"))
             Issue.record("garbage decoded")
@@ -152,7 +153,7 @@ import Testing
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aHugeResultIsRefusedAsUnknown(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         let outcome = await suite.call("huge", timeout: .seconds(30))
         guard case .completed(let status, let document) = outcome else { Issue.record("\(outcome)"); return }
         #expect(status == ABIStatus.outcomeUnknown.rawValue)
@@ -164,7 +165,7 @@ import Testing
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aCallNeverCompletedIsUnknown(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         #expect(await suite.call("never") == .timedOut)
         if isolation == .process {
             #expect(try await waitUntil(within: .seconds(20)) { suite.runner?.crashes == 1 }, "killed after the cancel grace")
@@ -176,7 +177,7 @@ import Testing
     /// In process a blocking cancel is reported (and only delays that
     /// adapter's own later cancels); the mock keeps being served.
     @Test func aBlockingCancelInProcessIsReportedAndContained() async throws {
-        let suite = try ChaosFixture(isolation: .inProcess)
+        let suite = try await ChaosFixture.make(isolation: .inProcess)
         let release = try suite.releaseFIFO()
         #expect(await suite.call("block_cancel", extra: #","release":"\#(release.path)""#) == .timedOut)
         #expect(try await waitUntil(within: .seconds(20)) { suite.chaos.blockedCalls == 1 })
@@ -196,11 +197,11 @@ import Testing
     /// or a callback started after destroy.
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func destroyWaitsForAnHTTPCallbackThatOutlivesTheLastCompletion(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         let entered = suite.folder.root.appendingPathComponent("entered"), verdict = suite.folder.root.appendingPathComponent("verdict")
         let release = try suite.releaseFIFO()
         let files = #","entered":"\#(entered.path)","release":"\#(release.path)","verdict":"\#(verdict.path)""#
-        #expect(await suite.call("http_after_complete", extra: files) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        #expect(await suite.call("http_after_complete", extra: files, timeout: ChaosFixture.answered) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
         #expect(suite.chaos.outstandingCalls == 0, "no completion owed")
         #expect(try await waitUntil(within: .seconds(30)) { FileManager.default.fileExists(atPath: entered.path) }, "the callback runs, held")
         let chaos = suite.chaos
@@ -226,9 +227,9 @@ import Testing
     /// The host's shutdown bound passed (the shutdown task cancelled) while
     /// a call is still owed: the instance is given up at once, never
     /// destroyed, and the shutdown does not spin out its grace periods.
-    @Test(.timeLimit(.minutes(1)), arguments: [Manifest.Isolation.inProcess, .process])
+    @Test(.heavy(.shared, limit: .seconds(120)), arguments: [Manifest.Isolation.inProcess, .process])
     func aShutdownCutShortGivesTheInstanceUpAtOnce(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         let chaos = suite.chaos
         let stuck = Task { await chaos.invoke(.authorize, payload: Data(#"{"chaos":"never"}"#.utf8), timeout: .seconds(600)) }
         #expect(try await waitUntil(within: .seconds(30)) { chaos.outstandingCalls == 1 })
@@ -243,9 +244,9 @@ import Testing
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aHostServiceCalledAfterDestroyHarmsNothing(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         let marker = suite.folder.root.appendingPathComponent("after-destroy")
-        #expect(await suite.call("after_destroy", extra: #","marker":"\#(marker.path)""#) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+        #expect(await suite.call("after_destroy", extra: #","marker":"\#(marker.path)""#, timeout: ChaosFixture.answered) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
         #expect(await suite.chaos.shutdown(grace: .seconds(5)))
         if isolation == .inProcess {
             #expect(try await waitUntil { FileManager.default.fileExists(atPath: marker.path) }, "the late call was made, and survived")
@@ -318,8 +319,28 @@ struct ChaosFixture {
     let chaos: AdapterInstance
     let mock: AdapterInstance
 
-    init(isolation: Manifest.Isolation, limits: [String: Any] = [:], timeout: Int = 300) throws {
-        folder = try ManifestFolder(copyShipped: false)
+    /// The deadline of a call the test expects an answer to: a backstop, not
+    /// the chaos manifest's 300 ms, which only the calls meant to time out use.
+    static let answered: Duration = .seconds(30).scaled
+
+    /// The fixture, its adapters loaded off the concurrency pool (an isolated
+    /// one waits for its runner to start).
+    static func make(isolation: Manifest.Isolation, limits: [String: Any] = [:], timeout: Int = 300) async throws -> ChaosFixture {
+        let folder = try ManifestFolder(copyShipped: false)
+        try write(into: folder, isolation: isolation, limits: limits, timeout: timeout)
+        let (manifests, loader) = (folder.manifests, folder.loader)
+        let records = try await offThePool { try ProviderRegistry.load(directory: manifests, loader: loader) }
+        for record in records where record.failure != nil { Issue.record("\(record.id): \(record.failure!)") }
+        return ChaosFixture(folder: folder, chaos: try #require(records[id: "chaos"]?.adapter), mock: try #require(records[id: "mock"]?.adapter))
+    }
+
+    private init(folder: ManifestFolder, chaos: AdapterInstance, mock: AdapterInstance) {
+        self.folder = folder
+        self.chaos = chaos
+        self.mock = mock
+    }
+
+    private static func write(into folder: ManifestFolder, isolation: Manifest.Isolation, limits: [String: Any], timeout: Int) throws {
         let secret = folder.root.appendingPathComponent("probe-secret")
         try Data(Self.probe.utf8).write(to: secret)
         try folder.writeMockVariant("mock.json", ["isolation": "in-process"])
@@ -334,10 +355,6 @@ struct ChaosFixture {
             manifest["limits"] = ["cancel_grace_ms": 100, "max_crashes": 1000].merging(limits) { $1 }
         }
         try folder.write("chaos.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
-        let records = try folder.loadAll()
-        for record in records where record.failure != nil { Issue.record("\(record.id): \(record.failure!)") }
-        chaos = try #require(records[id: "chaos"]?.adapter)
-        mock = try #require(records[id: "mock"]?.adapter)
     }
 
     func call(_ chaos: String, extra: String = "", timeout: Duration? = nil) async -> CallOutcome {
@@ -350,7 +367,7 @@ struct ChaosFixture {
         #expect(paid.status == .authorized)
         if chaosBack {
             #expect(try await waitUntil(within: .seconds(20)) { chaos.health == .ready })
-            #expect(await call("ok") == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
+            #expect(await call("ok", timeout: Self.answered) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
         }
     }
 

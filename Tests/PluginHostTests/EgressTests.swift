@@ -2,6 +2,7 @@ import Foundation
 import NIOPosix
 import Logging
 import CGatewayABI
+import TestSupport
 import Testing
 @testable import PluginHost
 
@@ -19,7 +20,7 @@ final class RecordingEgressClient: HTTPEgressClient, @unchecked Sendable {
 
 /// The `http_send` host service: policy, statuses, logs, on a real AsyncHTTPClient
 /// against loopback servers.
-@Suite("Egress")
+@Suite("Egress", .heavy)
 struct EgressTests {
     @Test func aHostOutsideTheAllowlistIsRefusedAsDeniedAndLogged() async throws {
         let fixture = try EgressFixture()
@@ -162,7 +163,7 @@ struct EgressTests {
         #expect(form == "amount=92.00&card.cvv=****&card.securityCode=****&otp=****&shopperResultUrl=x", "\(form)")
     }
 
-    @Test(.timeLimit(.minutes(2)))
+    @Test(.heavy(.shared, limit: .seconds(120)))
     func sixHundredConcurrentSlowCallsToOneHostAreNotCapped() async throws {
         // Far past any default cap (AsyncHTTPClient's 8 connections per host,
         // a thread pool's 2 per core); the 2,000-checkout case is the
@@ -262,12 +263,12 @@ struct EgressTests {
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aRequestOverTheLimitIsRefusedUnsentInEitherIsolation(_ isolation: Manifest.Isolation) async throws {
-        let suite = try ChaosFixture(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation)
         var payload = Data(#"{"chaos":"ok","pad":""#.utf8)
         payload.append(Data(repeating: UInt8(ascii: "a"), count: RequestLimit.maxBytes))
         payload.append(Data(#""}"#.utf8))
         #expect(await suite.chaos.invoke(.authorize, payload: payload) == .refused(status: ABIStatus.invalidRequest.rawValue))
-        #expect(await suite.call("ok") == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)), "the adapter still serves")
+        #expect(await suite.call("ok", timeout: ChaosFixture.answered) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)), "the adapter still serves")
         await suite.shutdown()
     }
 }

@@ -1,13 +1,14 @@
 import Foundation
 import GatewayPayloads
 import Logging
+import TestSupport
 import Testing
 @testable import PluginHost
 
 /// The runner's side of the socket is adapter-controlled: the host believes
 /// nothing it says and survives anything it sends. A fake runner (a Python
 /// script speaking the frames, set as the loader's runner) misbehaves on cue.
-@Suite struct HostileRunnerTests {
+@Suite(.heavy) struct HostileRunnerTests {
     let folder: ManifestFolder
 
     init() throws {
@@ -51,7 +52,9 @@ import Testing
 
     """#
 
-    func load(_ script: String, logger: Logger? = nil) throws -> ProviderRecord {
+    /// Loads the manifest with `script` as its runner, off the concurrency
+    /// pool (the host waits for the runner's handshake).
+    func load(_ script: String, logger: Logger? = nil) async throws -> ProviderRecord {
         let url = folder.root.appendingPathComponent("fake-runner-\(UUID().uuidString.prefix(6)).py")
         // Written through a close-on-exec descriptor: a child started meanwhile
         // must not inherit it (exec of a file open for writing fails: ETXTBSY).
@@ -63,43 +66,45 @@ import Testing
         var loader = folder.loader
         loader.runnerExecutable = url.path
         if let logger { loader.logger = logger }
-        return try #require(try ProviderRegistry.load(directory: folder.manifests, loader: loader).first { $0.id == "fake" })
+        let (manifests, configured) = (folder.manifests, loader)
+        let records = try await offThePool { try ProviderRegistry.load(directory: manifests, loader: configured) }
+        return try #require(records.first { $0.id == "fake" })
     }
 
-    func refusal(_ script: String) throws -> LoadFailure? {
-        let record = try load(script)
+    func refusal(_ script: String) async throws -> LoadFailure? {
+        let record = try await load(script)
         #expect(record.adapter == nil)
         return record.failure
     }
 
-    @Test func aFrameLongerThanTheLimitIsRefused() throws {
-        let failure = try refusal("send(0x02, 0, b'', length=0xFFFFFFF0)\nwhile True:\n    read_frame()\n")
+    @Test func aFrameLongerThanTheLimitIsRefused() async throws {
+        let failure = try await refusal("send(0x02, 0, b'', length=0xFFFFFFF0)\nwhile True:\n    read_frame()\n")
         #expect(failure?.kind == "runner_handshake")
         #expect(failure?.description.contains("exceeds the") == true, "\(String(describing: failure))")
     }
 
-    @Test func anUnknownFrameKindIsRefused() throws {
-        let failure = try refusal("send(0x7E, 0, b'x')\nwhile True:\n    read_frame()\n")
+    @Test func anUnknownFrameKindIsRefused() async throws {
+        let failure = try await refusal("send(0x7E, 0, b'x')\nwhile True:\n    read_frame()\n")
         #expect(failure?.description.contains("unknown frame kind 0x7e") == true, "\(String(describing: failure))")
     }
 
-    @Test func aFrameCutShortIsRefused() throws {
-        let failure = try refusal("send(0x02, 0, b'{\"pro', length=500)\nsys.exit(0)\n")
+    @Test func aFrameCutShortIsRefused() async throws {
+        let failure = try await refusal("send(0x02, 0, b'{\"pro', length=500)\nsys.exit(0)\n")
         #expect(failure?.description.contains("ended inside") == true, "\(String(describing: failure))")
     }
 
-    @Test func aForgedCookieIsRefused() throws {
-        let failure = try refusal("send_ready({'cookie': 'forged'})\nwhile True:\n    read_frame()\n")
+    @Test func aForgedCookieIsRefused() async throws {
+        let failure = try await refusal("send_ready({'cookie': 'forged'})\nwhile True:\n    read_frame()\n")
         #expect(failure == .runnerHandshake("the process that answered does not hold this launch's cookie"))
     }
 
-    @Test func aDigestOtherThanTheHostsIsRefused() throws {
-        let failure = try refusal("send_ready({'sha256': '0' * 64})\nwhile True:\n    read_frame()\n")
+    @Test func aDigestOtherThanTheHostsIsRefused() async throws {
+        let failure = try await refusal("send_ready({'sha256': '0' * 64})\nwhile True:\n    read_frame()\n")
         #expect(failure?.description.contains("mapped a library with sha256 000") == true, "\(String(describing: failure))")
     }
 
-    @Test func aRunnerThatExitsEarlyIsReportedWithItsMaskedStderr() throws {
-        let failure = try refusal("sys.stderr.write('boom: the card was 4111 1111 1111 1111\\n')\nsys.stderr.flush()\nsys.exit(3)\n")
+    @Test func aRunnerThatExitsEarlyIsReportedWithItsMaskedStderr() async throws {
+        let failure = try await refusal("sys.stderr.write('boom: the card was 4111 1111 1111 1111\\n')\nsys.stderr.flush()\nsys.exit(3)\n")
         let text = failure?.description ?? ""
         #expect(text.contains("exited with status 3"), "\(text)")
         #expect(text.contains("boom: the card was"), "\(text)")
@@ -108,7 +113,7 @@ import Testing
 
     /// The pid and the network confinement come from /proc, not from READY.
     @Test func theHostDoesNotBelieveTheRunnersClaims() async throws {
-        let record = try load("send_ready()\nwhile True:\n    read_frame()\n")
+        let record = try await load("send_ready()\nwhile True:\n    read_frame()\n")
         let adapter = try #require(record.adapter)
         let runner = try #require(adapter.runner)
         #expect(runner.pid != 1, "the pid READY claimed")
@@ -121,7 +126,7 @@ import Testing
     /// violation; the call itself still resolves once; a second READY gets the
     /// runner killed (and, past max_crashes, the provider quarantined).
     @Test func aMisbehavingRunnerIsCountedThenKilled() async throws {
-        let record = try load("""
+        let record = try await load("""
             send_ready()
             while True:
                 kind, ident, body = read_frame()
@@ -144,7 +149,7 @@ import Testing
     /// tagged with the adapter id and the runner's pid, card numbers masked.
     @Test func aRunnersStderrReachesTheLogTagged() async throws {
         let logs = EgressLogRecorder()
-        let record = try load("""
+        let record = try await load("""
             send_ready()
             sys.stderr.write('hello from the runner, card 4111111111111111\\n')
             sys.stderr.flush()
@@ -177,7 +182,7 @@ import Testing
         ]
         try folder.write("fake.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
         // On INVOKE: http_send to the server, then complete with the status the host answered it with.
-        let record = try load("""
+        let record = try await load("""
             send_ready()
             while True:
                 kind, ident, body = read_frame()
@@ -202,7 +207,7 @@ import Testing
 
     /// DESTROYED before the host asked is a violation too.
     @Test func anUnpromptedDestroyedIsAViolation() async throws {
-        let record = try load("send_ready()\nsend(0x31)\nwhile True:\n    read_frame()\n")
+        let record = try await load("send_ready()\nsend(0x31)\nwhile True:\n    read_frame()\n")
         let adapter = try #require(record.adapter)
         #expect(try await waitUntil(within: .seconds(20)) { adapter.health.name == "quarantined" }, "\(adapter.health)")
         await adapter.shutdown(grace: .seconds(2))

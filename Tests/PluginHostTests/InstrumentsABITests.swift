@@ -8,7 +8,7 @@ import TestSupport
 /// whether the host may ask; manifests cannot claim it under 1.0; the
 /// answer's rules (no card number anywhere, per-kind members); and
 /// `gateway plugin check` holds adapters to them.
-@Suite struct InstrumentsABITests {
+@Suite(.heavy) struct InstrumentsABITests {
     static let savedVisa = #"{"methods":{"visa":[{"kind":"saved_card","brand":"visa","last4":"0416","expiryMonth":12,"expiryYear":2030,"reference":"card_7f3a"}]}}"#
 
     // MARK: Negotiation, describe, manifests
@@ -49,7 +49,8 @@ import TestSupport
 
     @Test func theSDKRefusesAnOperationCodeItDoesNotKnowWithUnsupported() async throws {
         let folder = try ManifestFolder()
-        let records = try folder.loadAll()
+        let (manifests, loader) = (folder.manifests, folder.loader)
+        let records = try await offThePool { try ProviderRegistry.load(directory: manifests, loader: loader) }
         let mock = try #require(records.first { $0.id == "mock" }?.adapter)
         let outcome = await mock.invoke(PaymentOperation.instruments, payload: Data("{}".utf8))
         // The mock lists instruments, so 8 is known: a malformed request is refused...

@@ -1,6 +1,7 @@
 import Foundation
 import GatewayPayloads
 @testable import PluginHost
+import TestSupport
 import Testing
 
 /// A manifest is a test or a live provider (file format 1.1). Nothing unmarked
@@ -114,7 +115,7 @@ struct ManifestModeTests {
 }
 
 /// `gateway providers` shows each provider's mode, in the table and in `--json`.
-@Suite("gateway providers mode")
+@Suite("gateway providers mode", .heavy)
 struct ProvidersModeOutputTests {
     struct Row: Decodable {
         var id: String?
@@ -122,23 +123,23 @@ struct ProvidersModeOutputTests {
         var state: String
     }
 
-    @Test func providersShowEachProvidersMode() throws {
+    @Test func providersShowEachProvidersMode() async throws {
         let folder = try ManifestFolder()
         try folder.writeVariant(of: "hyperpay.json", as: "hyperpay.json", [:])
         try folder.write("unmarked.json", String(decoding: ManifestModeTests.manifest(format: "1.1.0", mode: nil), as: UTF8.self))
-        func gateway(_ arguments: [String]) throws -> ProcessResult {
-            let result = try runProcess(BuildProducts.gateway.path, ["providers"] + arguments + [
+        func gateway(_ arguments: [String]) async throws -> ProcessResult {
+            let result = try await runProcessOffThePool(BuildProducts.gateway.path, ["providers"] + arguments + [
                 "--manifests", folder.manifests.path, "--data", folder.root.appendingPathComponent("data").path])
             #expect(result.status == 0, "\(result.output)")
             return result
         }
 
-        let rows = try JSONDecoder().decode([Row].self, from: Data(try gateway(["--json"]).stdout.utf8))
+        let rows = try JSONDecoder().decode([Row].self, from: Data(try await gateway(["--json"]).stdout.utf8))
         #expect(rows.map(\.id) == ["example-c", "hyperpay", "mock", "acme"])
         #expect(rows.map(\.mode) == ["test", "live", "test", nil])
         #expect(rows.map(\.state) == ["loaded", "disabled", "loaded", "refused"])
 
-        let table = try gateway([]).stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
+        let table = try await gateway([]).stdout.split(separator: "\n").map { $0.split(separator: " ", omittingEmptySubsequences: true).map(String.init) }
         #expect(table.first == ["ID", "VERSION", "MODE", "ENABLED", "STATE", "ISOLATION", "DIGEST", "METHODS"])
         let modeByID = Dictionary(table.dropFirst().prefix(4).map { ($0[0], $0[2]) }, uniquingKeysWith: { first, _ in first })
         #expect(modeByID == ["example-c": "test", "hyperpay": "live", "mock": "test", "acme": "?"])
@@ -146,7 +147,7 @@ struct ProvidersModeOutputTests {
 }
 
 /// `gateway plugin check` says which mode the adapter would serve in its `manifest` line.
-@Suite("plugin check mode")
+@Suite("plugin check mode", .heavy)
 struct ConformanceCheckModeTests {
     @Test func pluginCheckReportsTheModeInItsManifestLine() async throws {
         let folder = try ManifestFolder()

@@ -22,7 +22,7 @@ import Testing
         configuration.libraries = folder.store
         configuration.reconcileInterval = .seconds(3600)
         configuration.shutdownGrace = shutdownGrace
-        return (try PaymentGateway(configuration: configuration), folder, staging, manifest, release)
+        return (try await PaymentGateway.open(configuration: configuration), folder, staging, manifest, release)
     }
 
     @Test func reloadsWaitingOnASlowCreateHoldNoConcurrencyThread() async throws {

@@ -1,22 +1,25 @@
 import Foundation
 import GatewayPayloads
+import TestSupport
 import Testing
 @testable import PluginHost
 
 /// `"isolation": "process"`: the mock in a `gateway-runner` of its own, over
 /// frames, supervised.
-@Suite struct RunnerTests {
+@Suite(.heavy) struct RunnerTests {
     let folder: ManifestFolder
 
     init() throws {
         folder = try ManifestFolder(copyShipped: false)
     }
 
-    func loadIsolatedMock(_ changes: [String: Any?] = [:]) throws -> AdapterInstance {
+    /// The mock in a runner, loaded off the concurrency pool (the host waits for the runner's handshake).
+    func loadIsolatedMock(_ changes: [String: Any?] = [:]) async throws -> AdapterInstance {
         var changes = changes
         changes["isolation"] = "process"
         try folder.writeMockVariant("mock.json", changes)
-        let records = try folder.loadAll()
+        let (manifests, loader) = (folder.manifests, folder.loader)
+        let records = try await offThePool { try ProviderRegistry.load(directory: manifests, loader: loader) }
         let record = try #require(records[id: "mock"])
         if let failure = record.failure { Issue.record("not loaded: \(failure)") }
         return try #require(record.adapter)
@@ -34,7 +37,7 @@ import Testing
     }
 
     @Test func theMockPaysThroughItsRunner() async throws {
-        let mock = try loadIsolatedMock()
+        let mock = try await loadIsolatedMock()
         defer { Task { await mock.shutdown(grace: .seconds(2)) } }
         #expect(mock.isolation == .process)
         let runner = try runner(mock)
@@ -70,7 +73,7 @@ import Testing
     /// The runner has no network of its own where the kernel allows it, and the
     /// host checks that through /proc rather than believing the runner.
     @Test func theRunnerIsNetworkConfinedAndTheHostCanSeeIt() async throws {
-        let mock = try loadIsolatedMock()
+        let mock = try await loadIsolatedMock()
         let runner = try runner(mock)
         let mine = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/ns/net")
         let theirs = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(runner.runnerPID)/ns/net")
@@ -82,7 +85,7 @@ import Testing
 
     /// `"isolation_network": "host"`: not confined, and it says why.
     @Test func aRunnerOnTheHostsNetworkSaysSo() async throws {
-        let mock = try loadIsolatedMock(["isolation_network": "host"])
+        let mock = try await loadIsolatedMock(["isolation_network": "host"])
         let runner = try runner(mock)
         #expect(!runner.network.confined)
         #expect(runner.network.reason?.contains("isolation_network") == true, "\(runner.network)")
@@ -107,7 +110,7 @@ import Testing
         }, "the host never started a runner")
         let pid = try #require(runnerPID)
         host.send(SIGKILL)
-        #expect(host.waitForExit() == .signalled(SIGKILL))
+        #expect(await offThePool { host.waitForExit() } == .signalled(SIGKILL))
         #expect(try await waitUntil { !ProcessTable.isRunning(pid) }, "runner \(pid) outlived its host")
     }
 
@@ -116,7 +119,7 @@ import Testing
     /// unknown, never a refusal that would allow failover), the runner is
     /// restarted, and the next call is served by the new one.
     @Test func aRunnerThatDiesLeavesItsCallsUnknownAndIsRestarted() async throws {
-        let mock = try loadIsolatedMock()
+        let mock = try await loadIsolatedMock()
         defer { Task { await mock.shutdown(grace: .seconds(2)) } }
         let runner = try runner(mock)
         let first = runner.runnerPID
@@ -144,7 +147,7 @@ import Testing
     /// Past `max_crashes` in the window the provider is quarantined: calls
     /// are refused (nothing sent) and no new runner is started.
     @Test func crashesPastTheLimitQuarantine() async throws {
-        let mock = try loadIsolatedMock(["limits": ["max_crashes": 2, "crash_window_s": 600]])
+        let mock = try await loadIsolatedMock(["limits": ["max_crashes": 2, "crash_window_s": 600]])
         defer { Task { await mock.shutdown(grace: .seconds(2)) } }
         let runner = try runner(mock)
         let first = runner.runnerPID
@@ -162,7 +165,7 @@ import Testing
 
     /// Shutdown destroys the adapter in the runner and the runner exits.
     @Test func shutdownEndsTheRunner() async throws {
-        let mock = try loadIsolatedMock()
+        let mock = try await loadIsolatedMock()
         let runner = try runner(mock)
         let pid = runner.runnerPID
         _ = try await mock.call(.authorize, Self.authorize("success"))

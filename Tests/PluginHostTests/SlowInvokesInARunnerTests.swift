@@ -10,14 +10,15 @@ import TestSupport
 /// the runner gives up only on invokes inside the adapter for over a second.
 /// Twenty invokes held at once, then released, all complete and the runner
 /// lives (it used to exit at the seventeenth).
-@Suite struct SlowInvokesInARunnerTests {
-    @Test(.timeLimit(.minutes(3)))
+@Suite(.heavy) struct SlowInvokesInARunnerTests {
+    @Test(.heavy(.shared, limit: .seconds(180)))
     func twentyInvokesHeldAtOnceAreNotTakenForBlockedOnes() async throws {
         let folder = try ManifestFolder(copyShipped: false)
         let release = folder.root.appendingPathComponent("release")
         let manifest = try await FabricatedAdapter(id: "slow", invokeWaitsFor: release.path)
             .install(in: folder, manifestName: "slow.json", manifestChanges: ["isolation": "process"])
-        let adapter = try #require(ProviderRegistry.load(manifestAt: manifest, loader: folder.loader).adapter)
+        let loader = folder.loader
+        let adapter = try #require(await offThePool { ProviderRegistry.load(manifestAt: manifest, loader: loader) }.adapter)
         defer { FileManager.default.createFile(atPath: release.path, contents: nil) }
         let payload = Data(BlockingCancelTests.request.jsonBytes())
         let calls = Task {

@@ -1,7 +1,6 @@
 import Foundation
 @_exported import TestSupport
 import Logging
-import XCTest
 @testable import PluginHost
 
 /// A scratch folder of manifests (copies of the shipped ones, plus whatever a

@@ -23,7 +23,7 @@ import Testing
         configuration.libraries = folder.store
         configuration.callObserver = { call in calls.withLock { $0.append(call) } }
         configuration.reconcileInterval = .seconds(3600)
-        let gateway = try PaymentGateway(configuration: configuration)
+        let gateway = try await PaymentGateway.open(configuration: configuration)
 
         let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-1"))
         #expect(session.availableMethods.contains("visa"))

@@ -3,13 +3,14 @@ import Foundation
 import GatewayPayloads
 @testable import PluginHost
 @testable import GatewayAdapterSDK
+import TestSupport
 import Testing
 
 /// Unknown means unknown: only the statuses the header documents as "nothing
 /// was sent" (`gw_status_proves_nothing_sent`) ever let the host treat a call
 /// as provably not sent. Every other status a real adapter can complete or
 /// refuse with, named or not, leaves the outcome unknown.
-@Suite(.serialized) struct UnknownOutcomeTests {
+@Suite(.serialized, .heavy) struct UnknownOutcomeTests {
     static let nothingSent: [Int32] = [GW_E_INVALID_REQUEST, GW_E_UNSUPPORTED, GW_E_INTERNAL, GW_E_BUSY, GW_E_NOT_FOUND, GW_E_DENIED, GW_E_UNREACHABLE]
     /// A later minor version's code, values the header does not name, and the
     /// named statuses that do not prove anything.

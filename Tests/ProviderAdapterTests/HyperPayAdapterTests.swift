@@ -4,12 +4,13 @@ import GatewayPayloads
 import PaymentGateway
 import PluginHost
 import ProviderSandbox
+import TestSupport
 import Testing
 
 /// The HyperPay adapter through the real host (dlopen, bridge, engine)
 /// against the simulator: the widget flow, every failure class it maps,
 /// lost answers reconciled without charging twice, and webhooks.
-@Suite("HyperPay adapter through the host")
+@Suite("HyperPay adapter through the host", .heavy)
 struct HyperPayAdapterTests {
     static let back = "https://shop.example/return"
 
@@ -225,8 +226,8 @@ struct HyperPayAdapterTests {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
             try await fx.approveOnHostedPage(started)
-            // Longer than the sandbox request timeout (3 s): the host gives up on the answer.
-            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts/", method: "GET", fault: .latency(milliseconds: 4500)))
+            // Longer than the request timeout (SandboxGateway.requestTimeout): the host gives up on the answer.
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/checkouts/", method: "GET", fault: .latency(milliseconds: SandboxGateway.pastRequestTimeout)))
             let returned = try await fx.returnWithoutParameters(started)
             #expect(returned.status == .pending)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)

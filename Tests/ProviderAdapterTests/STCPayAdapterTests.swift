@@ -3,6 +3,7 @@ import Foundation
 import GatewayPayloads
 import PaymentGateway
 import ProviderSandbox
+import TestSupport
 import Testing
 
 /// The STC Pay adapter through the real host (dlopen, bridge, engine) against
@@ -13,7 +14,7 @@ import Testing
 /// STC Pay has no webhook, so the "webhook accepted / forged refused" check
 /// of the other adapters does not apply: the manifest declares no `webhook`
 /// operation and payments are verified by `PaymentInquiry`.
-@Suite("STC Pay adapter through the host")
+@Suite("STC Pay adapter through the host", .heavy)
 struct STCPayAdapterTests {
     func withGateway(_ body: (SandboxGateway, STCPaySimulator) async throws -> Void) async throws {
         try await SandboxGateway.run(simulator: "stcpay", body)
@@ -208,7 +209,7 @@ struct STCPayAdapterTests {
             let started = try await start(fx)
             let otp = try #require(started.attempt.action?.sandboxOtp)
             fx.sandbox.faults.add(.init(provider: "stcpay", path: "/B2B.DirectPayment.WebApi/DirectPayment/V4/DirectPaymentConfirm", method: "POST",
-                                        fault: .latency(milliseconds: 4500)))
+                                        fault: .latency(milliseconds: SandboxGateway.pastRequestTimeout)))
             let timedOut = try await type(fx, started, otp)
             #expect(timedOut.status == .pending)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)

@@ -8,7 +8,7 @@ import TestSupport
 
 /// Production can never expose an OTP: the simulator answers its sandbox-only
 /// `SandboxOtpValue`, but an adapter not configured `sandbox: true` ignores it.
-@Suite("STC Pay adapter without sandbox mode")
+@Suite("STC Pay adapter without sandbox mode", .heavy)
 struct STCPayProductionOTPTests {
     @Test func anAdapterNotInSandboxModeNeverPassesAnOTPOn() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("stcpay-production-\(UUID().uuidString)")

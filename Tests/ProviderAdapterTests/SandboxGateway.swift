@@ -36,6 +36,15 @@ final class SandboxGateway: Sendable {
     /// - Parameters:
     ///   - configure: changes to the gateway's configuration (timeouts, …).
     ///   - editManifests: changes to the copied manifests folder, before the gateway reads it.
+    /// Each provider request's timeout in the tests (the shipped sandbox
+    /// blocks say 3 s): a backstop for a loaded machine, scaled by
+    /// `GATEWAY_TEST_TIME_SCALE`, never what decides a test.
+    static let requestTimeout = TestTime.milliseconds(8_000)
+    /// A simulator latency that outlasts ``requestTimeout`` however slow the
+    /// machine: the adapter's clock starts before the simulator's does, so a
+    /// request delayed this long always times out first.
+    static let pastRequestTimeout = requestTimeout + 2_000
+
     static func start(faults: FaultPlan = FaultPlan(),
                       configure: (inout PaymentGateway.Configuration) -> Void = { _ in },
                       editManifests: (URL) throws -> Void = { _ in }) async throws -> SandboxGateway {
@@ -45,11 +54,17 @@ final class SandboxGateway: Sendable {
         try FileManager.default.copyItem(at: BuildProducts.shippedManifests, to: manifests)
         try? FileManager.default.removeItem(at: manifests.appendingPathComponent("schema"))
         try editManifests(manifests)
+        // The sandbox's 3 s per provider request, raised (a test that set its own keeps it).
+        for file in try FileManager.default.contentsOfDirectory(at: manifests, includingPropertiesForKeys: nil) where file.pathExtension == "json" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            let raised = text.replacingOccurrences(of: #""request_timeout_ms": 3000"#, with: #""request_timeout_ms": \#(requestTimeout)"#)
+            if raised != text { try Data(raised.utf8).write(to: file) }
+        }
 
         var quiet = Logger(label: "sandbox")
         quiet.logLevel = .critical   // cancelling the server at stop() logs a harmless "already closed"
         var client = HTTPClient.Configuration(redirectConfiguration: .disallow)
-        client.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        client.timeout = .init(connect: .seconds(Int64(TestTime.seconds(30))), read: .seconds(Int64(TestTime.seconds(60))))
         let server = try await SimulatorServer.start(ProviderSandbox.shipped(faults: faults, logger: quiet), client: client)
         let sandbox = server.sandbox
 
@@ -66,7 +81,7 @@ final class SandboxGateway: Sendable {
         var logger = Logger(label: "sandbox-gateway")
         logger.logLevel = .warning
         do {
-            let gateway = try PaymentGateway(configuration: configuration, logger: logger)
+            let gateway = try await PaymentGateway.open(configuration: configuration, logger: logger)
             return SandboxGateway(gateway: gateway, folder: folder, server: server)
         } catch {
             await server.stop()

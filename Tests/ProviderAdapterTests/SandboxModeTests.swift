@@ -9,7 +9,7 @@ import TestSupport
 /// `gateway serve --sandbox` runs the shipped providers, live by their files,
 /// as test providers: they talk to simulators, so they serve test sessions and
 /// never a live one.
-@Suite("Sandbox mode runs the shipped providers as test")
+@Suite("Sandbox mode runs the shipped providers as test", .heavy)
 struct SandboxModeTests {
     @Test func theShippedProvidersServeTestSessionsOnlyInSandboxMode() async throws {
         // Only the providers: no mock or example-c to offer the methods instead.

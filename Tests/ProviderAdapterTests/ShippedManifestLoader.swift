@@ -13,7 +13,7 @@ enum ShippedManifestLoader {
     /// as `file:` secrets in place of the shipped references of those names,
     /// then changed by `edit`; the provider's record once a gateway has loaded it.
     static func load(_ provider: String, library: String, config: [String: Any], secrets: [String: String] = [:],
-                     edit: (inout [String: Any]) -> Void = { _ in }) throws -> ProviderRecord? {
+                     edit: (inout [String: Any]) -> Void = { _ in }) async throws -> ProviderRecord? {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("\(provider)-config-\(UUID().uuidString)")
         let manifests = folder.appendingPathComponent("manifests")
         try FileManager.default.createDirectory(at: manifests, withIntermediateDirectories: true)
@@ -36,8 +36,11 @@ enum ShippedManifestLoader {
         }
         var logger = Logger(label: "\(provider)-config")
         logger.logLevel = .critical
-        let gateway = try PaymentGateway(configuration: .init(manifests: manifests.path, data: folder.appendingPathComponent("data").path), logger: logger)
-        defer { Task { await gateway.shutdown() } }
-        return gateway.providerRecords.first { $0.id == provider }
+        var configuration = PaymentGateway.Configuration(manifests: manifests.path, data: folder.appendingPathComponent("data").path)
+        configuration.libraries = BuildProducts.sharedLibraryStore
+        let gateway = try await PaymentGateway.open(configuration: configuration, logger: logger)
+        let record = gateway.providerRecords.first { $0.id == provider }
+        await gateway.shutdown()
+        return record
     }
 }

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import ProviderSandbox
+import TestSupport
 
 /// A ``ProviderSandbox`` serving on a loopback port chosen by the system,
 /// with an HTTP client; ``stop()`` ends both.
@@ -40,18 +41,24 @@ final class SimulatorServer: Sendable {
     static func start(_ sandbox: ProviderSandbox, client: HTTPClient.Configuration) async throws -> SimulatorServer {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
         let application = sandbox.application(port: 0) { continuation.yield($0) }
-        let server = Task { try await application.runService() }
+        // A server that ends before it listens (a bind that failed) ends the
+        // stream too, so this never waits for a port that will not come.
+        let server = Task {
+            defer { continuation.finish() }
+            try await application.runService()
+        }
         var iterator = ports.makeAsyncIterator()
         guard let port = await iterator.next() else {
             server.cancel()
-            throw SandboxGatewayError(message: "the simulators did not start")
+            let why = await server.result
+            throw SandboxGatewayError(message: "the simulators did not start: \(why)")
         }
         return SimulatorServer(sandbox: sandbox, root: "http://127.0.0.1:\(port)", server: server, client: client)
     }
 
     /// Sends `request` and reads the answer (at most 1 MiB).
     func send(_ request: HTTPClientRequest, timeout: TimeAmount = .seconds(60)) async throws -> Reply {
-        let response = try await client.execute(request, timeout: timeout)
+        let response = try await client.execute(request, timeout: .nanoseconds(Int64(Double(timeout.nanoseconds) * TestTime.scale)))
         let body = try await response.body.collect(upTo: 1 << 20)
         return Reply(status: Int(response.status.code), location: response.headers.first(name: "location"), text: String(buffer: body))
     }

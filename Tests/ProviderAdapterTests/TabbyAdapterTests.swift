@@ -3,13 +3,14 @@ import Foundation
 import GatewayPayloads
 import PaymentGateway
 import ProviderSandbox
+import TestSupport
 import Testing
 
 /// The Tabby adapter through the real host (dlopen, bridge, engine) against
 /// the simulator: the hosted-page flow on each region's host, pre-scoring and
 /// payer refusals, expiry, lost answers reconciled without charging twice,
 /// back-office operations and webhooks.
-@Suite("Tabby adapter through the host")
+@Suite("Tabby adapter through the host", .heavy)
 struct TabbyAdapterTests {
     static let back = "https://shop.example/return"
     static let buyer = Payer(name: "Sara Al-Harbi", email: "otp.success@tabby.ai", phone: "+966500000001")
@@ -159,8 +160,8 @@ struct TabbyAdapterTests {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
             try await fx.approveOnHostedPage(started)
-            // Longer than the sandbox request timeout (3 s): the capture happens, its answer is lost.
-            fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/payments/", method: "POST", fault: .latency(milliseconds: 4500)))
+            // Longer than the request timeout (SandboxGateway.requestTimeout): the capture happens, its answer is lost.
+            fx.sandbox.faults.add(.init(provider: "tabby", path: "/sa/api/v2/payments/", method: "POST", fault: .latency(milliseconds: SandboxGateway.pastRequestTimeout)))
             let returned = try await fx.returnWithoutParameters(started)
             #expect(returned.status == .pending)
             #expect(simulator.charges == 1)

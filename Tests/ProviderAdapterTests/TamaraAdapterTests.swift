@@ -4,13 +4,14 @@ import Foundation
 import GatewayPayloads
 import PaymentGateway
 import ProviderSandbox
+import TestSupport
 import Testing
 
 /// The Tamara adapter through the real host (dlopen, bridge, engine) against
 /// the simulator: the approval flow with authorise and capture, every order
 /// status it maps, lost answers reconciled without charging twice, and
 /// JWT-signed notifications.
-@Suite("Tamara adapter through the host")
+@Suite("Tamara adapter through the host", .heavy)
 struct TamaraAdapterTests {
     static let back = "https://shop.example/return"
     static let address: [String: JSONValue] = ["shipping_address": .object(["line1": .string("3764 Al Urubah Rd"), "city": .string("Riyadh")])]
@@ -186,8 +187,8 @@ struct TamaraAdapterTests {
     @Test func aTimedOutOrderQueryLeavesThePaymentPendingAndVerifyFindsIt() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)
-            // Longer than the sandbox request timeout (3 s): the host gives up on the answer.
-            fx.sandbox.faults.add(.init(provider: "tamara", path: "/orders/", method: "GET", fault: .latency(milliseconds: 4500)))
+            // Longer than the request timeout (SandboxGateway.requestTimeout): the host gives up on the answer.
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/orders/", method: "GET", fault: .latency(milliseconds: SandboxGateway.pastRequestTimeout)))
             let returned = try await pay(fx, started)
             #expect(returned.status == .pending)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)

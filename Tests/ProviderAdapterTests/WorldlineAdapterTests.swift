@@ -13,7 +13,7 @@ import TestSupport
 /// ``WorldlineDevice``: it fetches the public key with the session's client
 /// session and encrypts the card into a JWE, which only the simulator opens,
 /// so the format is proved end to end and the host never holds a card number.
-@Suite("Worldline adapter through the host")
+@Suite("Worldline adapter through the host", .heavy)
 struct WorldlineAdapterTests {
     static let back = "https://shop.example/return"
 
@@ -268,11 +268,11 @@ struct WorldlineAdapterTests {
     @Test(arguments: ["drop", "timeout", "503"])
     func aLostCreateStaysPendingAndVerifySettlesItWithOneCharge(fault: String) async throws {
         let faults = FaultPlan()
-        try await withGateway(faults: faults, requestTimeout: fault == "timeout" ? 2_000 : 30_000) { fx, simulator in
+        try await withGateway(faults: faults, requestTimeout: fault == "timeout" ? SandboxGateway.requestTimeout : 30_000) { fx, simulator in
             let s = try await session(fx)
             let jwe = try await encryptedCard(fx, s, card: "4111111111111111")
             faults.add(.init(provider: "worldline", path: "/v2/\(WorldlineSimulator.merchantID)/payments", method: "POST",
-                             fault: fault == "drop" ? .drop : fault == "503" ? .status(503) : .latency(milliseconds: 3_000), count: 1))
+                             fault: fault == "drop" ? .drop : fault == "503" ? .status(503) : .latency(milliseconds: SandboxGateway.pastRequestTimeout), count: 1))
             let lost = try await fx.gateway.attempt(session: s.session.id, NewAttempt(
                 method: "visa", provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
             #expect(lost.status == .pending && lost.providerReference == nil, "\(lost)")

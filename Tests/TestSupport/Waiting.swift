@@ -6,17 +6,38 @@ import Foundation
 /// reconciling, a pool reconnecting); where there is an event (a stream, a
 /// continuation), wait for that instead.
 ///
-/// The default limit is a hang guard, not a timing: in the suite's first
-/// minute every test starts at once on two cores, and a state that comes in
-/// milliseconds alone has taken over 30 s there.
+/// The limit is a hang guard, not a timing, and stretches with
+/// `GATEWAY_TEST_TIME_SCALE` (``TestTime``): in the suite's first minute
+/// every test starts at once on two cores, and a state that comes in
+/// milliseconds alone has taken over 30 s there. A guard of 30 s or more
+/// that runs out writes every thread's stack out first (``StallReport``).
 public func waitUntil(within limit: Duration = .seconds(120), _ condition: () async -> Bool) async throws -> Bool {
     let clock = ContinuousClock()
+    let limit = limit.scaled
     let end = clock.now + limit
     while !(await condition()) {
-        guard clock.now < end else { return false }
+        guard clock.now < end else {
+            if limit >= .seconds(30) {
+                let report = await offThePool { StallReport.dump("a wait of \(limit) that ran out") }
+                FileHandle.standardError.write(Data((report + "\n").utf8))
+            }
+            return false
+        }
         try await clock.sleep(until: clock.now + .milliseconds(10))
     }
     return true
+}
+
+/// Runs `work` (which blocks: a child process, a file lock, a library's
+/// synchronous call) on a thread of its own, so that it never holds one of
+/// the few threads Swift concurrency runs every test on; the caller's task
+/// waits without a thread.
+public func offThePool<T: Sendable, E: Error>(_ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
+    let result: Result<T, E> = await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: Result { () throws(E) -> T in try work() }) }
+        thread.start()
+    }
+    return try result.get()
 }
 
 /// A task executor with a thread of its own: a task that prefers it runs its

@@ -10,52 +10,52 @@ struct WalletCommandTests {
     static let folder = ApplePayTests.fixtures.path
     static var signedAt: String { (try? ApplePayTests.fixture("signed-at.txt").trimmingCharacters(in: .whitespacesAndNewlines)) ?? "" }
 
-    func decrypt(_ extra: [String], merchantKey: String = "merchant-key.pem") throws -> ProcessResult {
-        try runProcess(BuildProducts.gateway.path, ["applepay", "decrypt", "--token", Self.folder + "/token.json",
+    func decrypt(_ extra: [String], merchantKey: String = "merchant-key.pem") async throws -> ProcessResult {
+        try await runProcessOffThePool(BuildProducts.gateway.path, ["applepay", "decrypt", "--token", Self.folder + "/token.json",
                                                     "--merchant-cert", Self.folder + "/merchant-certificate.pem",
                                                     "--merchant-key", Self.folder + "/" + merchantKey] + extra)
     }
 
-    @Test func aRecordedTokenDecryptsWhenReplayedAtItsSigningTime() throws {
-        let result = try decrypt(["--trust-root", Self.folder + "/root.pem", "--at", Self.signedAt])
+    @Test func aRecordedTokenDecryptsWhenReplayedAtItsSigningTime() async throws {
+        let result = try await decrypt(["--trust-root", Self.folder + "/root.pem", "--at", Self.signedAt])
         #expect(result.status == 0, "\(result.output)")
         let data = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result.output)")
         #expect(data["applicationPrimaryAccountNumber"] as? String == "************1111" && data["transactionAmount"] as? Int == 2500)
         #expect(!result.output.contains("4111111111111111"))
     }
 
-    @Test func aDayLaterTheSameTokenIsOutsideTheWindow() throws {
+    @Test func aDayLaterTheSameTokenIsOutsideTheWindow() async throws {
         let later = try #require(ISO8601DateFormatter().date(from: Self.signedAt)).addingTimeInterval(86_400)
-        let result = try decrypt(["--trust-root", Self.folder + "/root.pem", "--at", ISO8601DateFormatter().string(from: later), "--json"])
+        let result = try await decrypt(["--trust-root", Self.folder + "/root.pem", "--at", ISO8601DateFormatter().string(from: later), "--json"])
         #expect(result.status == 1)
         #expect(result.stdout.contains(#""code":"signing_time_outside_window""#), "\(result.output)")
     }
 
-    @Test func underApplesRootATestTokenIsRefusedAsTheWrongChain() throws {
-        let result = try decrypt(["--at", Self.signedAt])
+    @Test func underApplesRootATestTokenIsRefusedAsTheWrongChain() async throws {
+        let result = try await decrypt(["--at", Self.signedAt])
         #expect(result.status == 1 && result.stderr.contains("wrong_chain"), "\(result.output)")
     }
 
-    @Test func badArgumentsSayWhichAndWhy() throws {
-        let badTime = try decrypt(["--at", "yesterday"])
+    @Test func badArgumentsSayWhichAndWhy() async throws {
+        let badTime = try await decrypt(["--at", "yesterday"])
         #expect(badTime.status != 0 && badTime.stderr.contains("--at"), "\(badTime.output)")
-        let missing = try decrypt(["--at", Self.signedAt], merchantKey: "no-such-key.pem")
+        let missing = try await decrypt(["--at", Self.signedAt], merchantKey: "no-such-key.pem")
         #expect(missing.status == 1 && missing.stderr.contains("--merchant-key"), "\(missing.output)")
-        let wrongKey = try decrypt(["--at", Self.signedAt], merchantKey: "root.pem")
+        let wrongKey = try await decrypt(["--at", Self.signedAt], merchantKey: "root.pem")
         #expect(wrongKey.status == 1 && wrongKey.stderr.contains("merchant_identity"), "\(wrongKey.output)")
     }
 
-    @Test func aRecordedGooglePayTokenDecryptsForItsRecipientAndNoOther() throws {
+    @Test func aRecordedGooglePayTokenDecryptsForItsRecipientAndNoOther() async throws {
         let folder = GooglePayTests.fixtures.path
-        func run(_ recipient: String, at: String) throws -> ProcessResult {
-            try runProcess(BuildProducts.gateway.path, ["googlepay", "decrypt", "--token", folder + "/token.json", "--merchant-key", folder + "/merchant-private-key.pem",
+        func run(_ recipient: String, at: String) async throws -> ProcessResult {
+            try await runProcessOffThePool(BuildProducts.gateway.path, ["googlepay", "decrypt", "--token", folder + "/token.json", "--merchant-key", folder + "/merchant-private-key.pem",
                                                         "--recipient-id", recipient, "--root-keys", folder + "/root-keys.json", "--at", at])
         }
-        let opened = try run("merchant:12345678901234567890", at: "2026-12-01T00:00:00Z")
+        let opened = try await run("merchant:12345678901234567890", at: "2026-12-01T00:00:00Z")
         #expect(opened.status == 0 && opened.stdout.contains(#""pan" : "************1111""#) && !opened.output.contains("4111111111111111"), "\(opened.output)")
-        let other = try run("merchant:1", at: "2026-12-01T00:00:00Z")
+        let other = try await run("merchant:1", at: "2026-12-01T00:00:00Z")
         #expect(other.status == 1 && other.stderr.contains("bad_signature"), "\(other.output)")
-        let late = try run("merchant:12345678901234567890", at: "2027-02-01T00:00:00Z")
+        let late = try await run("merchant:12345678901234567890", at: "2027-02-01T00:00:00Z")
         #expect(late.status == 1 && late.stderr.contains("expired"), "\(late.output)")
     }
 }

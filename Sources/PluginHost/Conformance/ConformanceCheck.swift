@@ -101,7 +101,8 @@ public struct ConformanceCheck: Sendable {
         loader.logger = tap.tapping(loader.logger)
         func add(_ step: Step) { steps.append(Self.withWhatWasLogged(step, tap.take())) }
         let adapter: AdapterInstance
-        switch loader.load(manifest, from: url) {
+        // Loading blocks (the library read and hashed, create, a runner's start): off the pool.
+        switch await OffThePool.run("check-load", { [loader] in loader.load(manifest, from: url) }) {
         case .failure(let failure):
             add(Step(name: "load", passed: false, detail: failure.description))
             return steps
