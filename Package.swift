@@ -236,6 +236,7 @@ let package = Package(
 
         .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
+        .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
         .testTarget(
             name: "WalletTokensTests",

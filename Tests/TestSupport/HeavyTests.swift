@@ -52,16 +52,16 @@ public struct HeavyTrait: SuiteTrait, TestTrait, TestScoping {
             // The group ends only once both tasks have, so `function` never outlives this call.
             try await withoutActuallyEscaping(function) { function in
                 try await withThrowingTaskGroup(of: Bool.self) { group in
-                group.addTask { try await function(); return true }
-                group.addTask {
-                    try await Task.sleep(for: limit)
-                    Issue.record("\(name) ran past its limit of \(limit) (GATEWAY_TEST_TIME_SCALE stretches it)")
-                    return false
-                }
-                // The first to end decides; the other is cancelled (a test that
-                // ignores cancellation is still waited for, as with `.timeLimit`).
-                _ = try await group.next()
-                group.cancelAll()
+                    group.addTask { try await function(); return true }
+                    group.addTask {
+                        try await Task.sleep(for: limit)
+                        Issue.record("\(name) ran past its limit of \(limit) (GATEWAY_TEST_TIME_SCALE stretches it)")
+                        return false
+                    }
+                    // The first to end decides; the other is cancelled (a test that
+                    // ignores cancellation is still waited for, as with `.timeLimit`).
+                    _ = try await group.next()
+                    group.cancelAll()
                 }
             }
         }

@@ -60,7 +60,7 @@ public enum StallReport {
 
     /// The top project frames of each thread in `gdb`'s output that runs a
     /// Swift concurrency job, demangled where `swift demangle` is at hand.
-    static func poolThreads(in output: String) -> [[String]] {
+    public static func poolThreads(in output: String) -> [[String]] {
         let threads = output.components(separatedBy: "\nThread ").dropFirst()
         var found: [[String]] = []
         for thread in threads where thread.contains("swift_job_run") {
@@ -78,10 +78,16 @@ public enum StallReport {
         return found
     }
 
+    /// Swift's mangled names (`$s…`) demangled; C symbols as they are (the
+    /// demangler would take a leading underscore off `__GI___wait4`).
     private static func demangled(_ symbols: [String]) -> [String] {
-        guard let swift = (["/usr/bin/swift-demangle", "/opt/swift/usr/bin/swift-demangle"] as [String]).first(where: { access($0, X_OK) == 0 }),
-              let result = try? runProcess(swift, ["--compact", "--simplified"] + symbols), result.status == 0 else { return symbols }
+        let mangled = symbols.filter { $0.hasPrefix("$s") }
+        guard !mangled.isEmpty,
+              let swift = (["/usr/bin/swift-demangle", "/opt/swift/usr/bin/swift-demangle"] as [String]).first(where: { access($0, X_OK) == 0 }),
+              let result = try? runProcess(swift, ["--compact", "--simplified"] + mangled), result.status == 0 else { return symbols }
         let lines = result.stdout.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        return lines.count >= symbols.count ? Array(lines.prefix(symbols.count)).map { String($0.prefix(160)) } : symbols
+        guard lines.count >= mangled.count else { return symbols }
+        var readable = lines.prefix(mangled.count).map { String($0.prefix(160)) }.makeIterator()
+        return symbols.map { $0.hasPrefix("$s") ? (readable.next() ?? $0) : $0 }
     }
 }
