@@ -234,7 +234,7 @@ let package = Package(
             dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", "SQLiteCheckoutStore"],
             path: "Benchmarks/Checkout"),
 
-        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "SQLiteCheckoutStore", "PostgresCheckoutStore", "PluginHost", .product(name: "Logging", package: "swift-log")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
@@ -255,6 +255,19 @@ let package = Package(
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
             ]),
+        .testTarget(
+            name: "StoreTests",
+            dependencies: [
+                "CheckoutEngine", "SQLiteCheckoutStore", "PostgresCheckoutStore", "GatewayPayloads", "TestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycleTestKit", package: "swift-service-lifecycle"),
+            ]),
+        .testTarget(name: "GatewayPayloadsTests", dependencies: ["GatewayPayloads", "TestSupport"]),
+        .testTarget(
+            name: "GatewayCLITests",
+            dependencies: ["PluginHost", "CheckoutEngine", "CheckoutHTTP", "SQLiteCheckoutStore", "GatewayPayloads", "TestSupport"]),
         .testTarget(
             name: "PaymentGatewayTests",
             dependencies: [

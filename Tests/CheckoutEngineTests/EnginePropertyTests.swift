@@ -3,6 +3,7 @@ import Foundation
 import GatewayPayloads
 import PropertyBased
 import Synchronization
+import TestSupport
 import Testing
 
 /// Random sequences of engine calls against a provider whose every answer is

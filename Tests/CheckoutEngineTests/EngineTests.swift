@@ -3,6 +3,7 @@ import Foundation
 import GatewayPayloads
 import SQLiteCheckoutStore
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct SessionFlowTests {

@@ -1,5 +1,6 @@
 import CheckoutEngine
 import Synchronization
+import TestSupport
 import Testing
 
 @Suite struct IdempotencyTests {

@@ -1,6 +1,7 @@
 import Foundation
 import CheckoutEngine
 import GatewayPayloads
+import TestSupport
 import Testing
 
 @Suite struct ProblemTests {

@@ -1,5 +1,6 @@
 import CheckoutEngine
 import GatewayPayloads
+import TestSupport
 import Testing
 
 @Suite struct RoutingTests {

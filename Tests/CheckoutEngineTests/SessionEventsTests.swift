@@ -2,6 +2,7 @@ import CheckoutEngine
 import Foundation
 import GatewayPayloads
 import SQLiteCheckoutStore
+import TestSupport
 import Testing
 
 /// A provider that approves every payment and accepts any notification

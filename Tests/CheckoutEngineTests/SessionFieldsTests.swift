@@ -2,6 +2,7 @@ import CheckoutEngine
 import Foundation
 import GatewayPayloads
 import PaymentFields
+import TestSupport
 import Testing
 
 /// A session's `fields` (docs/fields.md): per available method, the form of

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import TestSupport
 import Testing
 
 /// The hand-written payload codec must agree with the Codable conformances of

@@ -3,18 +3,21 @@ import Foundation
 import GatewayPayloads
 import SQLiteCheckoutStore
 import Synchronization
-import TestSupport
+
+/// The engine under test, shared by the engine's tests and the store's
+/// (which drive each store through the real engine): scripted providers, a
+/// clock moved by hand, an engine over an in-memory SQLite store.
 
 /// A provider whose answers a test scripts, and which records every call.
-final class ScriptedProvider: PaymentProvider, Sendable {
-    let id: String
+public final class ScriptedProvider: PaymentProvider, Sendable {
+    public let id: String
     private let script: @Sendable (ProviderCall) async -> ProviderReply
     private let log = Mutex<[ProviderCall]>([])
     private let webhookScript: @Sendable (WebhookRequest) -> WebhookResult?
     private let instrumentsScript: @Sendable (InstrumentsRequest) async -> InstrumentsResult?
     private let instrumentsLog = Mutex<[InstrumentsRequest]>([])
 
-    init(_ id: String, webhook: @escaping @Sendable (WebhookRequest) -> WebhookResult? = { _ in nil },
+    public init(_ id: String, webhook: @escaping @Sendable (WebhookRequest) -> WebhookResult? = { _ in nil },
          instruments: @escaping @Sendable (InstrumentsRequest) async -> InstrumentsResult? = { _ in nil },
          _ script: @escaping @Sendable (ProviderCall) async -> ProviderReply) {
         self.id = id
@@ -23,20 +26,20 @@ final class ScriptedProvider: PaymentProvider, Sendable {
         self.instrumentsScript = instruments
     }
 
-    func instruments(_ request: InstrumentsRequest, timeout: Duration) async -> InstrumentsResult? {
+    public func instruments(_ request: InstrumentsRequest, timeout: Duration) async -> InstrumentsResult? {
         instrumentsLog.withLock { $0.append(request) }
         return await instrumentsScript(request)
     }
 
     /// The `instruments` requests the provider was sent.
-    var instrumentsRequests: [InstrumentsRequest] { instrumentsLog.withLock { $0 } }
+    public var instrumentsRequests: [InstrumentsRequest] { instrumentsLog.withLock { $0 } }
 
     /// A provider that approves every authorize and confirms every other operation.
-    static func approving(_ id: String) -> ScriptedProvider {
+    public static func approving(_ id: String) -> ScriptedProvider {
         ScriptedProvider(id) { call in .answered(Self.success(call)) }
     }
 
-    static func success(_ call: ProviderCall) -> AdapterResult {
+    public static func success(_ call: ProviderCall) -> AdapterResult {
         switch call {
         case .authorize(let r): AdapterResult(status: r.capture == .manual ? .authorized : .succeeded, providerReference: "ref-\(r.paymentId)", amount: r.amount)
         case .proceed(let r): AdapterResult(status: .succeeded, providerReference: r.providerReference)
@@ -46,17 +49,17 @@ final class ScriptedProvider: PaymentProvider, Sendable {
         }
     }
 
-    func perform(_ call: ProviderCall) async -> ProviderReply {
+    public func perform(_ call: ProviderCall) async -> ProviderReply {
         log.withLock { $0.append(call) }
         return await script(call)
     }
 
-    func webhook(_ request: WebhookRequest) async -> WebhookResult? { webhookScript(request) }
+    public func webhook(_ request: WebhookRequest) async -> WebhookResult? { webhookScript(request) }
 
-    var calls: [ProviderCall] { log.withLock { $0 } }
-    func count(_ operation: PaymentOperation) -> Int { calls.filter { $0.operation == operation }.count }
+    public var calls: [ProviderCall] { log.withLock { $0 } }
+    public func count(_ operation: PaymentOperation) -> Int { calls.filter { $0.operation == operation }.count }
     /// The idempotency keys the provider was sent for `operation`.
-    func keys(_ operation: PaymentOperation) -> [String] {
+    public func keys(_ operation: PaymentOperation) -> [String] {
         calls.compactMap { call in
             switch call {
             case .authorize(let r): operation == .authorize ? r.idempotencyKey : nil
@@ -70,29 +73,30 @@ final class ScriptedProvider: PaymentProvider, Sendable {
 }
 
 /// A clock a test moves by hand.
-final class TestClock: Sendable {
+public final class TestClock: Sendable {
+    public init() {}
     private let current = Mutex(Date(timeIntervalSince1970: 1_800_000_000))
-    var now: Date { current.withLock { $0 } }
-    func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
+    public var now: Date { current.withLock { $0 } }
+    public func advance(_ seconds: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(seconds) } }
 }
 
-func profile(_ id: String, priority: Int, enabled: Bool = true, methods: Set<String> = ["mada", "visa"]) -> ProviderProfile {
+public func profile(_ id: String, priority: Int, enabled: Bool = true, methods: Set<String> = ["mada", "visa"]) -> ProviderProfile {
     ProviderProfile(id: id, enabled: enabled, priority: priority, methods: methods, currencies: ["SAR", "KWD"], countries: ["SA", "KW"],
                     limits: ["SAR": 100...1_000_000], callTimeout: .seconds(5).scaled)
 }
 
 /// An engine over an in-memory SQLite store and scripted providers.
-struct EngineFixture {
-    let store: SQLiteCheckoutStore
-    let clock = TestClock()
-    let checkout: Checkout
+public struct EngineFixture: Sendable {
+    public let store: SQLiteCheckoutStore
+    public let clock = TestClock()
+    public let checkout: Checkout
 
-    init(_ providers: [(ProviderProfile, ScriptedProvider)], store: SQLiteCheckoutStore? = nil,
+    public init(_ providers: [(ProviderProfile, ScriptedProvider)], store: SQLiteCheckoutStore? = nil,
          configure: (inout CheckoutConfiguration) -> Void = { _ in }) throws {
         try self.init(directory: StaticProviderDirectory(providers.map { ($0.0, $0.1 as any PaymentProvider) }), store: store, configure: configure)
     }
 
-    init(directory: any ProviderDirectory, store: SQLiteCheckoutStore? = nil, configure: (inout CheckoutConfiguration) -> Void = { _ in }) throws {
+    public init(directory: any ProviderDirectory, store: SQLiteCheckoutStore? = nil, configure: (inout CheckoutConfiguration) -> Void = { _ in }) throws {
         self.store = try store ?? SQLiteCheckoutStore.inMemory()
         var configuration = CheckoutConfiguration()
         configuration.reconcileBackoff = [1, 2, 4]
@@ -102,7 +106,7 @@ struct EngineFixture {
                             configuration: configuration, now: { clock.now })
     }
 
-    func session(_ value: Int64 = 1000, currency: String = "SAR", capture: CaptureMode = .automatic, key: String? = nil) async throws -> Session {
+    public func session(_ value: Int64 = 1000, currency: String = "SAR", capture: CaptureMode = .automatic, key: String? = nil) async throws -> Session {
         try await checkout.createSession(
             NewSession(amount: Money(value: value, currency: currency), country: currency == "KWD" ? "KW" : "SA", orderId: "order-1", capture: capture),
             idempotencyKey: key).session
@@ -110,11 +114,11 @@ struct EngineFixture {
 }
 
 /// A value shared with the closures of scripted providers.
-final class Shared<Value: Sendable>: Sendable {
+public final class Shared<Value: Sendable>: Sendable {
     private let value: Mutex<Value>
-    init(_ value: Value) { self.value = Mutex(value) }
-    func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
+    public init(_ value: Value) { self.value = Mutex(value) }
+    public func withLock<T: Sendable>(_ body: (inout Value) -> T) -> T { value.withLock { body(&$0) } }
 }
 
 /// The fingerprint key of engines under test (stable, as in production).
-let testKey = Data(repeating: 7, count: 32)
+public let testKey = Data(repeating: 7, count: 32)

@@ -7,8 +7,12 @@ import TestSupport
 /// number never printed whole.
 @Suite("gateway applepay and googlepay decrypt")
 struct WalletCommandTests {
-    static let folder = ApplePayTests.fixtures.path
-    static var signedAt: String { (try? ApplePayTests.fixture("signed-at.txt").trimmingCharacters(in: .whitespacesAndNewlines)) ?? "" }
+    /// The recorded tokens of WalletTokensTests, which test the same decryption as a library.
+    static let fixtures = BuildProducts.repository.appendingPathComponent("Tests/WalletTokensTests/Fixtures")
+    static let folder = fixtures.appendingPathComponent("applepay").path
+    static var signedAt: String {
+        (try? String(contentsOfFile: folder + "/signed-at.txt", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)) ?? ""
+    }
 
     func decrypt(_ extra: [String], merchantKey: String = "merchant-key.pem") async throws -> ProcessResult {
         try await runProcessOffThePool(BuildProducts.gateway.path, ["applepay", "decrypt", "--token", Self.folder + "/token.json",
@@ -46,7 +50,7 @@ struct WalletCommandTests {
     }
 
     @Test func aRecordedGooglePayTokenDecryptsForItsRecipientAndNoOther() async throws {
-        let folder = GooglePayTests.fixtures.path
+        let folder = Self.fixtures.appendingPathComponent("googlepay").path
         func run(_ recipient: String, at: String) async throws -> ProcessResult {
             try await runProcessOffThePool(BuildProducts.gateway.path, ["googlepay", "decrypt", "--token", folder + "/token.json", "--merchant-key", folder + "/merchant-private-key.pem",
                                                         "--recipient-id", recipient, "--root-keys", folder + "/root-keys.json", "--at", at])

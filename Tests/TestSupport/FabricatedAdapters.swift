@@ -3,57 +3,104 @@ import Foundation
 /// Small C adapters that misbehave on purpose, built at test time from the
 /// shipped header alone, to prove the host catches what a broken third-party
 /// adapter can do.
-struct FabricatedAdapter {
-    var id = "fab"
-    var version = "1.0.0"
+public struct FabricatedAdapter: Sendable {
+    public var id = "fab"
+    public var version = "1.0.0"
     /// The ABI major the adapter claims in negotiation.
-    var abiMajor = 1
+    public var abiMajor = 1
     /// How many times each invoke is completed (2 = a duplicate completion).
-    var completions = 1
+    public var completions = 1
     /// Leave `invoke` NULL in the table.
-    var nullInvoke = false
+    public var nullInvoke = false
     /// Make `create` fail with a message.
-    var createFails = false
+    public var createFails = false
     /// The message `create` fails with (C string literal contents, escaped).
-    var createMessage = "fab: the merchant account is not configured"
+    public var createMessage = "fab: the merchant account is not configured"
     /// The status `create` fails with.
-    var createStatus = "GW_E_INTERNAL"
+    public var createStatus = "GW_E_INTERNAL"
     /// Complete from a new pthread rather than inline.
-    var foreignThread = false
+    public var foreignThread = false
     /// Complete every call with this `gw_status` (and an error document)
     /// instead of `GW_OK` with a result.
-    var completionStatus: Int32 = 0
+    public var completionStatus: Int32 = 0
     /// Refuse every invoke with this `gw_status` instead of accepting it.
-    var invokeStatus: Int32 = 0
+    public var invokeStatus: Int32 = 0
     /// When set, `authorize` asks the host to fetch this URL and completes with
     /// the egress callback's status and message.
-    var egressURL: String?
+    public var egressURL: String?
     /// When set, `cancel` does not return until a file exists at this path.
-    var cancelWaitsFor: String?
+    public var cancelWaitsFor: String?
     /// invoke blocks (polling) until a file exists at this path, then goes on.
-    var invokeWaitsFor: String?
+    public var invokeWaitsFor: String?
     /// invoke completes its call, then blocks until a file exists at this path
     /// before it returns (the header allows a completion before invoke returns).
-    var invokeReturnsAfter: String?
+    public var invokeReturnsAfter: String?
     /// create writes `<path>.entered`, then blocks until a file exists at this path.
-    var createWaitsFor: String?
+    public var createWaitsFor: String?
     /// The ABI minor the adapter claims in negotiation.
-    var abiMinor = 0
+    public var abiMinor = 0
     /// When set, `describe` lists `instruments` and `GW_OP_INSTRUMENTS` completes with this document.
-    var instrumentsDocument: String?
+    public var instrumentsDocument: String?
     /// When set, every call completes `GW_OK` with this document instead of a valid result.
-    var resultDocument: String?
+    public var resultDocument: String?
     /// `invoke` aborts the process on a request that does not start with `{`.
-    var crashOnMalformed = false
+    public var crashOnMalformed = false
     /// When set, `invoke` logs this line at warning level first (an adapter saying why it refuses).
-    var invokeLog: String?
+    public var invokeLog: String?
 
     /// `document` as the body of a C string literal.
-    static func cLiteral(_ document: String) -> String {
+    /// Every member has the default above; a test names the ones it changes.
+    public init(
+        id: String = "fab",
+        version: String = "1.0.0",
+        abiMajor: Int = 1,
+        completions: Int = 1,
+        nullInvoke: Bool = false,
+        createFails: Bool = false,
+        createMessage: String = "fab: the merchant account is not configured",
+        createStatus: String = "GW_E_INTERNAL",
+        foreignThread: Bool = false,
+        completionStatus: Int32 = 0,
+        invokeStatus: Int32 = 0,
+        egressURL: String? = nil,
+        cancelWaitsFor: String? = nil,
+        invokeWaitsFor: String? = nil,
+        invokeReturnsAfter: String? = nil,
+        createWaitsFor: String? = nil,
+        abiMinor: Int = 0,
+        instrumentsDocument: String? = nil,
+        resultDocument: String? = nil,
+        crashOnMalformed: Bool = false,
+        invokeLog: String? = nil
+    ) {
+        self.id = id
+        self.version = version
+        self.abiMajor = abiMajor
+        self.completions = completions
+        self.nullInvoke = nullInvoke
+        self.createFails = createFails
+        self.createMessage = createMessage
+        self.createStatus = createStatus
+        self.foreignThread = foreignThread
+        self.completionStatus = completionStatus
+        self.invokeStatus = invokeStatus
+        self.egressURL = egressURL
+        self.cancelWaitsFor = cancelWaitsFor
+        self.invokeWaitsFor = invokeWaitsFor
+        self.invokeReturnsAfter = invokeReturnsAfter
+        self.createWaitsFor = createWaitsFor
+        self.abiMinor = abiMinor
+        self.instrumentsDocument = instrumentsDocument
+        self.resultDocument = resultDocument
+        self.crashOnMalformed = crashOnMalformed
+        self.invokeLog = invokeLog
+    }
+
+    public static func cLiteral(_ document: String) -> String {
         "\"" + document.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
     }
 
-    var source: String {
+    public var source: String {
         """
         #define _POSIX_C_SOURCE 200809L
         #include "gateway_abi.h"
@@ -174,7 +221,7 @@ struct FabricatedAdapter {
 
     /// Builds the library into `folder`'s root and writes a manifest for it.
     @discardableResult
-    func install(in folder: ManifestFolder, manifestName: String, manifestChanges: [String: Any?] = [:]) async throws -> URL {
+    public func install(in folder: ManifestFolder, manifestName: String, manifestChanges: [String: Any?] = [:]) async throws -> URL {
         let library = try await CAdapterBuilder.build(source, named: "lib\(id)-\(UUID().uuidString.prefix(6))", in: folder.root.appendingPathComponent("libs"))
         var manifest: [String: Any?] = [
             "file_format_version": "1.1.0", "id": id, "version": version, "enabled": true, "mode": "test",
