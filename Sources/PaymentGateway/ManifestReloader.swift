@@ -83,7 +83,6 @@ public final class ManifestReloader: Sendable {
         }
     }
 
-
     /// ``reload()`` on the calling thread: for the host's first load, before
     /// it serves, and for callers already off the concurrency pool (SIGHUP).
     @discardableResult

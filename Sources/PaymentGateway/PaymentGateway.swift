@@ -60,9 +60,10 @@ public final class PaymentGateway: Service, Sendable {
     public let manifests: ManifestReloader
     let logger: Logger
 
-    /// ``init(configuration:logger:)`` for async code: the loading (adapter
-    /// code, an isolated adapter's runner starting) runs on the manifest
-    /// loading queue, never on a Swift concurrency thread.
+    /// ``init(configuration:logger:)`` for async code: opening the store and
+    /// loading the adapters (their code, an isolated adapter's runner
+    /// starting) run on a queue of their own (``OffThePool``), never on a
+    /// Swift concurrency thread.
     public static func open(configuration: Configuration, logger: Logger = Logger(label: "gateway")) async throws -> PaymentGateway {
         try await OffThePool.run("gateway-open") { try PaymentGateway(configuration: configuration, logger: logger) }
     }

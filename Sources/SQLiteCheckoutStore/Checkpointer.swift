@@ -11,7 +11,10 @@ import Synchronization
 /// database file while every payment waiting for the next group commit waits
 /// too. Here the writer's automatic checkpoint is raised to a safety limit
 /// (``writerLimitPages``) it should never reach, and this thread runs PASSIVE
-/// checkpoints on its own connection every few milliseconds. A passive
+/// checkpoints on its own connection after commits (``nudge()``), at most one
+/// an interval, and once a second when nothing committed (writes that do
+/// not nudge: API keys, migrations; the wait is by the wall clock, so a clock
+/// set back only delays that look). A passive
 /// checkpoint never blocks the writer or readers. When the log has grown past
 /// ``restartAfterFrames``, a RESTART checkpoint copies the few frames the
 /// passive ones left and starts the log over (holding the writer back for

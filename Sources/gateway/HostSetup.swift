@@ -51,7 +51,9 @@ enum HostSetup {
             if options.databasePasswordFile != nil || options.databasePasswordEnv != nil {
                 throw ValidationError("--database-password-file and --database-password-env go with --database postgres://…")
             }
-            return try SQLiteCheckoutStore(path: storePath(options.data))
+            // Opening and migrating blocks (file I/O, fsync): off the concurrency pool.
+            let path = storePath(options.data)
+            return try await OffThePool.run("store-open") { try SQLiteCheckoutStore(path: path) }
         }
         let configuration: PostgresConfiguration
         do {
