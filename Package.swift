@@ -234,7 +234,11 @@ let package = Package(
             dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", "SQLiteCheckoutStore"],
             path: "Benchmarks/Checkout"),
 
-        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "SQLiteCheckoutStore", "PostgresCheckoutStore", "PluginHost", .product(name: "Logging", package: "swift-log")],
+        .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "SQLiteCheckoutStore", "PostgresCheckoutStore", "PluginHost",
+                                                    .product(name: "Logging", package: "swift-log"),
+                                                    .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                                                    .product(name: "NIOCore", package: "swift-nio"),
+                                                    .product(name: "NIOHTTP1", package: "swift-nio")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
         .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),

@@ -36,7 +36,7 @@ import TestSupport
                 let pending = try await server.request("POST", "/v1/sessions/\(id)/attempts", #"{"method":"visa","provider":"mock","instrument":{"scenario":"three_ds"}}"#)
                 let attemptID = try #require(pending.json["id"] as? String)
 
-                let first = try await StreamReader.start(port: server.port, path: "/v1/sessions/\(id)/events", until: "event: attempt.pending")
+                let first = try await server.events("/v1/sessions/\(id)/events", until: "event: attempt.pending")
                 await first.finish()
                 let seen = frames(first.received)
                 // Reconciliation may have checked the pending attempt already (under
@@ -50,7 +50,7 @@ import TestSupport
                 // The payer comes back while no client is connected.
                 let done = try await server.request("POST", "/v1/sessions/\(id)/attempts/\(attemptID)/continue", #"{"returnParams":{"outcome":"approve"}}"#)
                 #expect(done.json["status"] as? String == "succeeded")
-                let resumed = try await StreamReader.start(port: server.port, path: "/v1/sessions/\(id)/events", headers: ["Last-Event-ID": "\(last)"],
+                let resumed = try await server.events("/v1/sessions/\(id)/events", headers: ["Last-Event-ID": "\(last)"],
                                                            until: "event: session.completed")
                 await resumed.finish()
                 let rest = frames(resumed.received)

@@ -13,9 +13,9 @@ import TestSupport
             try await LiveServer.with(fixture) { server in
                 let session = try await server.request("POST", "/v1/sessions", newSession)
                 let id = try #require(session.json["id"] as? String)
-                let stream = try await StreamReader.start(port: server.port, path: "/v1/sessions/\(id)/events", until: "event: attempt.succeeded")
+                let stream = try await server.events("/v1/sessions/\(id)/events", until: "event: attempt.succeeded")
                 // The stream is subscribed once its opening comment is written: what follows is streamed live.
-                #expect(await stream.wait(for: StreamReader.opening), "the stream did not open: \(stream.received)")
+                #expect(await stream.wait(for: LiveServer.streamOpening), "the stream did not open: \(stream.received)")
                 let pending = try await server.request("POST", "/v1/sessions/\(id)/attempts", #"{"method":"visa","provider":"mock","instrument":{"scenario":"three_ds"}}"#)
                 #expect(pending.json["status"] as? String == "pending")
                 let attemptID = try #require(pending.json["id"] as? String)
@@ -25,7 +25,7 @@ import TestSupport
                 #expect(done.json["status"] as? String == "succeeded")
                 await stream.finish()
                 let text = stream.received
-                #expect(text.contains("content-type: text/event-stream") || text.contains("Content-Type: text/event-stream"))
+                #expect(stream.status == 200 && stream.headers["content-type"]?.hasPrefix("text/event-stream") == true, "\(stream.headers)")
                 let order = ["event: session.created", "event: attempt.started", "event: attempt.pending", "event: attempt.succeeded"]
                 let positions = order.map { text.range(of: $0)?.lowerBound }
                 #expect(positions.allSatisfy { $0 != nil }, "\(text)")
@@ -50,7 +50,7 @@ import TestSupport
                     return (reply.status, reply.json["status"] as? String)
                 }
                 // Disabled once the attempt is in flight at the mock: its session's event stream says so.
-                let started = try await StreamReader.start(port: server.port, path: "/v1/sessions/\(id)/events", until: "event: attempt.started")
+                let started = try await server.events("/v1/sessions/\(id)/events", until: "event: attempt.started")
                 await started.finish()
                 #expect(started.received.contains("event: attempt.started"), "the attempt never started: \(started.received)")
                 try fixture.setManifest("mock.json", enabled: false)

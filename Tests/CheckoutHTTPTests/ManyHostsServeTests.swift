@@ -1,8 +1,5 @@
 import CheckoutEngine
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import Synchronization
 import Testing
 import TestSupport
@@ -61,31 +58,10 @@ struct ManyHostsServeTests {
         }
     }
 
-    struct Answer: Sendable {
-        var status: Int
-        var body: Data
-        var headers: [String: String]
-        var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
-        /// The body as text, for a failure's message.
-        var text: String { String(decoding: body, as: UTF8.self) }
-    }
+    typealias Answer = Loopback.Answer
 
     static func call(_ port: Int, _ method: String, _ path: String, key: String, body: String? = nil, idempotencyKey: String? = nil) async throws -> Answer {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
-        request.httpMethod = method
-        // A backstop (scaled), not URLSession's 60 s: a busy machine is slow, not wrong.
-        request.timeoutInterval = TestTime.seconds(120)
-        if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization")
-        if let idempotencyKey { request.setValue(idempotencyKey, forHTTPHeaderField: "Idempotency-Key") }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let http = response as? HTTPURLResponse
-        var headers: [String: String] = [:]
-        for (name, value) in http?.allHeaderFields ?? [:] { headers[String(describing: name).lowercased()] = String(describing: value) }
-        return Answer(status: http?.statusCode ?? 0, body: data, headers: headers)
+        try await Loopback.request(port: port, method, path, body: body, key: key, headers: idempotencyKey.map { ["Idempotency-Key": $0] } ?? [:])
     }
 
     /// Two hosts: 100 identical requests split across them run once; a host

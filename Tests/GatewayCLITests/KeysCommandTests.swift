@@ -1,9 +1,6 @@
 import CheckoutEngine
 import CheckoutHTTP
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import SQLiteCheckoutStore
 import Synchronization
 import Testing
@@ -109,15 +106,7 @@ import TestSupport
     }
 
     static func post(port: Int, key: String?) async throws -> Int {
-        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/v1/sessions")!)
-        request.httpMethod = "POST"
-        request.httpBody = Data(#"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-1"}"#.utf8)
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
-        // A backstop (scaled), not URLSession's 60 s: a busy machine is slow, not wrong.
-        request.timeoutInterval = TestTime.seconds(120)
-        let (_, response) = try await URLSession.shared.data(for: request)
-        return (response as? HTTPURLResponse)?.statusCode ?? 0
+        try await Loopback.request(port: port, "POST", "/v1/sessions", body: #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-1"}"#, key: key).status
     }
 }
 

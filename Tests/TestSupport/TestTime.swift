@@ -22,7 +22,7 @@ public enum TestTime {
         base * scale
     }
 
-    /// `seconds` stretched by ``scale``, as a `TimeInterval` (URLSession, a socket option).
+    /// `seconds` stretched by ``scale``, as a `TimeInterval` (a socket option, a `Date` deadline).
     public static func seconds(_ seconds: Double) -> TimeInterval {
         seconds * scale
     }
