@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "PluginHost",
             dependencies: [
-                "CGatewayABI", "CFFI", "GatewayPayloads", "PaymentFields", "WalletTokens",
+                "CGatewayABI", "CFFI", "CSealedLibrary", "GatewayPayloads", "PaymentFields", "WalletTokens",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -149,7 +149,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]),
         // The runner's confinement, before main: network namespace, parent-death signal.
-        .target(name: "CRunnerConfinement", path: "Sources/CRunnerConfinement"),
+        .target(name: "CRunnerConfinement", path: "Sources/CRunnerConfinement", exclude: ["runner_syscalls.inc"]),
+        .target(name: "CSealedLibrary", path: "Sources/CSealedLibrary"),
         .executableTarget(
             name: "gateway-runner",
             dependencies: ["PluginHost", "GatewayPayloads", "CRunnerConfinement"],

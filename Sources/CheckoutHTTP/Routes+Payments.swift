@@ -128,9 +128,19 @@ extension CheckoutAPI {
                 let health = adapter.health
                 writer.member("health", health.name)
                 if case .quarantined(let reason) = health { writer.member("quarantined", reason) }
-                if let network = adapter.networkConfinement {
-                    writer.member("networkConfined", network.confined)
-                    writer.member("networkReason", network.reason)
+                if let sandbox = adapter.sandbox {
+                    writer.member("networkConfined", sandbox.network.confined)
+                    writer.member("networkReason", sandbox.network.reason)
+                    writer.key("sandbox")
+                    writer.beginArray()
+                    for layer in sandbox.layers {
+                        writer.beginObject()
+                        writer.member("layer", layer.layer.rawValue)
+                        writer.member("inForce", layer.inForce)
+                        writer.member("reason", layer.reason)
+                        writer.endObject()
+                    }
+                    writer.endArray()
                 }
             }
             writer.member("failure", record.failure.map { "\($0)" })

@@ -3,12 +3,15 @@
 // runner's end of a socket pair, and only a whitelisted environment.
 //
 // Before main (CRunnerConfinement, an ELF constructor, while single-threaded):
-// refuse to run by hand, enter a network namespace of its own unless the
-// manifest says "isolation_network": "host", die with the host (PDEATHSIG).
-// Then, here: read LOAD, apply the manifest's limits, map the content-addressed
-// copy after hashing it through the descriptor that is mapped, negotiate,
-// create and describe with host services that are frames to the host, send
-// READY, and serve frames until DESTROY or the host's end of file.
+// refuse to run by hand, die with the host (PDEATHSIG), and build the sandbox
+// (user, network, IPC, PID and mount namespaces, an empty read-only root, a
+// seccomp allowlist), each layer the manifest did not except.
+// Then, here: read LOAD, refuse to go on when a layer is missing that the
+// manifest did not except (before any adapter code runs), apply the
+// manifest's limits, map the sealed library (fd 4) after hashing it through
+// that descriptor, negotiate, create and describe with host services that are
+// frames to the host, send READY, and serve frames until DESTROY or the
+// host's end of file.
 import CRunnerConfinement
 import Foundation
 import GatewayPayloads
@@ -36,6 +39,16 @@ guard load.protocol == RunnerProtocol.version else {
     refuse(.runnerHandshake("the host speaks runner protocol \(load.protocol), this runner \(RunnerProtocol.version): use the gateway-runner built with this gateway"))
 }
 
+// Fail closed: a layer the kernel refused and the manifest did not except.
+let layers = (0..<Int32(GW_RUNNER_LAYER_COUNT)).map { index in
+    SandboxClaim(layer: String(cString: gw_runner_layer_name(index)), inForce: gw_runner_layer_in_force(index) != 0,
+                 excepted: gw_runner_layer_excepted(index) != 0, reason: gw_runner_layer_in_force(index) != 0 ? nil : String(cString: gw_runner_layer_reason(index)))
+}
+let missing = layers.filter { !$0.inForce && !$0.excepted }
+if !missing.isEmpty {
+    refuse(.sandboxIncomplete(layers: missing.map(\.layer), detail: missing.map { "\($0.layer): \($0.reason ?? "not in force")" }.joined(separator: "; ")))
+}
+
 // Limits.
 func limit(_ resource: __rlimit_resource, _ value: Int, _ name: String) {
     var bound = rlimit(rlim_cur: rlim_t(value), rlim_max: rlim_t(value))
@@ -46,16 +59,24 @@ func limit(_ resource: __rlimit_resource, _ value: Int, _ name: String) {
 if let memory = load.limits.memoryMegabytes { limit(RLIMIT_DATA, memory << 20, "memory_mb") }
 if let files = load.limits.openFiles { limit(RLIMIT_NOFILE, files, "open_files") }
 
-// Map exactly the bytes that were hashed.
-let libraryFD = open(load.library, O_RDONLY | O_CLOEXEC)
-guard libraryFD >= 0 else {
-    refuse(.libraryUnreadable(path: load.library, detail: String(cString: strerror(errno))))
+// Map exactly the bytes that were hashed: the sealed copy the host handed over.
+let libraryFD = RunnerProtocol.libraryFD
+guard fcntl(libraryFD, F_SETFD, FD_CLOEXEC) == 0 else {
+    refuse(.libraryUnreadable(path: load.library, detail: "the host handed over no library as fd \(libraryFD)"))
 }
-/// The sha256 of the whole file (its bytes are not kept).
+/// The sha256 of the whole file, read by position (the descriptor's offset is
+/// shared with the host's and with every other runner of this library).
 func digestOfLibrary() -> String {
-    let handle = FileHandle(fileDescriptor: libraryFD, closeOnDealloc: false)
-    do { return LibraryStore.sha256Hex(try handle.readToEnd() ?? Data()) }
-    catch { refuse(.libraryUnreadable(path: load.library, detail: "\(error)")) }
+    var bytes = Data()
+    var chunk = [UInt8](repeating: 0, count: 1 << 20)
+    while true {
+        let count = chunk.withUnsafeMutableBytes { pread(libraryFD, $0.baseAddress, $0.count, off_t(bytes.count)) }
+        if count < 0, errno == EINTR { continue }
+        guard count >= 0 else { refuse(.libraryUnreadable(path: load.library, detail: String(cString: strerror(errno)))) }
+        if count == 0 { break }
+        bytes.append(contentsOf: chunk[0..<count])
+    }
+    return LibraryStore.sha256Hex(bytes)
 }
 let digest = digestOfLibrary()
 guard digest == load.sha256 else {
@@ -78,13 +99,10 @@ do { (instance, description) = try binding.instantiate(hostTable: table, config:
 catch { refuse(error) }
 loop.serve(instance)
 
-let network = NetworkConfinement(
-    confined: gw_runner_network_confined() != 0,
-    reason: gw_runner_network_confined() != 0 ? nil : String(cString: gw_runner_network_reason()))
 do {
     try channel.send(.ready, json: RunnerReady(
         cookie: cookie, abiMajor: binding.abiMajor, abiMinor: binding.abiMinor, sha256: digest,
-        description: description, network: network, pid: getpid()))
+        description: description, sandbox: layers, pid: getpid()))
 } catch {
     exit(0)
 }

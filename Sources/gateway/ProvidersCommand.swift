@@ -94,6 +94,8 @@ struct ProviderRow: Encodable {
     var isolation: String?
     /// For an isolated adapter: `confined`, or `not confined: <reason>`.
     var network: String?
+    /// For an isolated adapter: each sandbox layer, in force or not and why (as /proc shows them).
+    var sandbox: [SandboxReport.Layer]?
     /// ready, restarting, quarantined (a loaded adapter only).
     var health: String?
 
@@ -110,6 +112,7 @@ struct ProviderRow: Encodable {
         manifestSha256 = record.manifestSha256
         isolation = record.manifest?.isolation.rawValue
         network = record.adapter?.networkConfinement?.description
+        sandbox = record.adapter?.sandbox?.layers
         health = record.adapter.map { $0.health.name }
     }
 
@@ -130,8 +133,9 @@ struct ProviderRow: Encodable {
                 .trimmingCharacters(in: .whitespaces)
         }
         var out = [line(header)] + cells.map(line)
-        for row in rows where row.network != nil {
-            out.append("\(row.id ?? "?") runs in its own process, network \(row.network!)")
+        for row in rows {
+            guard let layers = row.sandbox else { continue }
+            out.append("\(row.id ?? "?") runs in its own process, sandbox: \(SandboxReport(layers: layers))")
         }
         for row in rows where row.reason != nil {
             out.append("\(row.id ?? (row.manifest as NSString).lastPathComponent) refused: \(row.reason!)")

@@ -32,6 +32,20 @@
  *                 "count":<n> descriptors of /dev/null it could open at once
  *   connect       completes with providerStatus "connected" or "failed:<errno>"
  *                 after a TCP connect to 127.0.0.1:"port":<n>
+ *   attack        one thing a hostile adapter tries from inside its sandbox,
+ *                 "attack":"<name>"; completes with providerStatus "<result>"
+ *                 (docs/plugin-authors.md, "What an isolated adapter may do"):
+ *     read        opens "path" for reading: "opened" or "failed:<errno>"
+ *     write       creates "path" and writes to it: "written" or "failed:<errno>"
+ *     list        the names in the folder "path", comma-separated, or "failed:<errno>"
+ *     kill        kill("pid", SIGKILL): "sent" or "failed:<errno>"
+ *     unix        connects an AF_UNIX socket to "path": "connected" or "failed:<errno>"
+ *     ptrace      PTRACE_ATTACH to "pid": "attached" or "failed:<errno>"
+ *     vm_read     process_vm_readv of "pid": "read" or "failed:<errno>"
+ *     exec        execve("/bin/sh"): "failed:<errno>" (it does not come back when it works)
+ *     unshare     unshare(CLONE_NEWUSER): "unshared" or "failed:<errno>"
+ *     orphan      forks a child that calls setsid() and forks a grandchild named
+ *                 "name" (PR_SET_NAME) that sleeps forever: "started" or "failed:<errno>"
  */
 #define _GNU_SOURCE
 #include "gateway_abi.h"
@@ -45,7 +59,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <sched.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 struct gw_instance {
@@ -161,6 +182,84 @@ static gw_status chaos_describe(gw_instance *in, uint8_t **out_json, size_t *out
     return GW_OK;
 }
 
+/* One attack (see the top of the file); writes its result into `out`. */
+static void attack(const char *req, char *out, size_t cap)
+{
+    char name[32] = "", path[512] = "", label[16] = "";
+    long pid = number(req, "pid");
+    int fd, ok = 0;
+    member(req, "attack", name, sizeof name);
+    member(req, "path", path, sizeof path);
+    errno = 0;
+    if (strcmp(name, "read") == 0) {
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        ok = fd >= 0;
+        if (ok) close(fd);
+        snprintf(out, cap, ok ? "opened" : "failed:%d", errno);
+    } else if (strcmp(name, "write") == 0) {
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        ok = fd >= 0 && write(fd, "pwned", 5) == 5;
+        if (fd >= 0) close(fd);
+        snprintf(out, cap, ok ? "written" : "failed:%d", errno);
+    } else if (strcmp(name, "list") == 0) {
+        DIR *dir = opendir(path);
+        struct dirent *entry;
+        size_t used = 0;
+        if (dir == NULL) { snprintf(out, cap, "failed:%d", errno); return; }
+        out[0] = '\0';
+        while ((entry = readdir(dir)) != NULL) {
+            if (entry->d_name[0] == '.') continue;
+            used += (size_t)snprintf(out + used, used < cap ? cap - used : 0, "%s%s", used ? "," : "", entry->d_name);
+            if (used >= cap) break;
+        }
+        closedir(dir);
+    } else if (strcmp(name, "kill") == 0) {
+        ok = kill((pid_t)pid, SIGKILL) == 0;
+        snprintf(out, cap, ok ? "sent" : "failed:%d", errno);
+    } else if (strcmp(name, "unix") == 0) {
+        struct sockaddr_un address;
+        memset(&address, 0, sizeof address);
+        address.sun_family = AF_UNIX;
+        snprintf(address.sun_path, sizeof address.sun_path, "%s", path);
+        fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        ok = fd >= 0 && connect(fd, (struct sockaddr *)&address, sizeof address) == 0;
+        snprintf(out, cap, ok ? "connected" : "failed:%d", errno);
+        if (fd >= 0) close(fd);
+    } else if (strcmp(name, "ptrace") == 0) {
+        ok = ptrace(PTRACE_ATTACH, (pid_t)pid, NULL, NULL) == 0;
+        snprintf(out, cap, ok ? "attached" : "failed:%d", errno);
+    } else if (strcmp(name, "vm_read") == 0) {
+        char buffer[8];
+        struct iovec local = {buffer, sizeof buffer}, remote = {(void *)0x400000, sizeof buffer};
+        ok = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0) >= 0;
+        snprintf(out, cap, ok ? "read" : "failed:%d", errno);
+    } else if (strcmp(name, "exec") == 0) {
+        char *argv[] = {"/bin/sh", "-c", "true", NULL};
+        execv("/bin/sh", argv);
+        snprintf(out, cap, "failed:%d", errno);
+    } else if (strcmp(name, "unshare") == 0) {
+        ok = unshare(CLONE_NEWUSER) == 0;
+        snprintf(out, cap, ok ? "unshared" : "failed:%d", errno);
+    } else if (strcmp(name, "orphan") == 0) {
+        pid_t child;
+        member(req, "name", label, sizeof label);
+        child = fork();
+        if (child == 0) {
+            setsid();
+            if (fork() == 0) {
+                prctl(PR_SET_NAME, label, 0, 0, 0);
+                for (;;) pause();
+            }
+            _exit(0);
+        }
+        ok = child > 0;
+        if (ok) waitpid(child, NULL, 0);
+        snprintf(out, cap, ok ? "started" : "failed:%d", errno);
+    } else {
+        snprintf(out, cap, "unknown attack");
+    }
+}
+
 static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, const uint8_t *request, size_t len)
 {
     char *req, chaos[64] = "ok", text[1024];
@@ -248,6 +347,11 @@ static gw_status chaos_invoke(gw_instance *in, uint64_t id, gw_operation op, con
         for (i = 0; i < count; i++) if (fds[i] >= 0) close(fds[i]);
         free(fds);
         snprintf(text, sizeof text, "{\"status\":\"succeeded\",\"providerStatus\":\"opened:%ld\"}", opened);
+        complete_text(in, id, GW_OK, text);
+    } else if (strcmp(chaos, "attack") == 0) {
+        char result[768];
+        attack(req, result, sizeof result);
+        snprintf(text, sizeof text, "{\"status\":\"succeeded\",\"providerStatus\":\"%s\"}", result);
         complete_text(in, id, GW_OK, text);
     } else if (strcmp(chaos, "connect") == 0) {
         struct sockaddr_in address;

@@ -1,5 +1,6 @@
 import Foundation
 import GatewayPayloads
+import Logging
 import TestSupport
 import Testing
 @testable import PluginHost
@@ -53,7 +54,7 @@ import Testing
     }
 
     @Test func aCancelThatBlocksGetsTheRunnerKilledAfterItsGrace() async throws {
-        let suite = try await ChaosFixture.make(isolation: .process)
+        let suite = try await ChaosFixture.make(isolation: .process, sandboxExceptions: ["filesystem"])
         // Never released: the runner is killed instead.
         let release = try suite.releaseFIFO()
         #expect(await suite.call("block_cancel", extra: #","release":"\#(release.path)""#) == .timedOut)
@@ -86,17 +87,16 @@ import Testing
         await suite.shutdown()
     }
 
-    /// Native code in a confined runner cannot reach even the host's loopback.
-    @Test func aConfinedRunnerCannotOpenASocket() async throws {
-        let suite = try await ChaosFixture.make(isolation: .process)
+    /// Native code in a confined runner cannot reach even the host's loopback
+    /// (it cannot open a socket at all); with `"isolation_network": "host"`
+    /// (the network layer excepted) it can.
+    @Test(arguments: [false, true])
+    func aConfinedRunnerCannotOpenASocket(_ hostNetwork: Bool) async throws {
+        let suite = try await ChaosFixture.make(isolation: .process, members: hostNetwork ? ["isolation_network": "host"] : [:])
         let listener = try LoopbackListener()
         let result = try await suite.chaos.call(.authorize, ChaosRequest(chaos: "connect", port: listener.port))
-        #expect(suite.runner?.network.confined == RunnerTests.kernelAllowsConfinement)
-        if suite.runner?.network.confined == true {
-            #expect(result.providerStatus?.hasPrefix("failed:") == true, "\(result.providerStatus ?? "")")
-        } else {
-            #expect(result.providerStatus == "connected")
-        }
+        #expect(suite.runner?.network.confined == !hostNetwork)
+        #expect(result.providerStatus == (hostNetwork ? "connected0" : "failed:\(EPERM)"), "\(result.providerStatus ?? "")")
         await suite.shutdown()
     }
 
@@ -197,7 +197,7 @@ import Testing
     /// or a callback started after destroy.
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func destroyWaitsForAnHTTPCallbackThatOutlivesTheLastCompletion(_ isolation: Manifest.Isolation) async throws {
-        let suite = try await ChaosFixture.make(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation, sandboxExceptions: ["filesystem"])
         let entered = suite.folder.root.appendingPathComponent("entered"), verdict = suite.folder.root.appendingPathComponent("verdict")
         let release = try suite.releaseFIFO()
         let files = #","entered":"\#(entered.path)","release":"\#(release.path)","verdict":"\#(verdict.path)""#
@@ -244,7 +244,7 @@ import Testing
 
     @Test(arguments: [Manifest.Isolation.inProcess, .process])
     func aHostServiceCalledAfterDestroyHarmsNothing(_ isolation: Manifest.Isolation) async throws {
-        let suite = try await ChaosFixture.make(isolation: isolation)
+        let suite = try await ChaosFixture.make(isolation: isolation, sandboxExceptions: ["filesystem"])
         let marker = suite.folder.root.appendingPathComponent("after-destroy")
         #expect(await suite.call("after_destroy", extra: #","marker":"\#(marker.path)""#, timeout: ChaosFixture.answered) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
         #expect(await suite.chaos.shutdown(grace: .seconds(5)))
@@ -325,13 +325,33 @@ struct ChaosFixture {
 
     /// The fixture, its adapters loaded off the concurrency pool (an isolated
     /// one waits for its runner to start).
-    static func make(isolation: Manifest.Isolation, limits: [String: Any] = [:], timeout: Int = 300) async throws -> ChaosFixture {
-        let folder = try ManifestFolder(copyShipped: false)
-        try write(into: folder, isolation: isolation, limits: limits, timeout: timeout)
-        let (manifests, loader) = (folder.manifests, folder.loader)
-        let records = try await offThePool { try ProviderRegistry.load(directory: manifests, loader: loader) }
+    ///
+    /// `sandboxExceptions`: the layers an isolated chaos adapter runs without.
+    /// The cases that meet the test through files in the test's folder (a
+    /// FIFO, a marker) need `["filesystem"]`: its own root holds none of them.
+    static func make(isolation: Manifest.Isolation, limits: [String: Any] = [:], timeout: Int = 300,
+                     sandboxExceptions: [String] = [], simulatedRefusals: String? = nil, logger: Logger? = nil,
+                     members: [String: Any] = [:]) async throws -> ChaosFixture {
+        let (folder, records) = try await load(isolation: isolation, limits: limits, timeout: timeout, sandboxExceptions: sandboxExceptions,
+                                               simulatedRefusals: simulatedRefusals, logger: logger, members: members)
         for record in records where record.failure != nil { Issue.record("\(record.id): \(record.failure!)") }
         return ChaosFixture(folder: folder, chaos: try #require(records[id: "chaos"]?.adapter), mock: try #require(records[id: "mock"]?.adapter))
+    }
+
+    /// The fixture's folder and what loading it gave, failures included.
+    /// `simulatedRefusals`: ``AdapterLoader/simulatedSandboxRefusals``.
+    static func load(isolation: Manifest.Isolation, limits: [String: Any] = [:], timeout: Int = 300,
+                     sandboxExceptions: [String] = [], simulatedRefusals: String? = nil, logger: Logger? = nil,
+                     members: [String: Any] = [:]) async throws -> (ManifestFolder, [ProviderRecord]) {
+        let folder = try ManifestFolder(copyShipped: false)
+        try write(into: folder, isolation: isolation, limits: limits, timeout: timeout,
+                  changes: members.merging(isolation == .process && !sandboxExceptions.isEmpty ? ["sandbox_exceptions": sandboxExceptions] : [:]) { $1 })
+        var loader = folder.loader
+        loader.simulatedSandboxRefusals = simulatedRefusals
+        if let logger { loader.logger = logger }
+        let (manifests, configured) = (folder.manifests, loader)
+        let records = try await offThePool { try ProviderRegistry.load(directory: manifests, loader: configured) }
+        return (folder, records)
     }
 
     private init(folder: ManifestFolder, chaos: AdapterInstance, mock: AdapterInstance) {
@@ -340,7 +360,8 @@ struct ChaosFixture {
         self.mock = mock
     }
 
-    private static func write(into folder: ManifestFolder, isolation: Manifest.Isolation, limits: [String: Any], timeout: Int) throws {
+    private static func write(into folder: ManifestFolder, isolation: Manifest.Isolation, limits: [String: Any], timeout: Int,
+                              changes: [String: Any]) throws {
         let secret = folder.root.appendingPathComponent("probe-secret")
         try Data(Self.probe.utf8).write(to: secret)
         try folder.writeMockVariant("mock.json", ["isolation": "in-process"])
@@ -354,6 +375,7 @@ struct ChaosFixture {
         if isolation == .process {
             manifest["limits"] = ["cancel_grace_ms": 100, "max_crashes": 1000].merging(limits) { $1 }
         }
+        manifest.merge(changes) { $1 }
         try folder.write("chaos.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
     }
 

@@ -18,6 +18,8 @@ import Testing
             "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
             "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
             "operations": ["authorize"], "timeout_ms": 2000, "isolation": "process",
+            // A Python fake builds no sandbox: these tests are about the protocol, so every layer is excepted.
+            "sandbox_exceptions": ["network", "filesystem", "pid", "ipc", "syscalls"],
             "limits": ["max_crashes": 1],
         ]
         try folder.write("fake.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
@@ -43,10 +45,11 @@ import Testing
         os.write(FD, struct.pack('<IBBHQ', len(body) if length is None else length, kind, 0, 0, ident) + body)
     kind, _, body = read_frame()
     load = json.loads(body)
-    ready = {"protocol": 1, "cookie": os.environ["GATEWAY_RUNNER_COOKIE"], "abiMajor": 1, "abiMinor": 0,
+    ready = {"protocol": 2, "cookie": os.environ["GATEWAY_RUNNER_COOKIE"], "abiMajor": 1, "abiMinor": 0,
              "sha256": load["sha256"], "pid": 1,
              "description": {"id": "fake", "version": "1.0.0", "methods": ["visa"], "operations": ["authorize"]},
-             "network": {"confined": True}}
+             "sandbox": [{"layer": l, "inForce": True, "excepted": False}
+                         for l in ["network", "filesystem", "pid", "ipc", "syscalls"]]}
     def send_ready(changes={}):
         send(0x02, 0, json.dumps({**ready, **changes}).encode())
 
@@ -118,7 +121,7 @@ import Testing
         let runner = try #require(adapter.runner)
         #expect(runner.pid != 1, "the pid READY claimed")
         #expect(adapter.networkConfinement?.confined == false, "a Python fake cannot unshare; it claimed it did")
-        #expect(adapter.networkConfinement?.reason?.contains("claims") == true)
+        #expect(adapter.sandbox?.layers.allSatisfy { !$0.inForce } == true, "\(String(describing: adapter.sandbox))")
         await adapter.shutdown(grace: .seconds(2))
     }
 
@@ -179,6 +182,7 @@ import Testing
             "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
             "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
             "operations": ["authorize"], "timeout_ms": 60000, "isolation": "process", "egress": ["127.0.0.1:\(server.port)"],
+            "sandbox_exceptions": ["network", "filesystem", "pid", "ipc", "syscalls"],
         ]
         try folder.write("fake.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
         // On INVOKE: http_send to the server, then complete with the status the host answered it with.

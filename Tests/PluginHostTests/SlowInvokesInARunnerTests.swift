@@ -16,7 +16,7 @@ import TestSupport
         let folder = try ManifestFolder(copyShipped: false)
         let release = folder.root.appendingPathComponent("release")
         let manifest = try await FabricatedAdapter(id: "slow", invokeWaitsFor: release.path)
-            .install(in: folder, manifestName: "slow.json", manifestChanges: ["isolation": "process"])
+            .install(in: folder, manifestName: "slow.json", manifestChanges: ["isolation": "process", "sandbox_exceptions": ["filesystem"]])
         let loader = folder.loader
         let adapter = try #require(await offThePool { ProviderRegistry.load(manifestAt: manifest, loader: loader) }.adapter)
         defer { FileManager.default.createFile(atPath: release.path, contents: nil) }

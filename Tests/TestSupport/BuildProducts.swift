@@ -34,7 +34,12 @@ public enum BuildProducts {
         do {
             try FileManager.default.copyItem(at: shipped, to: copy)
             // A textual edit: tests that edit the copy find the shipped layout.
-            try ManifestText.setIsolation(copy.appendingPathComponent("mock.json"), to: "process")
+            // The mock simulates a provider whose books outlive the host
+            // (`gateway pay`'s reconciliation after a crash reads them): it
+            // keeps them in the data folder, which the filesystem layer hides,
+            // so this copy names that one exception.
+            try ManifestText.setIsolation(copy.appendingPathComponent("mock.json"), to: "process",
+                                          extraMembers: #", "sandbox_exceptions": ["filesystem"]"#)
         } catch {
             fatalError("GATEWAY_TEST_ISOLATION=process: cannot prepare the manifests: \(error)")
         }
@@ -55,6 +60,9 @@ public enum BuildProducts {
             throw CocoaError(.fileReadCorruptFile, userInfo: [NSFilePathErrorKey: name])
         }
         try edit(&manifest)
+        // `sandbox_exceptions` apply with process isolation only (the copy
+        // under GATEWAY_TEST_ISOLATION=process carries them for the mock).
+        if manifest["isolation"] as? String != "process" { manifest.removeValue(forKey: "sandbox_exceptions") }
         let url = folder.appendingPathComponent(newName ?? name)
         try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys]).write(to: url)
         return url

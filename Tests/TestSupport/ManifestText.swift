@@ -21,7 +21,15 @@ public enum ManifestText {
 
     /// Sets `"isolation"` (whatever it was), followed by `extraMembers`
     /// (such as `, "limits": {...}`).
+    /// Moving a manifest in process drops its `sandbox_exceptions` (which
+    /// apply with process isolation only, and which the copy of the shipped
+    /// manifests under `GATEWAY_TEST_ISOLATION=process` carries).
     public static func setIsolation(_ url: URL, to isolation: String, extraMembers: String = "") throws {
-        try edit(url, [(#""isolation": "(in-)?process""#, "\"isolation\": \"\(isolation)\"" + extraMembers)])
+        var edits = [(pattern: #""isolation": "(in-)?process""#, replacement: "\"isolation\": \"\(isolation)\"" + extraMembers)]
+        let exceptions = #",\s*"sandbox_exceptions": \[[^\]]*\]"#
+        if isolation != "process", (try String(contentsOf: url, encoding: .utf8)).range(of: exceptions, options: .regularExpression) != nil {
+            edits.append((pattern: exceptions, replacement: ""))
+        }
+        try edit(url, edits)
     }
 }

@@ -18,6 +18,15 @@ public enum ProcessTable {
         }
     }
 
+    /// The running processes named `name` (their command name, as PR_SET_NAME sets it).
+    public static func named(_ name: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { candidate in
+            guard let (command, fields) = stat(candidate) else { return false }
+            return command == name && fields.first != "Z"
+        }
+    }
+
     /// `/proc/<pid>/stat`: the command name and the fields after it (state first).
     private static func stat(_ pid: Int32) -> (String, [Substring])? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -53,6 +53,8 @@ public final class AdapterInstance: Sendable {
     /// Under `"isolation": "process"`: whether its runner has no network of its
     /// own (and if not, why); nil in process.
     public var networkConfinement: NetworkConfinement? { (connection as? RunnerConnection)?.network }
+    /// Under `"isolation": "process"`: the runner's sandbox layers, as /proc shows them.
+    public var sandbox: SandboxReport? { (connection as? RunnerConnection)?.sandbox }
 
     /// Under `"isolation": "process"`: its runner's pid (the last one's while
     /// restarting), and how many times its runners ended and were restarted.

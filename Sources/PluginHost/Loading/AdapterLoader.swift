@@ -25,6 +25,13 @@ public struct AdapterLoader: Sendable {
     /// The `gateway-runner` executable for `"isolation": "process"`; nil: found
     /// by ``RunnerLocator`` (`$GATEWAY_RUNNER`, then beside the running executable).
     public var runnerExecutable: String? = nil
+    /// Sandbox layers whose refusal by the kernel every runner simulates
+    /// (comma-separated layer names, or `user` for every namespace): to see
+    /// what an adapter does where a kernel refuses them. From
+    /// `$GATEWAY_SANDBOX_SIMULATE_REFUSAL` by default. It can only take layers
+    /// away, and an adapter without a layer its manifest does not except is
+    /// not started.
+    public var simulatedSandboxRefusals: String? = ProcessInfo.processInfo.environment["GATEWAY_SANDBOX_SIMULATE_REFUSAL"]
     /// What the `wallet_decrypt` service trusts (Apple Root CA - G3 unless a test says otherwise).
     public var wallets = WalletSettings()
 
@@ -66,6 +73,9 @@ public struct AdapterLoader: Sendable {
         do { copy = try store.copy(bytes, digest: digest) }
         catch { throw LoadFailure.libraryUnreadable(path: store.directory.path, detail: "cannot write the content-addressed copy: \(error)") }
 
+        // The same bytes, sealed in memory: what is mapped, in process or in a runner.
+        let sealed = try SealedLibrary.sealing(bytes, sha256: digest)
+
         let context = HostContext(manifest: manifest, manifestDirectory: manifestDirectory, egressClient: egressClient, wallets: wallets, logger: logger)
         if let problem = context.egressSetupProblem { throw LoadFailure.tlsUnusable(problem.message) }
         // A load that fails from here on gives its share of the egress pool back.
@@ -79,7 +89,7 @@ public struct AdapterLoader: Sendable {
         let expected = AdapterBinding.Expectation(manifest)
         switch manifest.isolation {
         case .inProcess:
-            let binding = try AdapterBinding.bind(path: copy.path, sourcePath: source.path, expected: expected)
+            let binding = try AdapterBinding.bind(path: sealed.path, sourcePath: source.path, expected: expected)
             let hostTable = HostServiceTable(backend: context, abiMajor: binding.abiMajor, abiMinor: binding.abiMinor)
             let (instance, described) = try binding.instantiate(hostTable: hostTable, config: manifest.configJSON)
             if let refusal = Self.crossCheck(described, manifest) {
@@ -93,7 +103,8 @@ public struct AdapterLoader: Sendable {
             let runner = try RunnerConnection.launch(
                 RunnerConnection.Launch(
                     expected: expected, libraryCopy: copy.path, sourcePath: source.path, sha256: digest,
-                    config: manifest.configJSON, limits: manifest.limits, network: manifest.isolationNetwork),
+                    config: manifest.configJSON, limits: manifest.limits, network: manifest.isolationNetwork,
+                    exceptions: manifest.sandboxExceptions, library: sealed, simulatedRefusals: simulatedSandboxRefusals),
                 context: context, runner: runnerExecutable)
             if let refusal = Self.crossCheck(runner.description, manifest) {
                 runner.abandon(reason: "refused at load")

@@ -27,6 +27,10 @@ public enum LoadFailure: Error, Sendable, Equatable, Codable, CustomStringConver
     case claimsUnimplemented(methods: [String], operations: [String])
     /// Sandbox mode could not set the manifest up against the simulators.
     case sandboxUnavailable(String)
+    /// `"isolation": "process"`, and a layer of the runner's sandbox is not in
+    /// force (the kernel refused it) while the manifest does not name it in
+    /// `sandbox_exceptions`: the adapter is not started (fail closed).
+    case sandboxIncomplete(layers: [String], detail: String)
     /// The manifest's `tls` secrets cannot be used (missing, not PEM, a key
     /// that is not the certificate's). Names the secret, never its value.
     case tlsUnusable(String)
@@ -55,6 +59,7 @@ public enum LoadFailure: Error, Sendable, Equatable, Codable, CustomStringConver
         case .describeFailed: "describe_failed"
         case .claimsUnimplemented: "claims_unimplemented"
         case .sandboxUnavailable: "sandbox_unavailable"
+        case .sandboxIncomplete: "sandbox_incomplete"
         case .tlsUnusable: "tls_unusable"
         }
     }
@@ -85,6 +90,10 @@ public enum LoadFailure: Error, Sendable, Equatable, Codable, CustomStringConver
                 + (methods.isEmpty ? "" : " methods \(methods.joined(separator: ", "))")
                 + (operations.isEmpty ? "" : (methods.isEmpty ? "" : ";") + " operations \(operations.joined(separator: ", "))")
         case .sandboxUnavailable(let d): "sandbox mode: \(d)"
+        case .sandboxIncomplete(let layers, let d):
+            "isolation \"process\": not started, its sandbox is missing \(layers.map { "\"\($0)\"" }.joined(separator: ", ")): \(d). "
+                + "If this adapter may run without \(layers.count == 1 ? "it" : "them"), name \(layers.count == 1 ? "it" : "them") in the manifest: "
+                + "\"sandbox_exceptions\": [\(layers.map { "\"\($0)\"" }.joined(separator: ", "))]"
         case .tlsUnusable(let d): "the manifest's tls settings cannot be used: \(d)"
         }
     }

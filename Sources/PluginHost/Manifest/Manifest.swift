@@ -95,12 +95,37 @@ public struct Manifest: Sendable, Hashable {
     /// `isolation_network`: whether a runner gets a network namespace of its
     /// own with no interface but loopback (`none`, the default), or shares the host's.
     public var isolationNetwork: NetworkIsolation = .none
+    /// `sandbox_exceptions`: the sandbox layers this adapter's runner runs
+    /// without, by the operator's explicit decision (``SandboxLayer``). Any
+    /// other layer the kernel refuses keeps the adapter from starting.
+    public var sandboxExceptions: [SandboxLayer] = []
     /// `fields` (file format 1.1): the form of each method it declares them
     /// for, what a payer types (docs/fields.md).
     public var fields: [String: [Field]] = [:]
     /// `method_currencies` (file format 1.1): methods offered in some of the
     /// manifest's currencies only (`{"sepa_debit": ["EUR"]}`); the others in all.
     public var methodCurrencies: [String: [String]] = [:]
+}
+
+/// One layer of an isolated adapter's sandbox (see `gateway-runner` and the
+/// plugin guide's "What an isolated adapter may do"). The raw values are what
+/// `sandbox_exceptions` lists and what `gateway providers` prints.
+public enum SandboxLayer: String, Sendable, Hashable, Codable, CaseIterable {
+    /// A network namespace of its own: no interface but a loopback that is down.
+    case network
+    /// A mount namespace and an empty root: read-only system libraries, a
+    /// private bounded `/tmp`, its own `/proc`; nothing of the host's files.
+    case filesystem
+    /// A PID namespace: no other process visible or signalable, and every
+    /// process the adapter starts ends with its runner.
+    case pid
+    /// IPC and UTS namespaces of its own.
+    case ipc
+    /// No new privileges and a seccomp-bpf allowlist of system calls.
+    case syscalls
+
+    /// The order the runner reports them in (its C side's indices).
+    public var index: Int { Self.allCases.firstIndex(of: self)! }
 }
 
 extension Manifest {

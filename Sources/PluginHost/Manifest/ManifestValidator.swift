@@ -13,7 +13,7 @@ public enum ManifestValidator {
     static let knownKeys: Set<String> = [
         "file_format_version", "id", "version", "enabled", "mode", "description", "library", "sha256", "entry",
         "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
-        "config", "secrets", "egress", "isolation", "isolation_network", "limits", "sandbox", "tls", "fields",
+        "config", "secrets", "egress", "isolation", "isolation_network", "sandbox_exceptions", "limits", "sandbox", "tls", "fields",
         "method_currencies",
     ]
 
@@ -137,6 +137,7 @@ private struct Checker {
             else { fail("$.isolation_network", "must be \"none\" or \"host\", found \"\(raw)\"") }
             if isolation != .process { fail("$.isolation_network", "applies only with \"isolation\": \"process\"") }
         }
+        let exceptions = sandboxExceptions(root["sandbox_exceptions"], isolation: isolation)
         let runnerLimits = runnerLimits(root["limits"], isolation: isolation)
 
         guard let format, let id, let version, let enabled, let mode, let library, let abi,
@@ -149,7 +150,7 @@ private struct Checker {
             countries: countries, amountLimits: limits, operations: operations, priority: priority,
             timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
             isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls,
-            limits: runnerLimits, isolationNetwork: network, fields: fields, methodCurrencies: methodCurrencies)
+            limits: runnerLimits, isolationNetwork: network, sandboxExceptions: exceptions, fields: fields, methodCurrencies: methodCurrencies)
     }
 
     /// `fields`: per method the manifest lists, at most 20 fields with
@@ -488,6 +489,31 @@ private struct Checker {
         }
         return Manifest.TLS(clientCertificate: resolved["client_certificate"], clientKey: resolved["client_key"],
                             caCertificate: resolved["ca_certificate"], pins: pins)
+    }
+
+    /// `sandbox_exceptions`: known layers, each once, with process isolation only.
+    mutating func sandboxExceptions(_ value: JSONDocument?, isolation: Manifest.Isolation) -> [SandboxLayer] {
+        guard let value else { return [] }
+        let known = SandboxLayer.allCases.map(\.rawValue).joined(separator: ", ")
+        guard case .array(let items) = value else {
+            fail("$.sandbox_exceptions", "must be an array of sandbox layer names (\(known)), found \(value.typeName)")
+            return []
+        }
+        if isolation != .process { fail("$.sandbox_exceptions", "applies only with \"isolation\": \"process\"") }
+        var result: [SandboxLayer] = []
+        for (index, item) in items.enumerated() {
+            let path = "$.sandbox_exceptions[\(index)]"
+            guard case .string(let name) = item, let layer = SandboxLayer(rawValue: name) else {
+                fail(path, "must be one of \(known), found \(item.serialized)")
+                continue
+            }
+            if result.contains(layer) {
+                fail(path, "\"\(name)\" is listed twice")
+                continue
+            }
+            result.append(layer)
+        }
+        return result
     }
 
     mutating func endpoints(_ value: JSONDocument?) -> [Manifest.Endpoint] {

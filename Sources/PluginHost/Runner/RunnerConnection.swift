@@ -29,16 +29,25 @@ final class RunnerConnection: AdapterConnection {
         var config: String
         var limits: Manifest.Limits
         var network: Manifest.NetworkIsolation
+        var exceptions: [SandboxLayer]
+        /// The verified bytes, sealed: what every runner of this launch maps.
+        var library: SealedLibrary
+        /// ``AdapterLoader/simulatedSandboxRefusals``.
+        var simulatedRefusals: String?
 
         var load: RunnerLoad {
             RunnerLoad(expected: expected, library: libraryCopy, sourcePath: sourcePath, sha256: sha256, config: config, limits: limits)
+        }
+
+        var setup: RunnerProcess.Setup {
+            .init(library: library, network: network, exceptions: exceptions, simulatedRefusals: simulatedRefusals)
         }
     }
 
     private struct State {
         var process: RunnerProcess?
         var health: AdapterHealth = .ready
-        var network: NetworkConfinement
+        var sandbox: SandboxReport
         var pid: pid_t
         /// When recent ends happened (monotonic ns), for the quarantine window.
         var crashTimes: [UInt64] = []
@@ -69,7 +78,7 @@ final class RunnerConnection: AdapterConnection {
     private let invokesSentCount = Atomic<Int>(0)
     private var logger: Logger { context.logger }
 
-    private init(launch: Launch, executable: String, context: HostContext, ready: RunnerReady) {
+    private init(launch: Launch, executable: String, context: HostContext, ready: RunnerReady, sandbox: SandboxReport) {
         self.launch = launch
         self.executable = executable
         self.context = context
@@ -77,29 +86,31 @@ final class RunnerConnection: AdapterConnection {
         description = ready.description.limited(toMinor: min(ready.abiMinor, SignatureTable.hostMinor))
         abiMajor = ready.abiMajor
         abiMinor = ready.abiMinor
-        state = Mutex(State(network: ready.network, pid: ready.pid))
+        state = Mutex(State(sandbox: sandbox, pid: ready.pid))
     }
 
     /// Starts the first runner and waits for it to be ready.
     static func launch(_ launch: Launch, context: HostContext, runner: String?) throws(LoadFailure) -> RunnerConnection {
         let executable = try RunnerLocator.locate(configured: runner).get()
-        let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, network: launch.network, context: context)
-        let connection = RunnerConnection(launch: launch, executable: executable, context: context, ready: ready)
+        let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, setup: launch.setup, context: context)
+        let connection = RunnerConnection(launch: launch, executable: executable, context: context, ready: ready, sandbox: process.sandbox)
         context.calls.watch { [weak connection] now in
             connection?.checkCancelled(now: now)
             connection?.checkCPU(now: now)
         }
         connection.adopt(process, ready: ready)
-        if !ready.network.confined, launch.network == .none {
-            context.logger.warning("adapter \(launch.expected.id) runs in its own process but not network-confined: \(ready.network.reason ?? "unknown reason")")
+        if process.sandbox.layers.contains(where: { !$0.inForce }) {
+            context.logger.warning("adapter \(launch.expected.id) runs in its own process with the sandbox exceptions its manifest names: \(process.sandbox)")
         }
         return connection
     }
 
     var health: AdapterHealth { state.withLock { $0.health } }
     var blockedCalls: Int { 0 }
+    /// The current runner's sandbox layers, as /proc shows them.
+    var sandbox: SandboxReport { state.withLock { $0.sandbox } }
     /// Whether the current runner has no network of its own, and if not, why.
-    var network: NetworkConfinement { state.withLock { $0.network } }
+    var network: NetworkConfinement { sandbox.network }
     /// The current runner's pid (the last one's while restarting).
     var runnerPID: pid_t { state.withLock { $0.pid } }
     /// Whether the current runner was sent DESTROY (tests watch it).
@@ -183,7 +194,7 @@ final class RunnerConnection: AdapterConnection {
         let look: (RunnerProcess, pid_t)? = state.withLock { state in
             guard let process = state.process, now > state.cpuLookedAt, now - state.cpuLookedAt >= 100_000_000 else { return nil }
             state.cpuLookedAt = now
-            return (process, process.pid)
+            return (process, process.adapterPID)
         }
         guard let (process, pid) = look, let used = Self.cpuSeconds(of: pid) else { return }
         let sent = invokesSent
@@ -231,7 +242,7 @@ final class RunnerConnection: AdapterConnection {
             }
             state.process = process
             state.health = .ready
-            state.network = ready.network
+            state.sandbox = process.sandbox
             state.pid = ready.pid
             return false
         }
@@ -305,7 +316,7 @@ final class RunnerConnection: AdapterConnection {
             return false
         }) else { return }
         do {
-            let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, network: launch.network, context: context)
+            let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, setup: launch.setup, context: context)
             guard ready.description.limited(toMinor: min(ready.abiMinor, SignatureTable.hostMinor)) == description, ready.abiMajor == abiMajor else {
                 process.kill(because: "it changed on restart")
                 throw LoadFailure.runnerHandshake("the restarted runner describes a different adapter")

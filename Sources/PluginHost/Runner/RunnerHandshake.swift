@@ -5,20 +5,32 @@ import GatewayPayloads
 /// sides speak (not the adapter ABI version, which the runner negotiates with
 /// the library exactly as the host does in process).
 package enum RunnerProtocol {
-    package static let version = 1
+    /// 2: the library is the runner's fd 4 (a sealed memfd), and READY
+    /// reports every sandbox layer (``SandboxClaim``).
+    package static let version = 2
+    /// The sealed library the host hands over.
+    package static let libraryFD: Int32 = 4
     /// The runner's end of the socket pair.
     package static let channelFD: Int32 = 3
     /// Environment of a runner: set by the host, nothing else inherited but the whitelist.
     package static let cookieVariable = "GATEWAY_RUNNER_COOKIE"
     package static let hostPIDVariable = "GATEWAY_HOST_PID"
     package static let networkVariable = "GATEWAY_RUNNER_NETWORK"
+    /// The manifest's `sandbox_exceptions`, comma-separated.
+    package static let exceptionsVariable = "GATEWAY_RUNNER_EXCEPTIONS"
+    /// Layers whose refusal by the kernel the runner simulates
+    /// (``AdapterLoader/simulatedSandboxRefusals``).
+    package static let simulateVariable = "GATEWAY_RUNNER_SIMULATE_REFUSAL"
+    /// The size of the runner's private /tmp, in MiB.
+    package static let tmpVariable = "GATEWAY_RUNNER_TMP_MB"
 }
 
 /// LOAD: what the host asks a runner to load.
 package struct RunnerLoad: Codable, Sendable {
     package var `protocol`: Int
     package var expected: AdapterBinding.Expectation
-    /// The content-addressed copy the host wrote, and its sha256.
+    /// The content-addressed copy the host wrote (for messages: the runner
+    /// maps its fd 4, the sealed copy of the same bytes), and its sha256.
     package var library: String
     package var sourcePath: String
     package var sha256: String
@@ -61,17 +73,18 @@ package struct RunnerReady: Codable, Sendable {
     package var sha256: String
     /// What the adapter's `describe` said (the host cross-checks it with the manifest).
     package var description: AdapterDescription
-    package var network: NetworkConfinement
+    /// What the runner says of each layer (claims; the host looks for itself).
+    package var sandbox: [SandboxClaim]
     package var pid: Int32
 
-    package init(cookie: String, abiMajor: UInt32, abiMinor: UInt32, sha256: String, description: AdapterDescription, network: NetworkConfinement, pid: Int32) {
+    package init(cookie: String, abiMajor: UInt32, abiMinor: UInt32, sha256: String, description: AdapterDescription, sandbox: [SandboxClaim], pid: Int32) {
         self.protocol = RunnerProtocol.version
         self.cookie = cookie
         self.abiMajor = abiMajor
         self.abiMinor = abiMinor
         self.sha256 = sha256
         self.description = description
-        self.network = network
+        self.sandbox = sandbox
         self.pid = pid
     }
 }

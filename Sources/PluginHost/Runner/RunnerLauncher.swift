@@ -51,14 +51,14 @@ package final class RunnerSpawner: @unchecked Sendable {
     }
 
     /// Starts `executable` with fd 3 = the runner's end of a new socket pair,
-    /// stdin = /dev/null, stdout and stderr = another socket pair, and only
-    /// `environment` (the runner closes every other descriptor it inherited
-    /// before it loads anything).
-    package func spawn(executable: String, environment: [String: String]) -> Result<SpawnedRunner, LoadFailure> {
+    /// fd 4 = `library` (the sealed copy it maps), stdin = /dev/null, stdout
+    /// and stderr = another socket pair, and only `environment` (the runner
+    /// closes every other descriptor it inherited before it loads anything).
+    package func spawn(executable: String, environment: [String: String], library: Int32) -> Result<SpawnedRunner, LoadFailure> {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<SpawnedRunner, LoadFailure>?>(nil)
         jobs.withLock { $0.append {
-            let outcome = Self.spawnNow(executable: executable, environment: environment)
+            let outcome = Self.spawnNow(executable: executable, environment: environment, library: library)
             result.withLock { $0 = outcome }
             done.signal()
         } }
@@ -67,7 +67,7 @@ package final class RunnerSpawner: @unchecked Sendable {
         return result.withLock { $0! }
     }
 
-    private static func spawnNow(executable: String, environment: [String: String]) -> Result<SpawnedRunner, LoadFailure> {
+    private static func spawnNow(executable: String, environment: [String: String], library: Int32) -> Result<SpawnedRunner, LoadFailure> {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return .failure(.runnerUnavailable("socketpair failed: \(String(cString: strerror(errno)))"))
@@ -89,13 +89,22 @@ package final class RunnerSpawner: @unchecked Sendable {
         setsockopt(pair[0], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
         setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
 
+        // Every descriptor handed over is first moved above the numbers it is
+        // given (0 to 4), so no dup2 below overwrites another before it is copied.
+        let high = [pair[1], errPipe[1], library].map { fcntl($0, F_DUPFD_CLOEXEC, 10) }
+        defer { high.forEach { if $0 >= 0 { close($0) } } }
+        guard high.allSatisfy({ $0 >= 0 }) else {
+            close(pair[0]); close(errPipe[0])
+            return .failure(.runnerUnavailable("cannot prepare the runner's descriptors: \(String(cString: strerror(errno)))"))
+        }
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errPipe[1], 2)
-        posix_spawn_file_actions_adddup2(&actions, pair[1], RunnerProtocol.channelFD)
+        posix_spawn_file_actions_adddup2(&actions, high[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, high[1], 2)
+        posix_spawn_file_actions_adddup2(&actions, high[0], RunnerProtocol.channelFD)
+        posix_spawn_file_actions_adddup2(&actions, high[2], RunnerProtocol.libraryFD)
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -65,14 +65,34 @@ final class RunnerProcess: @unchecked Sendable {
     /// Its last lines of stderr (for the crash log).
     var stderrTail: [String] { tail.withLock { $0 } }
 
-    /// Starts a runner for `load` and waits for it to be ready.
-    static func start(executable: String, load: RunnerLoad, network: Manifest.NetworkIsolation,
+    /// What to start a runner with, besides LOAD.
+    struct Setup: Sendable {
+        var library: SealedLibrary
+        var network: Manifest.NetworkIsolation
+        var exceptions: [SandboxLayer]
+        var simulatedRefusals: String?
+    }
+
+    /// The process that runs the adapter (inside the runner's PID namespace,
+    /// seen from here): where its CPU is counted. Set before `start` returns.
+    private(set) var adapterPID: pid_t = 0
+    /// The sandbox layers in force, as /proc shows them. Set before `start` returns.
+    private(set) var sandbox = SandboxReport(layers: [])
+
+    /// How big a runner's private /tmp is, in MiB.
+    static let tmpMegabytes = 32
+
+    /// Starts a runner for `load` and waits for it to be ready; refuses one
+    /// whose sandbox misses a layer the manifest did not except.
+    static func start(executable: String, load: RunnerLoad, setup: Setup,
                       context: HostContext) throws(LoadFailure) -> (RunnerProcess, RunnerReady) {
         var cookieBytes = [UInt8](repeating: 0, count: 32)
         var generator = SystemRandomNumberGenerator()
         for i in cookieBytes.indices { cookieBytes[i] = generator.next() }
         let cookie = cookieBytes.map { String(format: "%02x", $0) }.joined()
-        let spawned = try RunnerSpawner.shared.spawn(executable: executable, environment: environment(cookie: cookie, network: network)).get()
+        guard setup.library.isSealed else { throw .libraryUnreadable(path: load.library, detail: "the in-memory copy lost its seals") }
+        let spawned = try RunnerSpawner.shared.spawn(executable: executable, environment: environment(cookie: cookie, setup: setup),
+                                                     library: setup.library.fd).get()
         let process = RunnerProcess(spawned: spawned, cookie: cookie, context: context)
         process.startThreads()
         do {
@@ -99,9 +119,19 @@ final class RunnerProcess: @unchecked Sendable {
                 process.kill(because: "wrong digest")
                 throw .runnerHandshake("the runner mapped a library with sha256 \(ready.sha256), the host checked \(load.sha256)")
             }
+            let adapter = SandboxInspection.adapterProcess(spawned: process.pid)
+            let report = SandboxInspection.inspect(spawned: process.pid, adapter: adapter, claims: ready.sandbox,
+                                                   exceptions: setup.exceptions, network: setup.network)
+            let missing = SandboxInspection.missing(report, exceptions: setup.exceptions, network: setup.network)
+            guard missing.isEmpty else {
+                process.kill(because: "its sandbox is incomplete")
+                throw .sandboxIncomplete(layers: missing.map(\.layer.rawValue),
+                                         detail: missing.map { "\($0.layer.rawValue): \($0.reason ?? "not in force")" }.joined(separator: "; "))
+            }
+            process.adapterPID = adapter
+            process.sandbox = report
             var checked = ready
             checked.pid = process.pid
-            checked.network = process.verifiedNetwork(claimed: ready.network)
             return (process, checked)
         case .failed(let failure):
             process.kill(because: "load failed")
@@ -111,27 +141,22 @@ final class RunnerProcess: @unchecked Sendable {
         }
     }
 
-    /// Whether the runner is in a network namespace other than the host's,
-    /// seen through /proc (the runner's own claim is not evidence).
-    func verifiedNetwork(claimed: NetworkConfinement) -> NetworkConfinement {
-        let fileManager = FileManager.default
-        guard let mine = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/self/ns/net"),
-              let theirs = try? fileManager.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/net")
-        else { return NetworkConfinement(confined: false, reason: "its network namespace cannot be read from /proc") }
-        if mine != theirs { return NetworkConfinement(confined: true, reason: nil) }
-        return NetworkConfinement(confined: false, reason: claimed.confined ? "it claims a network namespace of its own but shares the host's" : claimed.reason)
-    }
-
     /// The runner's whole environment: nothing of the host's but what a
     /// process needs to run, so no other adapter's `env:` secret reaches it.
-    static func environment(cookie: String, network: Manifest.NetworkIsolation) -> [String: String] {
+    static func environment(cookie: String, setup: Setup) -> [String: String] {
         let inherited = ProcessInfo.processInfo.environment
         var environment = inherited.filter { key, _ in
-            ["PATH", "LANG", "TZ", "TMPDIR", "LD_LIBRARY_PATH", "GATEWAY_SANDBOX_STATE"].contains(key) || key.hasPrefix("LC_")
+            ["PATH", "LANG", "TZ", "LD_LIBRARY_PATH"].contains(key) || key.hasPrefix("LC_")
         }
+        // A folder of the host's (the mock's books): of use only where the
+        // manifest lets the runner see the host's files.
+        if setup.exceptions.contains(.filesystem), let state = inherited["GATEWAY_SANDBOX_STATE"] { environment["GATEWAY_SANDBOX_STATE"] = state }
         environment[RunnerProtocol.cookieVariable] = cookie
         environment[RunnerProtocol.hostPIDVariable] = "\(getpid())"
-        environment[RunnerProtocol.networkVariable] = network.rawValue
+        environment[RunnerProtocol.networkVariable] = setup.network.rawValue
+        environment[RunnerProtocol.exceptionsVariable] = setup.exceptions.map(\.rawValue).joined(separator: ",")
+        environment[RunnerProtocol.tmpVariable] = "\(tmpMegabytes)"
+        if let simulated = setup.simulatedRefusals, !simulated.isEmpty { environment[RunnerProtocol.simulateVariable] = simulated }
         // An adapter's crash is the host's to report: no Swift backtracer in the runner.
         environment["SWIFT_BACKTRACE"] = "enable=no"
         return environment

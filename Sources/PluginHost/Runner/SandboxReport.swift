@@ -1,0 +1,156 @@
+import Foundation
+
+/// Which layers of an isolated adapter's sandbox are in force, as the host
+/// saw them through /proc (a runner's own claims are not evidence: the
+/// runner's side of the socket is adapter-controlled).
+public struct SandboxReport: Codable, Sendable, Hashable, CustomStringConvertible {
+    public struct Layer: Codable, Sendable, Hashable {
+        public var layer: SandboxLayer
+        public var inForce: Bool
+        /// Why not, when not in force (the kernel refused it, or the manifest
+        /// named it in `sandbox_exceptions`).
+        public var reason: String?
+
+        public init(layer: SandboxLayer, inForce: Bool, reason: String?) {
+            self.layer = layer
+            self.inForce = inForce
+            self.reason = reason
+        }
+    }
+
+    /// Every layer, in ``SandboxLayer/allCases`` order.
+    public var layers: [Layer]
+
+    public init(layers: [Layer]) {
+        self.layers = layers
+    }
+
+    public subscript(_ layer: SandboxLayer) -> Layer {
+        layers.first { $0.layer == layer } ?? Layer(layer: layer, inForce: false, reason: "not reported")
+    }
+
+    /// The network layer, as the API and `gateway providers` have shown it since 1.0.
+    public var network: NetworkConfinement {
+        let layer = self[.network]
+        return NetworkConfinement(confined: layer.inForce, reason: layer.inForce ? nil : layer.reason)
+    }
+
+    /// `network, filesystem, pid, ipc, syscalls in force`, or which are not and why.
+    public var description: String {
+        let missing = layers.filter { !$0.inForce }
+        if missing.isEmpty { return "\(layers.map(\.layer.rawValue).joined(separator: ", ")) in force" }
+        let inForce = layers.filter(\.inForce).map(\.layer.rawValue)
+        let without = missing.map { "\($0.layer.rawValue) (\($0.reason ?? "unknown reason"))" }.joined(separator: "; ")
+        return (inForce.isEmpty ? "" : "\(inForce.joined(separator: ", ")) in force; ") + "without \(without)"
+    }
+}
+
+/// What a runner says about its layers in READY (a claim, checked by ``SandboxInspection``).
+package struct SandboxClaim: Codable, Sendable, Hashable {
+    package var layer: String
+    package var inForce: Bool
+    package var excepted: Bool
+    package var reason: String?
+
+    package init(layer: String, inForce: Bool, excepted: Bool, reason: String?) {
+        self.layer = layer
+        self.inForce = inForce
+        self.excepted = excepted
+        self.reason = reason
+    }
+}
+
+/// Looks at a runner through /proc: which process runs the adapter, and which
+/// layers are in force for it.
+enum SandboxInspection {
+    /// The process that runs the adapter. With a PID namespace the spawned
+    /// process is a supervisor whose one child is the namespace's init, whose
+    /// one child is the runner; without, the spawned process itself.
+    static func adapterProcess(spawned: pid_t) -> pid_t {
+        guard let own = namespace("pid", of: spawned), let children = namespace("pid_for_children", of: spawned), own != children,
+              let initProcess = Self.children(of: spawned).first,
+              let runner = Self.children(of: initProcess).first
+        else { return spawned }
+        return runner
+    }
+
+    /// The layers in force for `adapter` (spawned as `spawned`), each checked
+    /// against this process's own: a namespace other than the host's, a root
+    /// other than the host's, seccomp filtering with no new privileges.
+    static func inspect(spawned: pid_t, adapter: pid_t, claims: [SandboxClaim], exceptions: [SandboxLayer], network: Manifest.NetworkIsolation) -> SandboxReport {
+        let hostPID = getpid()
+        func differs(_ kind: String) -> Bool {
+            guard let mine = namespace(kind, of: hostPID), let theirs = namespace(kind, of: adapter) else { return false }
+            return mine != theirs
+        }
+        var layers: [SandboxReport.Layer] = []
+        for layer in SandboxLayer.allCases {
+            let seen: Bool
+            switch layer {
+            case .network: seen = differs("net")
+            case .ipc: seen = differs("ipc") && differs("uts")
+            case .pid: seen = differs("pid")
+            case .filesystem: seen = differs("mnt") && rootDiffers(adapter)
+            case .syscalls: seen = filtersSystemCalls(adapter)
+            }
+            let claim = claims.first { $0.layer == layer.rawValue }
+            var reason: String?
+            if !seen {
+                if exceptions.contains(layer) {
+                    reason = "named in the manifest's \"sandbox_exceptions\""
+                } else if layer == .network, network == .host {
+                    reason = "the manifest asks for the host's network (\"isolation_network\": \"host\")"
+                } else if claim?.inForce == true {
+                    reason = "the runner claims it is in force, but /proc shows it is not"
+                } else {
+                    reason = claim?.reason ?? "the runner did not report it"
+                }
+            }
+            layers.append(.init(layer: layer, inForce: seen, reason: reason))
+        }
+        return SandboxReport(layers: layers)
+    }
+
+    /// The layers not in force that the manifest did not except: the adapter must not run.
+    static func missing(_ report: SandboxReport, exceptions: [SandboxLayer], network: Manifest.NetworkIsolation) -> [SandboxReport.Layer] {
+        report.layers.filter { layer in
+            !layer.inForce && !exceptions.contains(layer.layer) && !(layer.layer == .network && network == .host)
+        }
+    }
+
+    private static func namespace(_ kind: String, of pid: pid_t) -> String? {
+        try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/ns/\(kind)")
+    }
+
+    /// `pid`'s children: from /proc/<pid>/task/<pid>/children where the kernel
+    /// has it (CONFIG_PROC_CHILDREN), else the processes whose parent it is.
+    private static func children(of pid: pid_t) -> [pid_t] {
+        if let text = try? String(contentsOfFile: "/proc/\(pid)/task/\(pid)/children", encoding: .utf8) {
+            return text.split(separator: " ").compactMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(pid_t.init).filter { candidate in
+            guard let stat = try? String(contentsOfFile: "/proc/\(candidate)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            return fields.count > 1 && pid_t(fields[1]) == pid
+        }
+    }
+
+    /// Whether `pid`'s root directory is another file system object than ours.
+    private static func rootDiffers(_ pid: pid_t) -> Bool {
+        var mine = stat(), theirs = stat()
+        guard stat("/", &mine) == 0, stat("/proc/\(pid)/root/", &theirs) == 0 else { return false }
+        return mine.st_dev != theirs.st_dev || mine.st_ino != theirs.st_ino
+    }
+
+    /// `Seccomp: 2` (filter mode) and `NoNewPrivs: 1` in /proc/<pid>/status.
+    private static func filtersSystemCalls(_ pid: pid_t) -> Bool {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return false }
+        let fields = Dictionary(status.split(separator: "\n").compactMap { line -> (String, String)? in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return (String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }, uniquingKeysWith: { first, _ in first })
+        return fields["Seccomp"] == "2" && fields["NoNewPrivs"] == "1"
+    }
+}
