@@ -76,7 +76,7 @@ let package = Package(
         .target(
             name: "PluginHost",
             dependencies: [
-                "CGatewayABI", "CFFI", "CSealedLibrary", "GatewayPayloads", "PaymentFields", "WalletTokens",
+                "CGatewayABI", "CFFI", "CHostSupport", "GatewayPayloads", "PaymentFields", "WalletTokens",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
@@ -150,7 +150,7 @@ let package = Package(
             ]),
         // The runner's confinement, before main: network namespace, parent-death signal.
         .target(name: "CRunnerConfinement", path: "Sources/CRunnerConfinement", exclude: ["runner_syscalls.inc"]),
-        .target(name: "CSealedLibrary", path: "Sources/CSealedLibrary"),
+        .target(name: "CHostSupport", path: "Sources/CHostSupport"),
         .executableTarget(
             name: "gateway-runner",
             dependencies: ["PluginHost", "GatewayPayloads", "CRunnerConfinement"],

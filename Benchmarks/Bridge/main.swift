@@ -241,37 +241,83 @@ try? FileManager.default.removeItem(at: data)
 // MARK: (c) isolation
 
 func measureIsolation() async {
-    // The same manifests, with the mock in a process of its own.
+    // The same manifests, with the mock in a process of its own: in its full
+    // sandbox, and with every layer but the network excepted (the runner as
+    // it was before the sandbox), measured alternately in this run.
     let isolatedManifests = data.appendingPathComponent("isolated-manifests")
+    let bareManifests = data.appendingPathComponent("bare-manifests")
     try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-    try! FileManager.default.copyItem(at: manifests, to: isolatedManifests)
-    _ = try! ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: isolatedManifests)
-    let isolatedRecords = try! ProviderRegistry.load(directory: isolatedManifests, loader: loader)
-    guard let isolated = isolatedRecords.first(where: { $0.id == "mock" })?.adapter, let runner = isolated.runner else {
-        print("the isolated mock did not load: \(isolatedRecords.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
-        exit(1)
+    for (folder, members) in [(isolatedManifests, [String]()), (bareManifests, ["filesystem", "pid", "ipc", "syscalls"])] {
+        try! FileManager.default.copyItem(at: manifests, to: folder)
+        _ = try! ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: folder)
+        if !members.isEmpty {
+            let list = "[" + members.map { "\"\($0)\"" }.joined(separator: ", ") + "]"
+            _ = try! ManifestCatalogue.setMember("sandbox_exceptions", to: list, ofProvider: "mock", in: folder)
+        }
     }
+    func loadMock(_ folder: URL) -> AdapterInstance {
+        let records = try! ProviderRegistry.load(directory: folder, loader: loader)
+        guard let adapter = records.first(where: { $0.id == "mock" })?.adapter, adapter.runner != nil else {
+            print("the isolated mock did not load: \(records.map { "\($0.id ?? "?"): \($0.failure?.description ?? $0.state.rawValue)" })")
+            exit(1)
+        }
+        return adapter
+    }
+    let isolated = loadMock(isolatedManifests)
+    let bare = loadMock(bareManifests)
+    print("    sandbox of the isolated mock: \(isolated.sandbox.map { "\($0)" } ?? "?")")
     let resultBytes = AdapterResult(status: .succeeded, providerReference: "mock_0123456789abcdef", amount: Money(value: 1000, currency: "SAR"),
                                     providerStatus: "SUCCEEDED").jsonBytes().count
-    // Alternate the three, five passes each, so drift hits all alike.
-    var inProcess: [UInt64] = [], throughRunner: [UInt64] = [], raw: [UInt64] = []
+    // Alternate the four, five passes each, so drift hits all alike.
+    var inProcess: [UInt64] = [], throughRunner: [UInt64] = [], throughBare: [UInt64] = [], raw: [UInt64] = []
     _ = await bridgeRoundTrips(mock, 10_000)
     _ = await bridgeRoundTrips(isolated, 10_000)
+    _ = await bridgeRoundTrips(bare, 10_000)
     let pass = max(calls / 5, 1000)
     for _ in 0..<5 {
         inProcess += await bridgeRoundTrips(mock, pass)
         throughRunner += await bridgeRoundTrips(isolated, pass)
+        throughBare += await bridgeRoundTrips(bare, pass)
         raw += pingPongRoundTrips(pass, resultBytes: resultBytes)
     }
-    inProcess.sort(); throughRunner.sort(); raw.sort()
+    inProcess.sort(); throughRunner.sort(); throughBare.sort(); raw.sort()
     let i50 = percentile(inProcess, 0.5), i99 = percentile(inProcess, 0.99)
     let t50 = percentile(throughRunner, 0.5), t99 = percentile(throughRunner, 0.99)
+    let u50 = percentile(throughBare, 0.5), u99 = percentile(throughBare, 0.99)
     let p50 = percentile(raw, 0.5), p99 = percentile(raw, 0.99)
     print(String(format: "(c) authorize to mock in process                      p50 %.1f µs   p99 %.1f µs", i50 / 1000, i99 / 1000))
     print(String(format: "    the same through its runner (isolation process)   p50 %.1f µs   p99 %.1f µs", t50 / 1000, t99 / 1000))
+    print(String(format: "    through a runner with only the network layer      p50 %.1f µs   p99 %.1f µs", u50 / 1000, u99 / 1000))
     print(String(format: "    raw socket-pair ping-pong, same bytes (the floor) p50 %.1f µs   p99 %.1f µs", p50 / 1000, p99 / 1000))
     print(String(format: "    isolation overhead (isolated - in process)        p50 %.1f µs = %.2fx the ping-pong   p99 %.1f µs = %.2fx",
                  (t50 - i50) / 1000, (t50 - i50) / p50, (t99 - i99) / 1000, (t99 - i99) / p99))
-    print(String(format: "    runner resident memory %.1f MiB (pid %d); this host %.1f MiB", residentMiB(runner.pid), runner.pid, residentMiB(getpid())))
+    print(String(format: "    the same with only the network layer              p50 %.1f µs = %.2fx the ping-pong   p99 %.1f µs = %.2fx",
+                 (u50 - i50) / 1000, (u50 - i50) / p50, (u99 - i99) / 1000, (u99 - i99) / p99))
+    print(String(format: "    the whole sandbox's share: overhead full / network-only   p50 %.2fx   p99 %.2fx", (t50 - i50) / (u50 - i50), (t99 - i99) / (u99 - i99)))
+    let adapterPID = isolated.adapterProcess ?? 0
+    print(String(format: "    runner resident memory %.1f MiB (adapter pid %d, supervisor and init %.1f MiB); this host %.1f MiB",
+                 residentMiB(adapterPID), adapterPID, residentMiB(isolated.runner!.pid), residentMiB(getpid())))
     await isolated.shutdown(grace: .seconds(2))
+    await bare.shutdown(grace: .seconds(2))
+
+    // Runner start, spawn to READY: loads of the isolated mock, alternately in
+    // its full sandbox and with only the network layer.
+    func startTimes(_ folder: URL) async -> UInt64 {
+        let manifestURL = folder.appendingPathComponent("mock.json")
+        let manifest = try! ManifestFile.read(manifestURL).get()
+        let started = DispatchTime.now().uptimeNanoseconds
+        guard case .success(let adapter) = loader.load(manifest, from: manifestURL) else { print("the isolated mock did not start"); exit(1) }
+        let took = DispatchTime.now().uptimeNanoseconds - started
+        await adapter.shutdown(grace: .seconds(2))
+        return took
+    }
+    var full: [UInt64] = [], networkOnly: [UInt64] = []
+    for _ in 0..<20 {
+        full.append(await startTimes(isolatedManifests))
+        networkOnly.append(await startTimes(bareManifests))
+    }
+    full.sort(); networkOnly.sort()
+    print(String(format: "    runner start (load to ready, 20 each)  full sandbox p50 %.1f ms  p99 %.1f ms   network only p50 %.1f ms   ratio %.2fx",
+                 percentile(full, 0.5) / 1e6, percentile(full, 0.99) / 1e6, percentile(networkOnly, 0.5) / 1e6,
+                 percentile(full, 0.5) / percentile(networkOnly, 0.5)))
 }

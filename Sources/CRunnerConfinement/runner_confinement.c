@@ -32,6 +32,7 @@
  *    EPERM through a SIGSYS handler that logs its number and name on stderr
  *    (which the host logs, tagged): never a silent kill. clone only for a
  *    thread (CLONE_THREAD, no namespace flag; fork and vfork are denied);
+ *    mmap but not of shared anonymous memory (which memory_mb would not count);
  *    clone3 fails with ENOSYS (so libc uses clone, whose flags the filter can
  *    see); ioctl for a few descriptor requests; socketpair for stream pairs.
  *    Another architecture's calls kill.
@@ -61,6 +62,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/prctl.h>
@@ -511,7 +513,7 @@ static const struct call_name denied_names[] = {
     NAMED(socket), NAMED(connect), NAMED(bind), NAMED(listen), NAMED(accept4), NAMED(execve), NAMED(execveat),
     NAMED(memfd_create), NAMED(shmget), NAMED(shmat), NAMED(setuid), NAMED(setgid), NAMED(mknodat),
     NAMED(personality), NAMED(kcmp), NAMED(init_module), NAMED(finit_module), NAMED(kexec_load), NAMED(reboot),
-    NAMED(open_by_handle_at), NAMED(name_to_handle_at), NAMED(clone3), NAMED(clone), NAMED(ioctl), NAMED(socketpair),
+    NAMED(open_by_handle_at), NAMED(name_to_handle_at), NAMED(clone3), NAMED(clone), NAMED(ioctl), NAMED(socketpair), NAMED(mmap),
 #ifdef __NR_fork
     NAMED(fork), NAMED(vfork),
 #endif
@@ -583,7 +585,7 @@ static int install_filter(int network_excepted, char *why, size_t length) {
         NETWORK_CALLS = sizeof network_calls / sizeof *network_calls,
         IOCTLS = sizeof allowed_ioctls / sizeof *allowed_ioctls,
     };
-    static struct sock_filter program[32 + 2 * (CALLS + NETWORK_CALLS + IOCTLS)];
+    static struct sock_filter program[48 + 2 * (CALLS + NETWORK_CALLS + IOCTLS)];
     struct sock_fprog filter;
     struct sigaction action;
     unsigned short n = 0;
@@ -608,6 +610,15 @@ static int install_filter(int network_excepted, char *why, size_t length) {
     JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
     DENY();
 #endif
+    /* mmap first (it is hot): anything but shared anonymous memory, which
+     * RLIMIT_DATA (memory_mb) would not count. */
+    JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, 5);
+    STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]));
+    STATEMENT(BPF_ALU | BPF_AND | BPF_K, MAP_SHARED | MAP_ANONYMOUS);
+    JUMP(BPF_JMP | BPF_JEQ | BPF_K, MAP_SHARED | MAP_ANONYMOUS, 1, 0);
+    ALLOW();
+    DENY();
+    STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
     for (i = 0; i < CALLS; i++) {
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)allowed_calls[i], 0, 1);
         ALLOW();

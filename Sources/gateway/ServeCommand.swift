@@ -4,6 +4,7 @@ import Foundation
 import WalletTokens
 import Logging
 import PaymentGateway
+import PluginHost
 import CheckoutEngine
 import PostgresCheckoutStore
 
@@ -78,6 +79,9 @@ struct ServeCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "gateway")
+        // No core dump, and no same-user process reads this one's memory
+        // through /proc or ptrace (the keys, the secrets, the payers' data).
+        if let why = HostHardening.makeNonDumpable() { logger.warning("cannot make the host non-dumpable: \(why)") }
         let admin: AdminAccess?
         do { admin = try AdminAccess.configured(file: adminTokenFile) }
         catch { throw ValidationError("\(error)") }

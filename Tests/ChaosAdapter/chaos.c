@@ -44,6 +44,8 @@
  *     vm_read     process_vm_readv of "pid": "read" or "failed:<errno>"
  *     exec        execve("/bin/sh"): "failed:<errno>" (it does not come back when it works)
  *     unshare     unshare(CLONE_NEWUSER): "unshared" or "failed:<errno>"
+ *     shm         maps 1 GiB of shared anonymous memory (which RLIMIT_DATA does
+ *                 not count): "mapped" or "failed:<errno>"
  *     orphan      forks a child that calls setsid() and forks a grandchild named
  *                 "name" (PR_SET_NAME) that sleeps forever: "started" or "failed:<errno>"
  */
@@ -61,6 +63,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
@@ -240,6 +243,11 @@ static void attack(const char *req, char *out, size_t cap)
     } else if (strcmp(name, "unshare") == 0) {
         ok = unshare(CLONE_NEWUSER) == 0;
         snprintf(out, cap, ok ? "unshared" : "failed:%d", errno);
+    } else if (strcmp(name, "shm") == 0) {
+        void *shared = mmap(NULL, (size_t)1 << 30, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        ok = shared != MAP_FAILED;
+        if (ok) munmap(shared, (size_t)1 << 30);
+        snprintf(out, cap, ok ? "mapped" : "failed:%d", errno);
     } else if (strcmp(name, "orphan") == 0) {
         pid_t child;
         member(req, "name", label, sizeof label);

@@ -77,12 +77,13 @@ import Testing
         #expect(await Self.attack(suite, "exec") == Self.failed(EPERM))
         #expect(await Self.attack(suite, "unshare") == Self.failed(EPERM))
         #expect(await Self.attack(suite, "orphan", ["name": "gwo-denied"]) == Self.failed(EPERM), "an adapter starts threads, never processes")
+        #expect(await Self.attack(suite, "shm") == Self.failed(EPERM), "shared memory past memory_mb")
         // Its namespace's init: not writable through /proc (read-only, and init is not dumpable).
         #expect(await Self.attack(suite, "write", ["path": "/proc/1/mem"]).hasPrefix("failed:"))
         try await suite.othersStillServed()
         let denied = try await waitUntil {
             let text = logs.all.joined(separator: "\n")
-            return ["ptrace", "process_vm_readv", "socket", "execve", "unshare", "clone"].allSatisfy { text.contains("denied system call") && text.contains("(\($0))") }
+            return ["ptrace", "process_vm_readv", "socket", "execve", "unshare", "clone", "mmap"].allSatisfy { text.contains("denied system call") && text.contains("(\($0))") }
         }
         #expect(denied, "the log names each denied call: \(logs.all.filter { $0.contains("denied") })")
         #expect(ProcessTable.isRunning(host))

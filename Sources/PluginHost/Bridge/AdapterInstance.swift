@@ -63,6 +63,10 @@ public final class AdapterInstance: Sendable {
         return (runner.runnerPID, runner.crashes, runner.restarts)
     }
 
+    /// Under `"isolation": "process"`: the process that runs the adapter code
+    /// (the runner's pid is its supervisor's, outside its PID namespace).
+    public var adapterProcess: Int32? { (connection as? RunnerConnection)?.adapterPID }
+
     /// Calls into the adapter (invokes, cancels) that ran longer than the
     /// documented bound: each is logged once, naming `"isolation": "process"`
     /// as the remedy.

@@ -1,4 +1,4 @@
-import CSealedLibrary
+import CHostSupport
 import Foundation
 import Synchronization
 
@@ -44,4 +44,16 @@ public final class SealedLibrary: Sendable {
 
     /// Whether every seal is on (checked before each runner is given it).
     public var isSealed: Bool { gw_library_is_sealed(fd) == 1 }
+}
+
+/// What the host process does to itself before it loads anyone's code.
+public enum HostHardening {
+    /// No core dump, and no process of the same user reads the host's memory
+    /// through /proc or ptrace (`PR_SET_DUMPABLE` 0). `gateway serve` calls
+    /// it first; an embedding app should too. Returns why not, or nil.
+    @discardableResult
+    public static func makeNonDumpable() -> String? {
+        let result = gw_host_make_non_dumpable()
+        return result == 0 ? nil : String(cString: strerror(-result))
+    }
 }

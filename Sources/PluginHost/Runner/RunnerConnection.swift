@@ -113,6 +113,9 @@ final class RunnerConnection: AdapterConnection {
     var network: NetworkConfinement { sandbox.network }
     /// The current runner's pid (the last one's while restarting).
     var runnerPID: pid_t { state.withLock { $0.pid } }
+    /// The process that runs the adapter in the current runner (inside its
+    /// PID namespace, seen from here; the runner's own pid without one).
+    var adapterPID: pid_t { state.withLock { $0.process?.adapterPID ?? $0.pid } }
     /// Whether the current runner was sent DESTROY (tests watch it).
     var destroyRequested: Bool { state.withLock { $0.process?.destroyRequested ?? false } }
     var crashes: Int { state.withLock { $0.crashes } }

@@ -159,6 +159,10 @@ final class RunnerProcess: @unchecked Sendable {
         if let simulated = setup.simulatedRefusals, !simulated.isEmpty { environment[RunnerProtocol.simulateVariable] = simulated }
         // An adapter's crash is the host's to report: no Swift backtracer in the runner.
         environment["SWIFT_BACKTRACE"] = "enable=no"
+        // libdispatch's own diagnostics off: it would log, to syslog through a
+        // socket the sandbox denies, that a runner without capabilities cannot
+        // raise its worker threads' priority (expected, and harmless).
+        environment["LIBDISPATCH_LOG"] = "NO"
         return environment
     }
 

@@ -1,7 +1,10 @@
-#ifndef GATEWAY_SEALED_LIBRARY_H
-#define GATEWAY_SEALED_LIBRARY_H
+#ifndef GATEWAY_HOST_SUPPORT_H
+#define GATEWAY_HOST_SUPPORT_H
 
 #include <stddef.h>
+
+/* What the host needs from C that Swift cannot call (variadic or absent from
+ * the Glibc module). */
 
 /* A sealed in-memory copy of an adapter library: a memfd holding `length`
  * bytes, sealed against writes, shrinking and growing (F_SEAL_WRITE,
@@ -12,5 +15,9 @@ int gw_sealed_library(const void *bytes, size_t length, const char *name);
 
 /* 1 when `fd` carries all four seals (checked again before mapping). */
 int gw_library_is_sealed(int fd);
+
+/* PR_SET_DUMPABLE 0: no core dump, and no process of the same user reads
+ * this one's memory through /proc or ptrace. 0, or -errno. */
+int gw_host_make_non_dumpable(void);
 
 #endif

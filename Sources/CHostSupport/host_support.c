@@ -1,9 +1,10 @@
 #define _GNU_SOURCE
-#include "sealed_library.h"
+#include "host_support.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #define GW_SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
@@ -42,4 +43,8 @@ int gw_sealed_library(const void *bytes, size_t length, const char *name) {
 int gw_library_is_sealed(int fd) {
     int seals = fcntl(fd, F_GET_SEALS);
     return seals >= 0 && (seals & GW_SEALS) == GW_SEALS;
+}
+
+int gw_host_make_non_dumpable(void) {
+    return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -errno;
 }
