@@ -235,6 +235,12 @@ struct carried {
 static struct carried carried[64];
 static int carried_count;
 
+/* Whether `path` is `folder` or under it. */
+static int under(const char *path, const char *folder) {
+    size_t length = strlen(folder);
+    return strncmp(path, folder, length) == 0 && (path[length] == '/' || path[length] == '\0');
+}
+
 static int plan(const char *source) {
     struct stat info;
     struct carried *item;
@@ -247,7 +253,16 @@ static int plan(const char *source) {
     memset(item, 0, sizeof *item);
     snprintf(item->target, sizeof item->target, "%s", source);
     item->fd = -1;
-    if (S_ISLNK(info.st_mode)) {
+    if (S_ISLNK(info.st_mode) && under(source, "/etc")) {
+        /* A file of /etc that links elsewhere (/etc/resolv.conf to /run/...):
+           the file it names, bound at the link's place. */
+        char real[PATH_MAX];
+        struct stat target;
+        if (realpath(source, real) == NULL || stat(real, &target) != 0) return 0; /* dangling here too */
+        item->fd = open(real, O_PATH | O_CLOEXEC);
+        if (item->fd < 0) return fail_root("cannot open", real);
+        item->is_dir = S_ISDIR(target.st_mode);
+    } else if (S_ISLNK(info.st_mode)) {
         ssize_t n = readlink(source, item->link, sizeof item->link - 1);
         if (n < 0) return fail_root("cannot read the link", source);
         item->link[n] = '\0';
@@ -258,11 +273,6 @@ static int plan(const char *source) {
     }
     carried_count++;
     return 0;
-}
-
-static int under(const char *path, const char *folder) {
-    size_t length = strlen(folder);
-    return strncmp(path, folder, length) == 0 && (path[length] == '/' || path[length] == '\0');
 }
 
 /* The shared objects this process mapped that /usr and /lib* do not hold:

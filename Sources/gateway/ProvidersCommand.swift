@@ -96,6 +96,9 @@ struct ProviderRow: Encodable {
     var network: String?
     /// For an isolated adapter: each sandbox layer, in force or not and why (as /proc shows them).
     var sandbox: [SandboxReport.Layer]?
+    /// For an adapter in the host's process: why it runs there (the
+    /// operator's `"isolation": "in-process"`, or an older file format's default).
+    var trusted: String?
     /// ready, restarting, quarantined (a loaded adapter only).
     var health: String?
 
@@ -113,6 +116,11 @@ struct ProviderRow: Encodable {
         isolation = record.manifest?.isolation.rawValue
         network = record.adapter?.networkConfinement?.description
         sandbox = record.adapter?.sandbox?.layers
+        if let manifest = record.manifest, manifest.isolation == .inProcess {
+            trusted = manifest.isolationByDefault
+                ? "by default of file format \(manifest.fileFormatVersion); from file_format_version 1.\(ManifestValidator.processByDefaultFromMinor).0 a manifest that does not say runs in a process of its own"
+                : "\"isolation\": \"in-process\""
+        }
         health = record.adapter.map { $0.health.name }
     }
 
@@ -134,8 +142,11 @@ struct ProviderRow: Encodable {
         }
         var out = [line(header)] + cells.map(line)
         for row in rows {
-            guard let layers = row.sandbox else { continue }
-            out.append("\(row.id ?? "?") runs in its own process, sandbox: \(SandboxReport(layers: layers))")
+            if let layers = row.sandbox {
+                out.append("\(row.id ?? "?") runs in its own process, sandbox: \(SandboxReport(layers: layers))")
+            } else if let trusted = row.trusted, row.state == .loaded {
+                out.append("\(row.id ?? "?") runs in the host's process, trusted with everything the host holds (\(trusted))")
+            }
         }
         for row in rows where row.reason != nil {
             out.append("\(row.id ?? (row.manifest as NSString).lastPathComponent) refused: \(row.reason!)")

@@ -90,6 +90,18 @@ import Testing
         await suite.shutdown()
     }
 
+    /// With the host's network (`"isolation_network": "host"`) the root
+    /// carries what resolving names and checking certificates read (the file
+    /// /etc/resolv.conf names when it is a link); without, none of it.
+    @Test(arguments: [false, true])
+    func whatResolvingNamesNeedsIsThereOnlyWithTheHostsNetwork(_ hostNetwork: Bool) async throws {
+        let suite = try await ChaosFixture.make(isolation: .process, members: hostNetwork ? ["isolation_network": "host"] : [:])
+        for file in ["/etc/resolv.conf", "/etc/hosts"] where FileManager.default.fileExists(atPath: file) {
+            #expect(await Self.attack(suite, "read", ["path": file]) == (hostNetwork ? "opened" : Self.failed(ENOENT)), "\(file)")
+        }
+        await suite.shutdown()
+    }
+
     /// A grandchild in a session of its own (setsid) ends with the runner:
     /// the runner's PID namespace ends when its init does. (With the syscalls
     /// layer an adapter cannot start a process at all; without it, this layer

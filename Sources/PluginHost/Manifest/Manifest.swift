@@ -99,6 +99,9 @@ public struct Manifest: Sendable, Hashable {
     /// without, by the operator's explicit decision (``SandboxLayer``). Any
     /// other layer the kernel refuses keeps the adapter from starting.
     public var sandboxExceptions: [SandboxLayer] = []
+    /// Whether `isolation` was left unsaid (and so is its file format's
+    /// default: `process` from 1.2, `in-process` before).
+    public var isolationByDefault: Bool = false
     /// `fields` (file format 1.1): the form of each method it declares them
     /// for, what a payer types (docs/fields.md).
     public var fields: [String: [Field]] = [:]

@@ -9,6 +9,9 @@ public enum ManifestValidator {
     public static let supportedFileFormatMajor = 1
     /// The first file format minor version in which `mode` is required.
     static let modeRequiredFromMinor = 1
+    /// The first file format minor version in which a manifest that does not
+    /// say runs `"isolation": "process"`.
+    public static let processByDefaultFromMinor = 2
 
     static let knownKeys: Set<String> = [
         "file_format_version", "id", "version", "enabled", "mode", "description", "library", "sha256", "entry",
@@ -126,7 +129,12 @@ private struct Checker {
         let secrets = secretReferences(root["secrets"])
         let egress = endpoints(root["egress"])
         let tls = tlsSettings(root["tls"], secrets: secrets)
-        var isolation = Manifest.Isolation.inProcess
+        // Unsaid: a process of its own from file format 1.2; in process before
+        // (an older manifest keeps the meaning it was written with).
+        let minorText = format.map { String($0.split(separator: ".").dropFirst().first ?? "") } ?? ""
+        let minor = Int(minorText) ?? (!minorText.isEmpty && minorText.allSatisfy(\.isNumber) ? Int.max : 0)
+        var isolation: Manifest.Isolation = minor >= ManifestValidator.processByDefaultFromMinor ? .process : .inProcess
+        let isolationSaid = root["isolation"] != nil
         if let raw = string(root, "isolation", required: false, pattern: nil) {
             if let value = Manifest.Isolation(rawValue: raw) { isolation = value }
             else { fail("$.isolation", "must be \"in-process\" or \"process\", found \"\(raw)\"") }
@@ -150,7 +158,7 @@ private struct Checker {
             countries: countries, amountLimits: limits, operations: operations, priority: priority,
             timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
             isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls,
-            limits: runnerLimits, isolationNetwork: network, sandboxExceptions: exceptions, fields: fields, methodCurrencies: methodCurrencies)
+            limits: runnerLimits, isolationNetwork: network, sandboxExceptions: exceptions, isolationByDefault: !isolationSaid, fields: fields, methodCurrencies: methodCurrencies)
     }
 
     /// `fields`: per method the manifest lists, at most 20 fields with
