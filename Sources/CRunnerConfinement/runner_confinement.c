@@ -32,7 +32,7 @@
  *    EPERM through a SIGSYS handler that logs its number and name on stderr
  *    (which the host logs, tagged): never a silent kill. clone only for a
  *    thread (CLONE_THREAD, no namespace flag; fork and vfork are denied);
- *    mmap but not of shared anonymous memory (which memory_mb would not count);
+ *    mmap but not a writable shared mapping (which memory_mb would not count);
  *    clone3 fails with ENOSYS (so libc uses clone, whose flags the filter can
  *    see); ioctl for a few descriptor requests; socketpair for stream pairs.
  *    Another architecture's calls kill.
@@ -200,7 +200,8 @@ static int make_read_only(const char *target) {
     char line[PATH_MAX + 512];
     size_t length = strlen(target);
     FILE *mounts;
-    if (syscall(__NR_mount_setattr, AT_FDCWD, target, GW_AT_RECURSIVE, &attributes, sizeof attributes) == 0) return 0;
+    struct statvfs after;
+    if (syscall(__NR_mount_setattr, AT_FDCWD, target, GW_AT_RECURSIVE, &attributes, sizeof attributes) == 0) goto check;
     if (errno != ENOSYS) return fail_root("cannot make read-only", target);
     if ((mounts = fopen("/proc/self/mountinfo", "re")) == NULL) return fail_root("cannot read", "/proc/self/mountinfo");
     while (fgets(line, sizeof line, mounts) != NULL) {
@@ -219,6 +220,9 @@ static int make_read_only(const char *target) {
         }
     }
     fclose(mounts);
+check:
+    /* Whichever way it went, the mount is read-only, or the layer is refused. */
+    if (statvfs(target, &after) != 0 || !(after.f_flag & ST_RDONLY)) { errno = EROFS; return fail_root("did not become read-only:", target); }
     return 0;
 }
 
@@ -364,7 +368,7 @@ static int build_root(long tmp_megabytes, int network_excepted) {
     if (mount("gateway-runner-dev", path, "tmpfs", MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755") != 0) return fail_root("cannot mount", path);
     for (c = 0; c < carried_count; c++) {
         if (under(carried[c].target, "/dev")) {
-            /* Device nodes: bound as they are (a read-only mount would refuse writes to /dev/null). */
+            /* Device nodes: bound as they are (a device node's writes do not depend on its mount). */
             char source[64];
             int fd;
             snprintf(path, sizeof path, "%s%s", root, carried[c].target);
@@ -379,6 +383,8 @@ static int build_root(long tmp_megabytes, int network_excepted) {
     }
     snprintf(path, sizeof path, "%s/dev/fd", root);
     if (symlink("/proc/self/fd", path) != 0) return fail_root("cannot link", path);
+    snprintf(path, sizeof path, "%s/dev", root);
+    if (mount(NULL, path, NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NOEXEC, "size=64k,mode=0755") != 0) return fail_root("cannot make read-only", path);
 
     snprintf(path, sizeof path, "%s/proc", root);
     if (make_dirs(path) != 0) return -1;
@@ -478,9 +484,6 @@ static const int allowed_calls[] = {
 /* With the network layer excepted ("isolation_network": "host"), the adapter
  * opens its own sockets. */
 static const int network_calls[] = {
-#ifdef __NR_socket
-    __NR_socket,
-#endif
 #ifdef __NR_connect
     __NR_connect,
 #endif
@@ -620,12 +623,14 @@ static int install_filter(int network_excepted, char *why, size_t length) {
     JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1);
     DENY();
 #endif
-    /* mmap first (it is hot): anything but shared anonymous memory, which
-     * RLIMIT_DATA (memory_mb) would not count. */
-    JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, 5);
+    /* mmap first (it is hot): anything but a writable shared mapping
+     * (anonymous, of /dev/zero, of a file), which RLIMIT_DATA (memory_mb)
+     * would not count. */
+    JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mmap, 0, 7);
     STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[3]));
-    STATEMENT(BPF_ALU | BPF_AND | BPF_K, MAP_SHARED | MAP_ANONYMOUS);
-    JUMP(BPF_JMP | BPF_JEQ | BPF_K, MAP_SHARED | MAP_ANONYMOUS, 1, 0);
+    JUMP(BPF_JMP | BPF_JSET | BPF_K, MAP_SHARED, 0, 2);
+    STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2]));
+    JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_WRITE, 1, 0);
     ALLOW();
     DENY();
     STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
@@ -636,6 +641,16 @@ static int install_filter(int network_excepted, char *why, size_t length) {
     for (i = 0; network_excepted && i < NETWORK_CALLS; i++) {
         JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)network_calls[i], 0, 1);
         ALLOW();
+    }
+    /* socket, with the host's network: IPv4 and IPv6 only (an AF_UNIX socket
+     * would reach the host's abstract sockets in the shared namespace). */
+    if (network_excepted) {
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_socket, 0, 5);
+        STATEMENT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0]));
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET, 1, 0);
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, AF_INET6, 0, 1);
+        ALLOW();
+        DENY();
     }
     /* clone3 hides its flags in memory: ENOSYS, and libc uses clone. */
     JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
@@ -770,14 +785,19 @@ static void gw_runner_confine(void) {
         if (in_force[FILESYSTEM] && build_root(tmp_megabytes, excepted[NETWORK]) != 0)
             refused(FILESYSTEM, "the empty root could not be built: %s", root_failure);
         {
-            /* init needs no capability from here on, and nothing may read or write its memory. */
+            /* init needs no capability from here on (nor does the runner it starts). */
             char why[256];
-            prctl(PR_SET_DUMPABLE, 0);
             if (drop_capabilities(why, sizeof why) != 0) { fprintf(stderr, "gateway-runner: %s\n", why); _exit(3); }
         }
         runner = fork();
         if (runner < 0) die("cannot start the runner in its PID namespace");
-        if (runner > 0) init_loop(runner, report[1]);
+        if (runner > 0) {
+            /* Nothing may read or write init's memory. Only init: the runner
+               stays dumpable, so that a host without CAP_SYS_PTRACE can still
+               look at its namespaces and root through /proc. */
+            prctl(PR_SET_DUMPABLE, 0);
+            init_loop(runner, report[1]);
+        }
         close(report[1]);
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) _exit(3);
         if (getppid() != 1) _exit(0);

@@ -45,4 +45,15 @@ import Testing
         }
         #expect(problems.map(\.path) == ["$.sandbox_exceptions"])
     }
+
+    /// The filesystem layer needs the pid layer (a /proc of its own): an
+    /// exception of pid alone could never start, and is refused at once.
+    @Test func exceptingPidAloneIsRefused() throws {
+        guard case .invalid(let problems, _) = ManifestValidator.validate(Self.manifest(format: "1.2.0", members: #", "sandbox_exceptions": ["pid"]"#)) else {
+            Issue.record("pid excepted without filesystem was accepted")
+            return
+        }
+        #expect(problems.map(\.path) == ["$.sandbox_exceptions"])
+        #expect(problems.first?.message.contains("\"pid\" needs \"filesystem\"") == true, "\(problems)")
+    }
 }

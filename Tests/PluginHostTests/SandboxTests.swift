@@ -51,6 +51,7 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: forged))
         #expect(await Self.attack(suite, "write", ["path": "/usr/lib/forged.so"]) == Self.failed(EROFS))
         #expect(await Self.attack(suite, "write", ["path": "/forged"]) == Self.failed(EROFS))
+        #expect(await Self.attack(suite, "write", ["path": "/dev/forged"]) == Self.failed(EROFS))
 
         let root = Set(await Self.attack(suite, "list", ["path": "/"]).split(separator: ",").map(String.init))
         let allowed: Set = ["bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "tmp", "opt"]

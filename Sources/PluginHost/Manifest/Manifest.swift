@@ -126,9 +126,6 @@ public enum SandboxLayer: String, Sendable, Hashable, Codable, CaseIterable {
     case ipc
     /// No new privileges and a seccomp-bpf allowlist of system calls.
     case syscalls
-
-    /// The order the runner reports them in (its C side's indices).
-    public var index: Int { Self.allCases.firstIndex(of: self)! }
 }
 
 extension Manifest {

@@ -521,6 +521,9 @@ private struct Checker {
             }
             result.append(layer)
         }
+        if result.contains(.pid), !result.contains(.filesystem) {
+            fail("$.sandbox_exceptions", "\"pid\" needs \"filesystem\" too: the filesystem layer mounts a /proc of the runner's own PID namespace")
+        }
         return result
     }
 
