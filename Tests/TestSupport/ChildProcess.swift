@@ -32,6 +32,9 @@ public final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
         posix_spawn_file_actions_adddup2(&actions, standardError, 2)
+        // Nothing else of the test process's: a descriptor a child inherits by
+        // accident can keep another's read waiting, or an executable busy.
+        _ = Self.addCloseFrom?(&actions, 3)
 
         let variables = environment.map { ProcessInfo.processInfo.environment.merging($0) { $1 } } ?? ProcessInfo.processInfo.environment
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
@@ -48,6 +51,13 @@ public final class ChildProcess: @unchecked Sendable {
         }
         pid = child
     }
+
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later;
+    /// Swift's Glibc module does not declare it), found at run time.
+    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
+        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+            .map { unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self) }
+    }()
 
     /// Blocks until the child ends.
     public func waitForExit() -> Termination {

@@ -91,18 +91,16 @@ public final class ServeProcess: Sendable {
             // `--pdeathsig` watches: it stays, waiting for the server's exit.
             pid = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<pid_t, any Error>) in
                 Thread {
-                    let pid: pid_t
+                    let child: ChildProcess
                     do {
-                        pid = try ServeProcess.spawn(command, environment: environment, standardOutput: outFD, standardError: errFD)
+                        child = try ChildProcess(command[0], Array(command.dropFirst()), environment: environment,
+                                                 standardOutput: outFD, standardError: errFD)
                     } catch {
                         continuation.resume(throwing: error)
                         return
                     }
-                    continuation.resume(returning: pid)
-                    var status: Int32 = 0
-                    while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-                    let signal = status & 0x7f
-                    exit.ended(signal == 0 ? .exited((status >> 8) & 0xff) : .signalled(signal))
+                    continuation.resume(returning: child.pid)
+                    exit.ended(child.waitForExit())
                 }.start()
             }
         } catch {
@@ -110,33 +108,6 @@ public final class ServeProcess: Sendable {
             unlink(err)
             throw error
         }
-    }
-
-    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34 and later;
-    /// Swift's Glibc module does not declare it), found at run time.
-    private static let addCloseFrom: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32)? = {
-        dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
-            .map { unsafeBitCast($0, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self) }
-    }()
-
-    private static func spawn(_ command: [String], environment: [String: String], standardOutput: Int32, standardError: Int32) throws -> pid_t {
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_adddup2(&actions, standardOutput, 1)
-        posix_spawn_file_actions_adddup2(&actions, standardError, 2)
-        _ = addCloseFrom?(&actions, 3)
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer {
-            for pointer in argv { free(pointer) }
-            for pointer in envp { free(pointer) }
-        }
-        var pid: pid_t = 0
-        let code = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
-        guard code == 0 else { throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO) }
-        return pid
     }
 
     public var stdout: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }

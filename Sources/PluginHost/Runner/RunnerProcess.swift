@@ -120,7 +120,7 @@ final class RunnerProcess: @unchecked Sendable {
                 throw .runnerHandshake("the runner mapped a library with sha256 \(ready.sha256), the host checked \(load.sha256)")
             }
             let adapter = SandboxInspection.adapterProcess(spawned: process.pid)
-            let report = SandboxInspection.inspect(spawned: process.pid, adapter: adapter, claims: ready.sandbox,
+            let report = SandboxInspection.inspect(adapter: adapter, claims: ready.sandbox,
                                                    exceptions: setup.exceptions, network: setup.network)
             let missing = SandboxInspection.missing(report, exceptions: setup.exceptions, network: setup.network)
             guard missing.isEmpty else {

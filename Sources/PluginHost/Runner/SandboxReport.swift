@@ -77,7 +77,7 @@ enum SandboxInspection {
     /// The layers in force for `adapter` (spawned as `spawned`), each checked
     /// against this process's own: a namespace other than the host's, a root
     /// other than the host's, seccomp filtering with no new privileges.
-    static func inspect(spawned: pid_t, adapter: pid_t, claims: [SandboxClaim], exceptions: [SandboxLayer], network: Manifest.NetworkIsolation) -> SandboxReport {
+    static func inspect(adapter: pid_t, claims: [SandboxClaim], exceptions: [SandboxLayer], network: Manifest.NetworkIsolation) -> SandboxReport {
         let hostPID = getpid()
         func differs(_ kind: String) -> Bool {
             guard let mine = namespace(kind, of: hostPID), let theirs = namespace(kind, of: adapter) else { return false }
