@@ -38,7 +38,7 @@ struct ExampleRustTests {
 
         /// The API of `host`, called with the test key it made.
         func client(of host: ServeProcess) async throws -> Client {
-            Client(port: try await host.port(), key: try await ServeProcess.testAPIKey(in: data))
+            Client(port: try await host.port(), key: try await host.testAPIKey(in: data))
         }
     }
 

@@ -42,8 +42,8 @@ struct ManyHostsServeTests {
                                              to: data(host).appendingPathComponent("idempotency.key"))
         }
 
-        /// The test API key host 0 made on its first start (written once the database answered).
-        func apiKey() async throws -> String { try await ServeProcess.testAPIKey(in: data(0)) }
+        /// The test API key host 0 (`host`) made on its first start, once it is recorded.
+        func apiKey(_ host: ServeProcess) async throws -> String { try await host.testAPIKey(in: data(0)) }
 
         /// The charges the provider's books hold, by payment id.
         func charges() throws -> [String: Int] {
@@ -74,10 +74,10 @@ struct ManyHostsServeTests {
         let url = try #require(TestPostgres.url(schema: TestPostgres.newSchema()))
         let first = try await site.serve(0, database: url)
         let a = try await first.port()
+        let key = try await site.apiKey(first)
         try site.shareKey(to: 1)
         let second = try await site.serve(1, database: url)
         let b = try await second.port()
-        let key = try await site.apiKey()
         let ports = [a, b]
 
         // 100 identical session requests, then 100 identical attempts, half to each host.
@@ -199,7 +199,7 @@ struct ManyHostsServeTests {
             }
             var host = try await serve()
             var port = try await host.port()
-            let key = try await site.apiKey()
+            let key = try await site.apiKey(host)
             let open = try await Self.call(port, "POST", "/v1/sessions", key: key, body: #"{"amount":2500,"currency":"SAR","country":"SA","orderId":"o-away"}"#)
             #expect(open.status == 201)
             let session = try #require(open.json["id"] as? String)

@@ -70,8 +70,7 @@ import TestSupport
                                             + (admin ? ["--admin-token-file", adminToken.path] : []))
         let port = try await server.port()
         // The first start made a test key; every /v1 route but webhooks needs one.
-        let key = try String(contentsOf: data.appendingPathComponent("test-api-key"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let key = try await server.testAPIKey(in: data)
 
         let arguments = [
             "--kill-after=10", String(Self.deadlineSeconds), schemathesis, "--no-color", "--config-file", configuration.path,

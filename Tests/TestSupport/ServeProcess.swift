@@ -113,10 +113,19 @@ public final class ServeProcess: Sendable {
     public var stdout: String { (try? String(contentsOfFile: out, encoding: .utf8)) ?? "" }
     public var stderr: String { (try? String(contentsOfFile: err, encoding: .utf8)) ?? "" }
 
-    /// The test API key a server made in `data` on its first start (`<data>/test-api-key`), once it is written.
-    public static func testAPIKey(in data: URL) async throws -> String {
+    /// The test API key this server made in `data` on its first start
+    /// (`<data>/test-api-key`), once the server says it is recorded.
+    ///
+    /// The file is written before the key reaches the store (FirstTestKey),
+    /// so the file alone is not the signal: a request sent between the two
+    /// gets a 401. The server's stdout line "made a test API key" (or, on a
+    /// later start, "the test API key of the first start") comes after both.
+    public func testAPIKey(in data: URL) async throws -> String {
+        let said = try await waitUntil(within: .seconds(120)) { [self] in
+            stdout.contains("made a test API key") || stdout.contains("the test API key of the first start") || exit.termination != nil
+        }
+        #expect(said && exit.termination == nil, "no test API key: \(stdout) \(stderr.suffix(2000))")
         let file = data.appendingPathComponent("test-api-key")
-        #expect(try await waitUntil(within: .seconds(120)) { FileManager.default.fileExists(atPath: file.path) })
         return try String(contentsOf: file, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
