@@ -31,6 +31,8 @@ struct PostgresChange: Sendable {
     private let readVersion: Int
     private let key: String?
     private let webhook: (provider: String, eventID: String)?
+    /// The provider references its attempts hold, for a refusal (GWREF) to name.
+    private let references: [(provider: String, reference: String)]
 
     init(_ change: StoreChange) {
         let rows = StoreRows(change)
@@ -59,6 +61,7 @@ struct PostgresChange: Sendable {
             writer.string(attempt.providerID)
             writer.string(attempt.status)
             number(attempt.due)
+            text(attempt.providerReference)
             writer.endArray()
         }
         writer.endArray()
@@ -95,6 +98,7 @@ struct PostgresChange: Sendable {
         readVersion = session?.readVersion ?? 0
         key = answer?.key
         webhook = change.webhook
+        references = rows.attempts.compactMap { attempt in attempt.providerReference.map { (attempt.providerID, $0) } }
     }
 
     /// Writes `changes` in one transaction; answers each one's events with
@@ -178,6 +182,9 @@ struct PostgresChange: Sendable {
         case "GWSTL"?: return .failure(StoreConflict.staleSession(id: sessionID ?? "", expected: readVersion))
         case "GWKEY"?: return .failure(StoreConflict.duplicateKey(key ?? ""))
         case "GWWHK"?: return .failure(StoreConflict.duplicateWebhook(provider: webhook?.provider ?? "", eventID: webhook?.eventID ?? ""))
+        case "GWREF"?:
+            let held = references.first
+            return .failure(StoreConflict.referenceHeld(provider: held?.provider ?? "", reference: held?.reference ?? ""))
         case let other?: return .failure(StoredDataError(description: "gateway_commit_many refused a change with \(other)"))
         case nil:
             guard let numbers, numbers.count == events.count else {

@@ -415,6 +415,12 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         }
     }
 
+    public func attempt(ofProvider provider: String, holding reference: String) async throws -> String? {
+        try await withConnection { connection, logger in
+            try await connection.rows(SQL.AttemptHoldingReference.self, .text(provider), .text(reference), logger: logger).first?.decode(String.self)
+        }
+    }
+
     public func answer(forKey key: String) async throws -> IdempotentAnswer? {
         try await batched(answers, key) { keys in await self.answers(forKeys: keys) }
     }

@@ -18,7 +18,10 @@ enum PostgresMigrations {
         var statements: [String]
     }
 
-    static let all: [Migration] = [
+    static let all: [Migration] = earlier + [oneReferenceOnePayment]
+
+    /// v1 to v6, as they shipped.
+    private static let earlier: [Migration] = [
         Migration(name: "v1: sessions, attempts, events, idempotency, webhooks, api keys", statements: [
             """
             CREATE TABLE session (
@@ -359,6 +362,84 @@ enum PostgresMigrations {
             """,
         ]),
     ]
+
+    /// One provider reference is one payment: an attempt's provider
+    /// reference (the 5th element of an attempt in a change) is written
+    /// with it, unique per provider among attempts neither failed nor
+    /// cancelled. The commit functions are v2's, v5's and v6's with only
+    /// that changed (``edited(_:_:)`` spells out the changes): an attempt
+    /// whose reference another holds refuses its change with GWREF
+    /// (StoreConflict.referenceHeld), undoing that change alone; a batch
+    /// written in one statement that meets one is written change by change,
+    /// as for any other refusal. Attempts written before have no reference
+    /// here (their documents keep it).
+    private static let oneReferenceOnePayment = Migration(name: "v7: one provider reference, one payment", statements: [
+        "ALTER TABLE attempt ADD COLUMN provider_reference text COLLATE \"C\"",
+        """
+        CREATE UNIQUE INDEX attempt_provider_reference ON attempt (provider_id, provider_reference)
+            WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled')
+        """,
+        edited(earlier[1].statements[0], [
+            ("CREATE FUNCTION gateway_commit(", "CREATE OR REPLACE FUNCTION gateway_commit("),
+            ("""
+                    INSERT INTO attempt (id, session_id, provider_id, status, due_at)
+                        SELECT a->>0, s_id, a->>1, a->>2, (a->>3)::float8 FROM jsonb_array_elements(p_attempts) AS a
+                        ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL
+                        WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at;
+            """, """
+                    BEGIN
+                        INSERT INTO attempt (id, session_id, provider_id, status, due_at, provider_reference)
+                            SELECT a->>0, s_id, a->>1, a->>2, (a->>3)::float8, a->>4 FROM jsonb_array_elements(p_attempts) AS a
+                            ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL,
+                                provider_reference = excluded.provider_reference
+                            WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at
+                               OR attempt.provider_reference IS DISTINCT FROM excluded.provider_reference;
+                    EXCEPTION WHEN unique_violation THEN
+                        RAISE EXCEPTION 'a provider reference of session % is held by another payment', s_id USING ERRCODE = 'GWREF';
+                    END;
+            """),
+        ]),
+        edited(earlier[4].statements[0], [
+            ("CREATE FUNCTION gateway_commit_many(", "CREATE OR REPLACE FUNCTION gateway_commit_each("),
+            ("EXCEPTION WHEN SQLSTATE 'GWSTL' OR SQLSTATE 'GWKEY' OR SQLSTATE 'GWWHK' THEN",
+             "EXCEPTION WHEN SQLSTATE 'GWSTL' OR SQLSTATE 'GWKEY' OR SQLSTATE 'GWWHK' OR SQLSTATE 'GWREF' THEN"),
+        ]),
+        edited(earlier[5].statements[1], [
+            ("CREATE FUNCTION gateway_commit_many(", "CREATE OR REPLACE FUNCTION gateway_commit_many("),
+            ("""
+                            INSERT INTO attempt (id, session_id, provider_id, status, due_at)
+                            SELECT a->>0, i.sid, a->>1, a->>2, (a->>3)::float8 FROM
+            """, """
+                            INSERT INTO attempt (id, session_id, provider_id, status, due_at, provider_reference)
+                            SELECT a->>0, i.sid, a->>1, a->>2, (a->>3)::float8, a->>4 FROM
+            """),
+            ("""
+                            ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL
+                            WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at),
+            """, """
+                            ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL,
+                                provider_reference = excluded.provider_reference
+                            WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at
+                               OR attempt.provider_reference IS DISTINCT FROM excluded.provider_reference),
+            """),
+            ("EXCEPTION WHEN SQLSTATE 'GWFST' THEN", "EXCEPTION WHEN SQLSTATE 'GWFST' OR unique_violation THEN"),
+        ]),
+    ])
+
+    /// `sql` with each edit's text replaced: a later migration's function
+    /// derived from an earlier one's (which is never edited itself), so that
+    /// it spells out only what changed. Each text must occur exactly once; a
+    /// mistake here stops the process at the first store opened (every
+    /// PostgreSQL test opens one).
+    static func edited(_ sql: String, _ edits: [(String, String)]) -> String {
+        var result = sql
+        for (old, new) in edits {
+            let found = result.ranges(of: old)
+            precondition(found.count == 1, "PostgresMigrations.edited: \(found.count) occurrences of \(old.prefix(80))")
+            result.replaceSubrange(found[0], with: new)
+        }
+        return result
+    }
 
     /// Applies the migrations `connection`'s schema lacks; answers every
     /// applied name, in order. Every statement with a value is a named one

@@ -78,6 +78,14 @@ enum SQL {
         static let types: [PostgresDataType] = [.text]
     }
 
+    /// The live or paid attempt of a provider holding a reference (v7's index).
+    enum AttemptHoldingReference: StatementText {
+        static let sql = """
+            SELECT id FROM attempt WHERE provider_id = $1 AND provider_reference = $2 AND status NOT IN ('failed', 'cancelled')
+            """
+        static let types: [PostgresDataType] = [.text, .text]
+    }
+
     /// Many keys' answers in one round trip (``Batcher``).
     enum Answers: StatementText {
         static let sql = "SELECT key, fingerprint, body, reference, created_at FROM idempotency WHERE key = ANY($1)"

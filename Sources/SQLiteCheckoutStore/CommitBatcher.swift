@@ -56,10 +56,13 @@ struct PreparedChange: Sendable {
                 WHERE id = ? AND version = ?
                 RETURNING events
                 """
+            // A reference another live or paid attempt of the provider holds
+            // fails the statement (attempt_provider_reference): referenceHeld.
             case .writeAttempt: """
-                INSERT INTO attempt (id, session_id, provider_id, status, due_at) VALUES (?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at
+                INSERT INTO attempt (id, session_id, provider_id, status, due_at, provider_reference) VALUES (?, ?, ?, ?, ?, ?)
+                ON CONFLICT(id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, provider_reference = excluded.provider_reference
                 WHERE attempt.status IS NOT excluded.status OR attempt.due_at IS NOT excluded.due_at
+                   OR attempt.provider_reference IS NOT excluded.provider_reference
                 """
             case .nextEventNumber: "SELECT coalesce(max(number), 0) + 1 FROM event WHERE session_id = ?"
             case .insertEvent: """
@@ -124,7 +127,11 @@ struct PreparedChange: Sendable {
     private func writeRest(_ statements: StatementSet<Statement>, lastEvent: Int64?) throws -> [SessionEvent] {
         if let session {
             for attempt in attempts {
-                try statements.execute(.writeAttempt, attempt.id, session.id, attempt.providerID, attempt.status, attempt.due)
+                do {
+                    try statements.execute(.writeAttempt, attempt.id, session.id, attempt.providerID, attempt.status, attempt.due, attempt.providerReference)
+                } catch let error as DatabaseError where error.extendedResultCode == .SQLITE_CONSTRAINT_UNIQUE {
+                    throw StoreConflict.referenceHeld(provider: attempt.providerID, reference: attempt.providerReference ?? "")
+                }
             }
         }
         // Each event takes the next number of its session, inside the

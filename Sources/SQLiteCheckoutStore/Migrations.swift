@@ -151,6 +151,18 @@ enum Migrations {
                 UPDATE session SET events = coalesce((SELECT max(number) FROM event WHERE event.session_id = session.id), 0);
                 """)
         }
+        migrator.registerMigration("one provider reference, one payment") { db in
+            // An attempt's provider reference, unique per provider among
+            // attempts neither failed nor cancelled: a second payment can
+            // never be recorded under another's reference
+            // (StoreConflict.referenceHeld). Attempts written before this
+            // migration have none recorded here (their documents keep it).
+            try db.execute(sql: """
+                ALTER TABLE attempt ADD COLUMN provider_reference TEXT;
+                CREATE UNIQUE INDEX attempt_provider_reference ON attempt(provider_id, provider_reference)
+                    WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled');
+                """)
+        }
         return migrator
     }
 }

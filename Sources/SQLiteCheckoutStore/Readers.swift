@@ -13,7 +13,7 @@ import Synchronization
 final class Readers: Sendable {
     /// The lookups, each one indexed SELECT.
     enum Lookup: Int, StatementKind {
-        case key, sessionDocument, sessionVersion, sessionOfAttempt
+        case key, sessionDocument, sessionVersion, sessionOfAttempt, attemptHoldingReference
 
         var position: Int { rawValue }
 
@@ -23,6 +23,10 @@ final class Readers: Sendable {
             case .sessionDocument: "SELECT document FROM session WHERE id = ?"
             case .sessionVersion: "SELECT version FROM session WHERE id = ?"
             case .sessionOfAttempt: "SELECT session_id FROM attempt WHERE id = ?"
+            case .attemptHoldingReference: """
+                SELECT id FROM attempt INDEXED BY attempt_provider_reference
+                WHERE provider_id = ? AND provider_reference = ? AND provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled')
+                """
             }
         }
     }

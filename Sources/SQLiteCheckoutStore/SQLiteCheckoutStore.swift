@@ -97,6 +97,10 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
         try lookup { try $0.run(.sessionOfAttempt, attemptID) { try $0.step() ? $0.text(0) : nil } }
     }
 
+    public func attempt(ofProvider provider: String, holding reference: String) async throws -> String? {
+        try lookup { try $0.run(.attemptHoldingReference, provider, StoredText.storable(reference)) { try $0.step() ? $0.text(0) : nil } }
+    }
+
     public func answer(forKey key: String) async throws -> IdempotentAnswer? {
         try lookup { connection in
             try connection.run(.key, key) { row in

@@ -426,6 +426,101 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
         }
     }
 
+    /// One provider reference is one payment: an attempt whose reference
+    /// another live or paid attempt of the same provider holds refuses its
+    /// change (nothing of it written), alone or batched with others; a
+    /// failed attempt's reference, or another provider's, holds nothing.
+    @Test(arguments: StoreKind.available)
+    func aProviderReferenceIsHeldByOnePayment(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            func session(_ id: String, provider: String = "p", reference: String, _ status: AttemptStatus) throws -> Session {
+                var session = try newSession(id)
+                var attempt = Attempt(id: "a-\(id)", method: "mada", providerID: provider, routingReason: "test", requested: Money(value: 1000, currency: "SAR"))
+                attempt.providerReference = reference
+                try session.start(attempt)
+                if status != .processing { try session.move(attempt: attempt.id, to: status) }
+                return session
+            }
+            _ = try await store.commit(StoreChange(session: try session("s1", reference: "R", .authorized), events: []))
+            await #expect(throws: StoreConflict.referenceHeld(provider: "p", reference: "R")) {
+                try await store.commit(StoreChange(session: try session("s2", reference: "R", .pending), events: [event("s2", "lost")],
+                                                   answer: IdempotentAnswer(key: "k2", fingerprint: "f", body: nil, createdAt: Date())))
+            }
+            #expect(try await store.session("s2") == nil, "the refused change wrote its session")
+            #expect(try await store.answer(forKey: "k2") == nil, "the refused change wrote its key")
+            #expect(try await store.events(ofSession: "s2", after: 0).isEmpty)
+            // Another provider's reference; a failed attempt's, which holds nothing.
+            _ = try await store.commit(StoreChange(session: try session("s3", provider: "q", reference: "R", .pending), events: []))
+            _ = try await store.commit(StoreChange(session: try session("s4", reference: "F", .failed), events: []))
+            _ = try await store.commit(StoreChange(session: try session("s5", reference: "F", .pending), events: []))
+            #expect(try await store.attempt(ofProvider: "p", holding: "R") == "a-s1")
+            #expect(try await store.attempt(ofProvider: "q", holding: "R") == "a-s3")
+            #expect(try await store.attempt(ofProvider: "p", holding: "F") == "a-s5")
+            #expect(try await store.attempt(ofProvider: "p", holding: "absent") == nil)
+            // A reference given later, by an update, is held the same.
+            var s5 = try #require(try await store.session("s5"))
+            try s5.update(attempt: "a-s5") { $0.providerReference = "R" }
+            await #expect(throws: StoreConflict.referenceHeld(provider: "p", reference: "R")) {
+                try await store.commit(StoreChange(session: s5, events: []))
+            }
+            #expect(try await store.session("s5")?.attempts.first?.providerReference == "F")
+            // Many changes at once (one batch where the store gathers them):
+            // of eight sessions taking one reference, one is written.
+            let written = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for i in 0..<8 {
+                    group.addTask {
+                        do {
+                            _ = try await store.commit(StoreChange(session: try session("t\(i)", reference: "T", .pending), events: [event("t\(i)", "started")]))
+                            return true
+                        } catch let conflict as StoreConflict {
+                            #expect(conflict == .referenceHeld(provider: "p", reference: "T"))
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(written.filter { $0 }.count == 1, "\(written)")
+            var stored = 0
+            for i in 0..<8 { stored += try await store.session("t\(i)") == nil ? 0 : 1 }
+            #expect(stored == 1)
+        }
+    }
+
+    /// Through the engine: a provider that answers a second payment
+    /// `succeeded` under the first one's reference has that payment left
+    /// live, its outcome unknown (a protocol violation, logged and recorded
+    /// as an event), never `succeeded`; its session stays unpaid, and a
+    /// verify that says the same again changes nothing.
+    @Test(arguments: StoreKind.available)
+    func aSecondPaymentUnderAnotherPaymentsReferenceIsNeverSucceeded(_ kind: StoreKind) async throws {
+        try await kind.withStore { store in
+            // Every answer names one reference.
+            let provider = ScriptedProvider("a") { call in
+                var result = ScriptedProvider.success(call)
+                result.providerReference = "same-reference"
+                return .answered(result)
+            }
+            let checkout = Checkout(store: store, providers: StaticProviderDirectory([(profile("a", priority: 1), provider)]), fingerprintKey: testKey)
+            let request = NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o")
+            let first = try await checkout.createSession(request)
+            let paid = try await checkout.attempt(session: first.session.id, NewAttempt(method: "visa"))
+            #expect(paid.status == .succeeded && paid.providerReference == "same-reference")
+
+            let second = try await checkout.createSession(request)
+            let twice = try await checkout.attempt(session: second.session.id, NewAttempt(method: "visa"), idempotencyKey: "pay-2")
+            #expect(twice.status == .pending, "a second payment under one reference was recorded \(twice.status)")
+            #expect(twice.providerReference == nil)
+            #expect(twice.problem?.code == "provider_error" && twice.problem?.detail.contains("protocol violation") == true, "\(String(describing: twice.problem))")
+            let events = try await store.events(ofSession: second.session.id, after: 0).map(\.type)
+            #expect(events.contains("attempt.protocol_violation") && !events.contains("session.completed"), "\(events)")
+            let verified = try await checkout.verify(attempt: twice.id)
+            #expect(verified.status == .pending && verified.providerReference == nil)
+            #expect(try await checkout.session(second.session.id).session.status == .open)
+            #expect(try await store.attempt(ofProvider: "a", holding: "same-reference") == paid.id)
+        }
+    }
+
     /// The whole engine on each store: a card payment, with the number and
     /// CVV passed to the adapter and found nowhere in the store.
     @Test(arguments: StoreKind.available)

@@ -111,13 +111,16 @@ public struct FabricatedAdapter: Sendable {
         #include <time.h>
         #include <unistd.h>
 
-        struct gw_instance { const gw_host_api *host; };
+        /* `born`: when the instance was made, in its references, which
+           must be unique across instances and versions (one provider
+           reference is one payment: call ids start over in each instance). */
+        struct gw_instance { const gw_host_api *host; unsigned long long born; };
         typedef struct { gw_instance *inst; uint64_t id; pthread_t invoker; } job;
 
         static void finish(gw_instance *inst, uint64_t id, pthread_t invoker) {
             char doc[256];
-            snprintf(doc, sizeof doc, "{\\"status\\":\\"succeeded\\",\\"providerReference\\":\\"fab_%llu\\",\\"providerStatus\\":\\"%s\\"}",
-                     (unsigned long long)id, pthread_equal(invoker, pthread_self()) ? "SAME_THREAD" : "OTHER_THREAD");
+            snprintf(doc, sizeof doc, "{\\"status\\":\\"succeeded\\",\\"providerReference\\":\\"fab_%llx_%llu\\",\\"providerStatus\\":\\"%s\\"}",
+                     inst->born, (unsigned long long)id, pthread_equal(invoker, pthread_self()) ? "SAME_THREAD" : "OTHER_THREAD");
             if (\(completionStatus) != 0) snprintf(doc, sizeof doc, "{\\"message\\":\\"fab completes with status %d\\"}", (int)\(completionStatus));
             const char *fixed = \(resultDocument.map(Self.cLiteral) ?? "NULL");
             if (fixed) snprintf(doc, sizeof doc, "%s", fixed);
@@ -149,6 +152,9 @@ public struct FabricatedAdapter: Sendable {
             }
             gw_instance *inst = calloc(1, sizeof *inst);
             inst->host = host;
+            struct timespec now;
+            clock_gettime(CLOCK_REALTIME, &now);
+            inst->born = (unsigned long long)now.tv_sec * 1000000000ULL + (unsigned long long)now.tv_nsec;
             *out = inst;
             return GW_OK;
         }

@@ -8,7 +8,7 @@ import Synchronization
 public final class UnavailableStore: CheckoutStore, APIKeyStore, Sendable {
     /// The store's methods, by name.
     public enum Method: Sendable, Hashable, CaseIterable {
-        case commit, session, sessionVersion, sessionID, answer, events, dueAttempts, claimDueAttempts, heldPayments
+        case commit, session, sessionVersion, sessionID, referenceHolder, answer, events, dueAttempts, claimDueAttempts, heldPayments
         case expiredSessions, hasWebhook, createAPIKey, apiKey, apiKeys, revokeAPIKey
     }
 
@@ -56,6 +56,11 @@ public final class UnavailableStore: CheckoutStore, APIKeyStore, Sendable {
     public func sessionID(ofAttempt attemptID: String) async throws -> String? {
         try check(.sessionID)
         return try await base.sessionID(ofAttempt: attemptID)
+    }
+
+    public func attempt(ofProvider provider: String, holding reference: String) async throws -> String? {
+        try check(.referenceHolder)
+        return try await base.attempt(ofProvider: provider, holding: reference)
     }
 
     public func answer(forKey key: String) async throws -> IdempotentAnswer? {

@@ -73,7 +73,7 @@ extension Checkout {
                     var events: [SessionEvent]
                     switch reply {
                     case .answered(let result):
-                        events = self.apply(result, to: &session, attempt: attemptID, at: at)
+                        events = try await self.apply(result, to: &session, attempt: attemptID, at: at)
                     case .notSent(let reason):
                         throw ProblemCatalog.problem(code: "provider_error", detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
                     case .invalidRequest(let reason):
@@ -177,7 +177,7 @@ extension Checkout {
             var failover = false
             switch reply {
             case .answered(let result):
-                events = apply(result, to: &session, attempt: attemptID, at: at)
+                events = try await apply(result, to: &session, attempt: attemptID, at: at)
                 if result.status == .failed, result.problem?.safeToRetryElsewhere == true, !isLast {
                     failover = true
                     failedBefore = "\(candidate.providerID) declined before charging (\(result.problem?.code ?? "failed"))"
@@ -219,7 +219,17 @@ extension Checkout {
     /// Applies a provider's answer to a live attempt; returns the events.
     /// An answer for an attempt that is already final changes nothing (it is
     /// recorded: a late or contradicting answer is something to look at).
-    func apply(_ result: AdapterResult, to session: inout Session, attempt attemptID: String, at: Date) -> [SessionEvent] {
+    ///
+    /// One provider reference is one payment: an answer (not a failure)
+    /// naming a reference another attempt of the same provider holds is a
+    /// protocol violation. Its outcome is unknown (whatever it claims, the
+    /// money may have moved under either payment): the attempt stays live,
+    /// without that reference, for reconciliation and a person, and is never
+    /// recorded `succeeded` a second time. The store refuses the same
+    /// (``StoreConflict/referenceHeld(provider:reference:)``) for two answers
+    /// racing past this check: that commit fails, and the attempt, left as
+    /// it was, is verified again and meets this check.
+    func apply(_ result: AdapterResult, to session: inout Session, attempt attemptID: String, at: Date) async throws -> [SessionEvent] {
         guard let attempt = try? session.attempt(attemptID) else { return [] }
         let sessionID = session.id
         let providerID = attempt.providerID
@@ -240,6 +250,12 @@ extension Checkout {
                     + "the books say captured \(balance.captured), refunded \(balance.refunded), voided \(balance.voided)"))
             }
             return events
+        }
+        if result.status != .failed, result.status != .cancelled, let reference = result.providerReference, reference != attempt.providerReference,
+           let holder = try await store.attempt(ofProvider: providerID, holding: reference), holder != attemptID {
+            logger.error("protocol violation: \(providerID) answered attempt \(attemptID) \(result.status.rawValue) with provider reference \(reference), which attempt \(holder) holds; the outcome is unknown and is reconciled")
+            return markUnknown(&session, attempt: attemptID, reason: "protocol violation: \(providerID) answered \(result.status.rawValue) with provider reference \(reference), "
+                               + "which payment \(holder) holds", at: at, event: "attempt.protocol_violation", code: "provider_error")
         }
         try? session.update(attempt: attemptID) { a in
             if let reference = result.providerReference { a.providerReference = reference }
@@ -317,7 +333,7 @@ extension Checkout {
     /// The provider may or may not have acted: the attempt waits, pending,
     /// for a verify. Never retried elsewhere.
     func markUnknown(_ session: inout Session, attempt attemptID: String, reason: String, at: Date,
-                     event type: String = "attempt.pending") -> [SessionEvent] {
+                     event type: String = "attempt.pending", code: String = "network_error") -> [SessionEvent] {
         guard let attempt = try? session.attempt(attemptID), !attempt.status.isFinal else { return [] }
         if attempt.status == .processing { try? session.move(attempt: attemptID, to: .pending) }
         let checks = attempt.checks
@@ -326,7 +342,7 @@ extension Checkout {
             a.updatedAt = at
             a.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: checks))
             if a.action == nil {
-                a.problem = ProblemCatalog.problem(code: "network_error", detail: "\(a.providerID): \(reason); the outcome is being verified")
+                a.problem = ProblemCatalog.problem(code: code, detail: "\(a.providerID): \(reason); the outcome is being verified")
             }
         }
         return [SessionEvent(sessionID: session.id, at: at, type: type, attemptID: attemptID, status: "pending",

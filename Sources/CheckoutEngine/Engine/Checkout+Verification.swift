@@ -57,7 +57,7 @@ extension Checkout {
         at = now()
         switch reply {
         case .answered(let result):
-            events += apply(result, to: &session, attempt: ref.attemptID, at: at)
+            events += try await apply(result, to: &session, attempt: ref.attemptID, at: at)
         case .notSent(let reason), .invalidRequest(let reason), .unknown(let reason):
             events.append(SessionEvent(sessionID: ref.sessionID, at: at, type: "attempt.verify_failed", attemptID: ref.attemptID,
                                        status: attempt.status.rawValue, providerID: attempt.providerID, detail: reason))
@@ -123,7 +123,7 @@ extension Checkout {
                                            detail: result.eventId.map { "event \($0)" })]
                 if let status = result.status {
                     let answer = AdapterResult(status: status, providerReference: result.providerReference, amount: result.amount, problem: result.problem)
-                    events += self.apply(answer, to: &session, attempt: paymentID, at: at)
+                    events += try await self.apply(answer, to: &session, attempt: paymentID, at: at)
                 }
                 let stored: [SessionEvent]
                 do {

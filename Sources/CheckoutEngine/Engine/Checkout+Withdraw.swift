@@ -24,7 +24,7 @@ extension Checkout {
         let at = now()
         var events = [SessionEvent(sessionID: session.id, at: at, type: "attempt.withdrawn", attemptID: attempt.id, status: attempt.status.rawValue,
                                    providerID: attempt.providerID, detail: "voided at \(attempt.providerID) for the merchant's abort")]
-        events += apply(result, to: &session, attempt: attempt.id, at: at)
+        events += try await apply(result, to: &session, attempt: attempt.id, at: at)
         return try await commit(session, events: events)
     }
 }

@@ -20,6 +20,10 @@ public protocol CheckoutStore: Sendable {
     func sessionVersion(_ id: String) async throws -> Int?
     /// The session an attempt (a payment) belongs to.
     func sessionID(ofAttempt attemptID: String) async throws -> String?
+    /// The attempt of `provider` that holds provider reference `reference`,
+    /// if one does: one that is neither failed nor cancelled. A reference is
+    /// one payment's (``StoreConflict/referenceHeld(provider:reference:)``).
+    func attempt(ofProvider provider: String, holding reference: String) async throws -> String?
     /// What an idempotency key is bound to: its request's fingerprint, and
     /// the answer first given under it once there is one.
     func answer(forKey key: String) async throws -> IdempotentAnswer?
@@ -161,6 +165,12 @@ public enum StoreConflict: Error, Sendable, Equatable {
     case staleSession(id: String, expected: Int)
     case duplicateKey(String)
     case duplicateWebhook(provider: String, eventID: String)
+    /// An attempt would hold a provider reference another attempt of the
+    /// same provider holds (one neither failed nor cancelled): one provider
+    /// reference is one payment. The store's own constraint, behind the
+    /// engine's check (``Checkout/apply(_:to:attempt:at:)``), for two
+    /// answers racing each other.
+    case referenceHeld(provider: String, reference: String)
 }
 
 /// A change as the rows a store writes, computed once for every store: the
@@ -188,6 +198,9 @@ public struct StoreRows: Sendable {
     public struct AttemptRow: Sendable {
         public var id: String
         public var providerID: String
+        /// The provider's reference for it, unique per provider among
+        /// attempts neither failed nor cancelled.
+        public var providerReference: String?
         public var status: String
         /// ``Attempt/dueAt`` in seconds since 1970; nil when nothing is due.
         public var due: Double?
@@ -211,7 +224,8 @@ public struct StoreRows: Sendable {
             expiresAt: session.expiresAt.timeIntervalSince1970, document: DocumentCoding.encode(next),
             events: change.events.reduce(0) { $0 + ($1.sessionID == session.id ? 1 : 0) })
         attempts = session.attempts.map {
-            AttemptRow(id: $0.id, providerID: $0.providerID, status: $0.status.rawValue, due: $0.dueAt?.timeIntervalSince1970)
+            AttemptRow(id: $0.id, providerID: $0.providerID, providerReference: $0.providerReference.map(StoredText.storable),
+                       status: $0.status.rawValue, due: $0.dueAt?.timeIntervalSince1970)
         }
     }
 }
