@@ -247,7 +247,7 @@ func measureIsolation() async {
     let isolatedManifests = data.appendingPathComponent("isolated-manifests")
     let bareManifests = data.appendingPathComponent("bare-manifests")
     try? FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
-    for (folder, members) in [(isolatedManifests, [String]()), (bareManifests, ["filesystem", "pid", "ipc", "syscalls"])] {
+    for (folder, members) in [(isolatedManifests, [String]()), (bareManifests, ["filesystem", "pid", "ipc", "syscalls", "landlock"])] {
         try! FileManager.default.copyItem(at: manifests, to: folder)
         _ = try! ManifestCatalogue.setMember("isolation", to: "\"process\"", ofProvider: "mock", in: folder)
         if !members.isEmpty {

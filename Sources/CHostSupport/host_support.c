@@ -48,3 +48,8 @@ int gw_library_is_sealed(int fd) {
 int gw_host_make_non_dumpable(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -errno;
 }
+
+long gw_host_landlock_abi(void) {
+    long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
+    return abi >= 0 ? abi : -errno;
+}

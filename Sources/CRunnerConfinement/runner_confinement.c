@@ -37,6 +37,9 @@
  *    see); ioctl for a few descriptor requests; socketpair for stream pairs.
  *    Another architecture's calls kill.
  *
+ * 5. Then the landlock layer, where the kernel has Landlock (apply_landlock),
+ *    before the seccomp filter (which does not allow its calls).
+ *
  * A layer the kernel refuses is recorded with why; main() refuses to load
  * the adapter when such a layer is not excepted (fail closed), before any
  * adapter code runs. GATEWAY_RUNNER_SIMULATE_REFUSAL (a comma list of layers,
@@ -95,15 +98,17 @@
 #define GW_AT_RECURSIVE 0x8000
 struct gw_mount_attr { unsigned long long attr_set, attr_clr, propagation, userns_fd; };
 
-enum { NETWORK, FILESYSTEM, PID, IPC, SYSCALLS };
-static const char *const names[GW_RUNNER_LAYER_COUNT] = {"network", "filesystem", "pid", "ipc", "syscalls"};
+enum { NETWORK, FILESYSTEM, PID, IPC, SYSCALLS, LANDLOCK };
+static const char *const names[GW_RUNNER_LAYER_COUNT] = {"network", "filesystem", "pid", "ipc", "syscalls", "landlock"};
 static int in_force[GW_RUNNER_LAYER_COUNT];
 static int excepted[GW_RUNNER_LAYER_COUNT];
+static int absent[GW_RUNNER_LAYER_COUNT];
 static char reasons[GW_RUNNER_LAYER_COUNT][320];
 
 const char *gw_runner_layer_name(int layer) { return layer >= 0 && layer < GW_RUNNER_LAYER_COUNT ? names[layer] : ""; }
 int gw_runner_layer_in_force(int layer) { return layer >= 0 && layer < GW_RUNNER_LAYER_COUNT && in_force[layer]; }
 int gw_runner_layer_excepted(int layer) { return layer >= 0 && layer < GW_RUNNER_LAYER_COUNT && excepted[layer]; }
+int gw_runner_layer_absent(int layer) { return layer >= 0 && layer < GW_RUNNER_LAYER_COUNT && absent[layer]; }
 const char *gw_runner_layer_reason(int layer) { return layer >= 0 && layer < GW_RUNNER_LAYER_COUNT ? reasons[layer] : ""; }
 
 static void refused(int layer, const char *format, ...) {
@@ -692,6 +697,97 @@ static int install_filter(int network_excepted, char *why, size_t length) {
 
 /* ---- the order of things ---------------------------------------------- */
 
+/* Landlock (the kernel's own headers here may predate its later ABIs). */
+#define GW_LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#define GW_LANDLOCK_RULE_PATH_BENEATH 1
+#define GW_LL_FS_EXECUTE (1ULL << 0)
+#define GW_LL_FS_WRITE_FILE (1ULL << 1)
+#define GW_LL_FS_READ_FILE (1ULL << 2)
+#define GW_LL_FS_READ_DIR (1ULL << 3)
+#define GW_LL_FS_REFER (1ULL << 13)
+#define GW_LL_FS_TRUNCATE (1ULL << 14)
+#define GW_LL_FS_IOCTL_DEV (1ULL << 15)
+#define GW_LL_NET_BIND_TCP (1ULL << 0)
+#define GW_LL_NET_CONNECT_TCP (1ULL << 1)
+#define GW_LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ULL << 0)
+#define GW_LL_SCOPE_SIGNAL (1ULL << 1)
+struct gw_landlock_ruleset_attr { unsigned long long handled_access_fs, handled_access_net, scoped; };
+struct gw_landlock_path_beneath_attr { unsigned long long allowed_access; int parent_fd; } __attribute__((packed));
+
+/* Every file system right ABI `abi` knows: 13 in ABI 1, then REFER (2),
+   TRUNCATE (3), IOCTL_DEV (5). */
+static unsigned long long landlock_fs_rights(long abi) {
+    unsigned long long rights = (1ULL << 13) - 1;
+    if (abi >= 2) rights |= GW_LL_FS_REFER;
+    if (abi >= 3) rights |= GW_LL_FS_TRUNCATE;
+    if (abi >= 5) rights |= GW_LL_FS_IOCTL_DEV;
+    return rights;
+}
+
+static int landlock_allow(int ruleset, const char *path, unsigned long long rights, char *why, size_t length) {
+    struct gw_landlock_path_beneath_attr rule;
+    int fd = open(path, O_PATH | O_CLOEXEC | O_DIRECTORY);
+    if (fd < 0) { snprintf(why, length, "cannot open %s for a Landlock rule: %s", path, strerror(errno)); return -1; }
+    rule.allowed_access = rights;
+    rule.parent_fd = fd;
+    if (syscall(__NR_landlock_add_rule, ruleset, GW_LANDLOCK_RULE_PATH_BENEATH, &rule, 0) != 0) {
+        snprintf(why, length, "landlock_add_rule %s: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    close(fd);
+    return 0;
+}
+
+/* The landlock layer, a second wall behind the others, where the kernel
+   has Landlock: with the filesystem layer, its root read-only and
+   executable, /tmp writable, /dev's nodes readable and writable; without
+   the host's network, no TCP bind or connect (ABI 4); and no signal or
+   abstract socket to any process outside the runner's domain (ABI 6), which
+   holds even where the pid or network layer is excepted. 0: in force;
+   1: the kernel has no Landlock (the layer is absent, not refused); -1:
+   refused, why in `why`. */
+static int apply_landlock(int filesystem, int network, char *why, size_t length) {
+    struct gw_landlock_ruleset_attr attr = {0, 0, 0};
+    size_t size;
+    int ruleset;
+    long abi = syscall(__NR_landlock_create_ruleset, NULL, 0, GW_LANDLOCK_CREATE_RULESET_VERSION);
+    if (abi < 0) {
+        if (errno == ENOSYS || errno == EOPNOTSUPP) {
+            snprintf(why, length, "the kernel has no Landlock (landlock_create_ruleset: %s)", strerror(errno));
+            return 1;
+        }
+        snprintf(why, length, "landlock_create_ruleset (version): %s", strerror(errno));
+        return -1;
+    }
+    if (filesystem) attr.handled_access_fs = landlock_fs_rights(abi);
+    if (network && abi >= 4) attr.handled_access_net = GW_LL_NET_BIND_TCP | GW_LL_NET_CONNECT_TCP;
+    if (abi >= 6) attr.scoped = GW_LL_SCOPE_ABSTRACT_UNIX_SOCKET | GW_LL_SCOPE_SIGNAL;
+    size = abi >= 6 ? sizeof attr : abi >= 4 ? 2 * sizeof attr.handled_access_fs : sizeof attr.handled_access_fs;
+    if (attr.handled_access_fs == 0 && attr.handled_access_net == 0 && attr.scoped == 0) {
+        snprintf(why, length, "Landlock ABI %ld has nothing to restrict with the layers excepted", abi);
+        return -1;
+    }
+    ruleset = (int)syscall(__NR_landlock_create_ruleset, &attr, size, 0);
+    if (ruleset < 0) { snprintf(why, length, "landlock_create_ruleset: %s", strerror(errno)); return -1; }
+    if (filesystem) {
+        unsigned long long device = GW_LL_FS_READ_FILE | GW_LL_FS_WRITE_FILE | GW_LL_FS_READ_DIR | (abi >= 5 ? GW_LL_FS_IOCTL_DEV : 0);
+        if (landlock_allow(ruleset, "/", GW_LL_FS_EXECUTE | GW_LL_FS_READ_FILE | GW_LL_FS_READ_DIR, why, length) != 0
+            || landlock_allow(ruleset, "/tmp", attr.handled_access_fs, why, length) != 0
+            || landlock_allow(ruleset, "/dev", device, why, length) != 0) {
+            close(ruleset);
+            return -1;
+        }
+    }
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || syscall(__NR_landlock_restrict_self, ruleset, 0) != 0) {
+        snprintf(why, length, "landlock_restrict_self: %s", strerror(errno));
+        close(ruleset);
+        return -1;
+    }
+    close(ruleset);
+    return 0;
+}
+
 static void try_namespace(int layer, int flags, const char *simulate) {
     if (excepted[layer]) return;
     if (listed(simulate, names[layer])) { refused(layer, "the kernel refused it (simulated: GATEWAY_SANDBOX_SIMULATE_REFUSAL)"); return; }
@@ -806,6 +902,14 @@ static void gw_runner_confine(void) {
     {
         char why[256];
         if (drop_capabilities(why, sizeof why) != 0) { fprintf(stderr, "gateway-runner: %s\n", why); _exit(3); }
+    }
+    if (!excepted[LANDLOCK]) {
+        char why[256];
+        int applied;
+        if (listed(simulate, names[LANDLOCK])) refused(LANDLOCK, "the kernel refused it (simulated: GATEWAY_SANDBOX_SIMULATE_REFUSAL)");
+        else if ((applied = apply_landlock(in_force[FILESYSTEM], !excepted[NETWORK], why, sizeof why)) == 0) { in_force[LANDLOCK] = 1; reasons[LANDLOCK][0] = '\0'; }
+        else if (applied == 1) { absent[LANDLOCK] = 1; snprintf(reasons[LANDLOCK], sizeof reasons[LANDLOCK], "%s", why); }
+        else refused(LANDLOCK, "%s", why);
     }
     if (!excepted[SYSCALLS]) {
         char why[256];

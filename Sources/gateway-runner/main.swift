@@ -44,7 +44,8 @@ let layers = (0..<Int32(GW_RUNNER_LAYER_COUNT)).map { index in
     SandboxClaim(layer: String(cString: gw_runner_layer_name(index)), inForce: gw_runner_layer_in_force(index) != 0,
                  excepted: gw_runner_layer_excepted(index) != 0, reason: gw_runner_layer_in_force(index) != 0 ? nil : String(cString: gw_runner_layer_reason(index)))
 }
-let missing = layers.filter { !$0.inForce && !$0.excepted }
+// A layer the kernel lacks altogether (Landlock on an older kernel) is absent, not refused.
+let missing = layers.enumerated().filter { index, layer in !layer.inForce && !layer.excepted && gw_runner_layer_absent(Int32(index)) == 0 }.map(\.element)
 if !missing.isEmpty {
     refuse(.sandboxIncomplete(layers: missing.map(\.layer), detail: missing.map { "\($0.layer): \($0.reason ?? "not in force")" }.joined(separator: "; ")))
 }

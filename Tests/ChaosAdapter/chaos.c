@@ -38,7 +38,7 @@
  *     read        opens "path" for reading: "opened" or "failed:<errno>"
  *     write       creates "path" and writes to it: "written" or "failed:<errno>"
  *     list        the names in the folder "path", comma-separated, or "failed:<errno>"
- *     kill        kill("pid", SIGKILL): "sent" or "failed:<errno>"
+ *     kill        kill("pid", "signal" or SIGKILL): "sent" or "failed:<errno>"
  *     unix        connects an AF_UNIX socket to "path": "connected" or "failed:<errno>"
  *     ptrace      PTRACE_ATTACH to "pid": "attached" or "failed:<errno>"
  *     vm_read     process_vm_readv of "pid": "read" or "failed:<errno>"
@@ -217,7 +217,8 @@ static void attack(const char *req, char *out, size_t cap)
         }
         closedir(dir);
     } else if (strcmp(name, "kill") == 0) {
-        ok = kill((pid_t)pid, SIGKILL) == 0;
+        long sig = number(req, "signal");
+        ok = kill((pid_t)pid, sig > 0 ? (int)sig : SIGKILL) == 0;
         snprintf(out, cap, ok ? "sent" : "failed:%d", errno);
     } else if (strcmp(name, "unix") == 0) {
         struct sockaddr_un address;

@@ -19,7 +19,7 @@ import Testing
             "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
             "operations": ["authorize"], "timeout_ms": 2000, "isolation": "process",
             // A Python fake builds no sandbox: these tests are about the protocol, so every layer is excepted.
-            "sandbox_exceptions": ["network", "filesystem", "pid", "ipc", "syscalls"],
+            "sandbox_exceptions": ["network", "filesystem", "pid", "ipc", "syscalls", "landlock"],
             "limits": ["max_crashes": 1],
         ]
         try folder.write("fake.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
@@ -49,7 +49,7 @@ import Testing
              "sha256": load["sha256"], "pid": 1,
              "description": {"id": "fake", "version": "1.0.0", "methods": ["visa"], "operations": ["authorize"]},
              "sandbox": [{"layer": l, "inForce": True, "excepted": False}
-                         for l in ["network", "filesystem", "pid", "ipc", "syscalls"]]}
+                         for l in ["network", "filesystem", "pid", "ipc", "syscalls", "landlock"]]}
     def send_ready(changes={}):
         send(0x02, 0, json.dumps({**ready, **changes}).encode())
 
@@ -182,7 +182,7 @@ import Testing
             "library": BuildProducts.directory.appendingPathComponent("libChaosAdapter.so").path,
             "abi": ["major": 1, "minor": 0], "methods": ["visa"], "currencies": ["SAR"], "countries": ["SA"],
             "operations": ["authorize"], "timeout_ms": 60000, "isolation": "process", "egress": ["127.0.0.1:\(server.port)"],
-            "sandbox_exceptions": ["network", "filesystem", "pid", "ipc", "syscalls"],
+            "sandbox_exceptions": ["network", "filesystem", "pid", "ipc", "syscalls", "landlock"],
         ]
         try folder.write("fake.json", String(decoding: JSONSerialization.data(withJSONObject: manifest), as: UTF8.self))
         // On INVOKE: http_send to the server, then complete with the status the host answered it with.

@@ -30,7 +30,7 @@ import Testing
         let report = try #require(suite.chaos.sandbox)
         #expect(report.layers.map(\.layer) == SandboxLayer.allCases)
         #expect(report.layers.allSatisfy { $0.inForce }, "\(report)")
-        #expect(report.description == "network, filesystem, pid, ipc, syscalls in force")
+        #expect(report.description == "network, filesystem, pid, ipc, syscalls, landlock in force")
         await suite.shutdown()
     }
 
@@ -126,6 +126,7 @@ import Testing
         ("user", ["network", "filesystem", "pid", "ipc"]),
         ("syscalls", ["syscalls"]),
         ("network", ["network"]),
+        ("landlock", ["landlock"]),
     ])
     func aLayerTheKernelRefusesKeepsTheAdapterFromStarting(_ refused: String, _ missing: [String]) async throws {
         let (_, records) = try await ChaosFixture.load(isolation: .process, simulatedRefusals: refused)
@@ -146,6 +147,26 @@ import Testing
         #expect(report.layers.filter { !$0.inForce }.allSatisfy { $0.reason?.contains("sandbox_exceptions") == true }, "\(report)")
         #expect(await suite.call("ok", timeout: ChaosFixture.answered) == .completed(status: 0, payload: Data(#"{"status":"succeeded"}"#.utf8)))
         await suite.shutdown()
+    }
+
+    /// Landlock holds behind the other layers: with the pid and filesystem
+    /// layers excepted, the host is in sight, yet a signal to it is refused
+    /// (Landlock's signal scope, ABI 6). SIGWINCH, which a process ignores
+    /// unless it asks for it, so that a failure here is a failed test, not
+    /// a killed one.
+    @Test(.enabled(if: (SandboxLayer.landlockABI ?? 0) >= 6, "a kernel with Landlock ABI 6 (signal scoping)"))
+    func withThePIDLayerExceptedLandlockStillKeepsSignalsIn() async throws {
+        let suite = try await ChaosFixture.make(isolation: .process, sandboxExceptions: ["filesystem", "pid"])
+        let report = try #require(suite.chaos.sandbox)
+        #expect(report[.landlock].inForce && !report[.pid].inForce, "\(report)")
+        #expect(await Self.attack(suite, "kill", ["pid": getpid(), "signal": SIGWINCH]) == Self.failed(EPERM))
+        try await suite.othersStillServed()
+        await suite.shutdown()
+
+        // The same, Landlock excepted too: the signal goes (the test above is not vacuous).
+        let bare = try await ChaosFixture.make(isolation: .process, sandboxExceptions: ["filesystem", "pid", "landlock"])
+        #expect(await Self.attack(bare, "kill", ["pid": getpid(), "signal": SIGWINCH]) == "sent")
+        await bare.shutdown()
     }
 
     /// What runs is the sealed copy of the bytes the host checked: patching

@@ -20,4 +20,8 @@ int gw_library_is_sealed(int fd);
  * this one's memory through /proc or ptrace. 0, or -errno. */
 int gw_host_make_non_dumpable(void);
 
+/* The Landlock ABI version the kernel offers (1 or more), or -errno (ENOSYS
+ * or EOPNOTSUPP: no Landlock here). */
+long gw_host_landlock_abi(void);
+
 #endif

@@ -126,6 +126,11 @@ public enum SandboxLayer: String, Sendable, Hashable, Codable, CaseIterable {
     case ipc
     /// No new privileges and a seccomp-bpf allowlist of system calls.
     case syscalls
+    /// Landlock, where the kernel has it: with `filesystem`, only `/tmp`
+    /// writable; without the host's network, no TCP; no signal or abstract
+    /// socket to a process outside the runner. A kernel without Landlock
+    /// leaves it out, which does not keep the adapter from starting.
+    case landlock
 }
 
 extension Manifest {

@@ -1,3 +1,4 @@
+import CHostSupport
 import Foundation
 
 /// Which layers of an isolated adapter's sandbox are in force, as the host
@@ -35,7 +36,7 @@ public struct SandboxReport: Codable, Sendable, Hashable, CustomStringConvertibl
         return NetworkConfinement(confined: layer.inForce, reason: layer.inForce ? nil : layer.reason)
     }
 
-    /// `network, filesystem, pid, ipc, syscalls in force`, or which are not and why.
+    /// `network, filesystem, pid, ipc, syscalls, landlock in force`, or which are not and why.
     public var description: String {
         let missing = layers.filter { !$0.inForce }
         if missing.isEmpty { return "\(layers.map(\.layer.rawValue).joined(separator: ", ")) in force" }
@@ -43,6 +44,14 @@ public struct SandboxReport: Codable, Sendable, Hashable, CustomStringConvertibl
         let without = missing.map { "\($0.layer.rawValue) (\($0.reason ?? "unknown reason"))" }.joined(separator: "; ")
         return (inForce.isEmpty ? "" : "\(inForce.joined(separator: ", ")) in force; ") + "without \(without)"
     }
+}
+
+extension SandboxLayer {
+    /// The Landlock ABI version the kernel here offers; nil without Landlock.
+    public static let landlockABI: Int? = {
+        let abi = gw_host_landlock_abi()
+        return abi > 0 ? Int(abi) : nil
+    }()
 }
 
 /// What a runner says about its layers in READY (a claim, checked by ``SandboxInspection``).
@@ -92,6 +101,12 @@ enum SandboxInspection {
             case .pid: seen = differs("pid")
             case .filesystem: seen = differs("mnt") && rootDiffers(adapter)
             case .syscalls: seen = filtersSystemCalls(adapter)
+            // Not visible through /proc, and the runner's READY comes after
+            // the adapter's code ran: seen from what the host knows instead.
+            // Where the kernel has Landlock a runner without it never got as
+            // far as READY (it refuses before mapping the adapter) unless
+            // the manifest excepted it.
+            case .landlock: seen = SandboxLayer.landlockABI != nil && !exceptions.contains(.landlock)
             }
             let claim = claims.first { $0.layer == layer.rawValue }
             var reason: String?
@@ -100,6 +115,8 @@ enum SandboxInspection {
                     reason = "named in the manifest's \"sandbox_exceptions\""
                 } else if layer == .network, network == .host {
                     reason = "the manifest asks for the host's network (\"isolation_network\": \"host\")"
+                } else if layer == .landlock {
+                    reason = "the kernel has no Landlock; the other layers hold without it"
                 } else if claim?.inForce == true {
                     reason = "the runner claims it is in force, but /proc shows it is not"
                 } else {
@@ -115,6 +132,7 @@ enum SandboxInspection {
     static func missing(_ report: SandboxReport, exceptions: [SandboxLayer], network: Manifest.NetworkIsolation) -> [SandboxReport.Layer] {
         report.layers.filter { layer in
             !layer.inForce && !exceptions.contains(layer.layer) && !(layer.layer == .network && network == .host)
+                && !(layer.layer == .landlock && SandboxLayer.landlockABI == nil)
         }
     }
 
