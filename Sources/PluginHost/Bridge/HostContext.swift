@@ -37,7 +37,12 @@ final class HostContext: HostServiceBackend {
         self.egressClient = egressClient
         self.wallets = WalletService(settings: wallets, secrets: secrets, logger: logger)
         let resolver = secrets
-        let tls = Result { () throws(EgressSetupError) in try EgressTLS.load(manifest.tls, secrets: resolver) }
+        let named = EgressAddress.named(in: manifest.egress)
+        let tls = Result { () throws(EgressSetupError) in
+            var settings = try EgressTLS.load(manifest.tls, secrets: resolver)
+            settings.namedAddresses = named
+            return settings
+        }
         egressTLS = tls
         switch tls {
         case .success(let tls): egressClient.retain(tls)

@@ -32,14 +32,21 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
 
     /// The event loops the pools run on.
     private let eventLoopGroup: any EventLoopGroup
+    /// Resolves a name to its addresses, for the check before connecting
+    /// (``EgressAddress``); the connection itself resolves through the system.
+    private let resolve: @Sendable (String) async throws -> [String]
 
     /// - Parameter eventLoopGroup: NIO's singleton group unless given (a test
     ///   that opens thousands of connections keeps them off the shared loops).
+    /// - Parameter resolve: the system's resolver unless given (a test
+    ///   that plays a name answering one thing, then another).
     public init(connectionsPerHost: Int = 4_096, maximumResponseBytes: Int = 16 << 20,
-                eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup) {
+                eventLoopGroup: any EventLoopGroup = HTTPClient.defaultEventLoopGroup,
+                resolve: (@Sendable (String) async throws -> [String])? = nil) {
         self.connectionsPerHost = connectionsPerHost
         self.maximumResponseBytes = maximumResponseBytes
         self.eventLoopGroup = eventLoopGroup
+        self.resolve = resolve ?? { try await EgressAddress.systemResolve($0) }
     }
 
     deinit {
@@ -98,6 +105,16 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
         } catch {
             throw EgressFailure(.denied, "the request cannot be built: \(error)")
         }
+        // Egress by address: a name must lead only where the allowlist says
+        // (EgressAddress); each connection's peer is checked again.
+        if let host = request.url.host, !EgressAddress.isAddress(host) {
+            do {
+                let addresses = try await resolve(host.lowercased())
+                try EgressAddress.check(host, port: request.endpoint.port, addresses: addresses, named: tls.namedAddresses)
+            } catch {
+                throw Self.failure(for: error, sent: false, timeout: request.timeout)
+            }
+        }
         let collector = EgressResponseCollector(limit: maximumResponseBytes)
         let nanoseconds = request.timeout.nanoseconds
         let task = client.execute(request: outgoing, delegate: collector, deadline: .now() + .nanoseconds(nanoseconds))
@@ -119,6 +136,12 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
     static func failure(for error: any Error, sent: Bool, timeout: Duration) -> EgressFailure {
         if let mismatch = error as? EgressPinning.Mismatch {
             return EgressFailure(.denied, "\(mismatch); nothing was sent")
+        }
+        if let refused = error as? EgressAddress.Refused {
+            return EgressFailure(.denied, "\(refused); nothing was sent")
+        }
+        if let unresolvable = error as? EgressAddress.Unresolvable {
+            return EgressFailure(.unreachable, "\(unresolvable); nothing was sent")
         }
         if rejectsClientCertificate(error) {
             return EgressFailure(.unreachable, "the server refused this adapter's client certificate during the TLS handshake (\(error)); it processed nothing")
@@ -158,8 +181,11 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
         // Fail at once with the real reason (a pin mismatch, a refused
         // connection) instead of retrying until the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
-        if !tls.pins.isEmpty {
-            configuration.http1_1ConnectionDebugInitializer = EgressPinning.verifier(tls.pins)
+        // Every connection's peer address, then (with pins) its key, before any request is written.
+        let address = EgressAddress.verifier(tls.namedAddresses)
+        let pins = tls.pins.isEmpty ? nil : EgressPinning.verifier(tls.pins)
+        configuration.http1_1ConnectionDebugInitializer = { channel in
+            address(channel).flatMap { pins?(channel) ?? channel.eventLoop.makeSucceededVoidFuture() }
         }
         return HTTPClient(eventLoopGroup: eventLoopGroup, configuration: configuration)
     }

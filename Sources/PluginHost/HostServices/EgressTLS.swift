@@ -15,6 +15,11 @@ public struct EgressTLS: Sendable, Hashable, CustomStringConvertible {
     public var caCertificatePEM: [UInt8]?
     /// SHA-256 digests of acceptable server leaf SubjectPublicKeyInfo DER; empty: no pinning.
     public var pins: Set<[UInt8]>
+    /// The addresses that are not public which the allowlist names, as
+    /// `address:port` (``EgressAddress/named(in:)``): nothing else that is
+    /// not public is connected to. Part of the pool's key, as the TLS
+    /// settings are: each connection is checked against its pool's.
+    public var namedAddresses: Set<String> = []
 
     public init(clientCertificatePEM: [UInt8]? = nil, clientKeyPEM: [UInt8]? = nil, caCertificatePEM: [UInt8]? = nil,
                 pins: Set<[UInt8]> = []) {
