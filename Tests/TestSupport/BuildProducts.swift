@@ -1,4 +1,5 @@
 import Foundation
+import PluginHost
 
 /// Where the build put the products under test (the shipped adapters' libraries
 /// and the `gateway` executable): the folder of the running test bundle.
@@ -61,8 +62,12 @@ public enum BuildProducts {
         }
         try edit(&manifest)
         // `sandbox_exceptions` apply with process isolation only (the copy
-        // under GATEWAY_TEST_ISOLATION=process carries them for the mock).
-        if manifest["isolation"] as? String != "process" { manifest.removeValue(forKey: "sandbox_exceptions") }
+        // under GATEWAY_TEST_ISOLATION=process carries them for the mock),
+        // said or, from file format 1.2, by default.
+        let format = (manifest["file_format_version"] as? String ?? "").split(separator: ".").map { Int($0) ?? 0 }
+        let isolated = manifest["isolation"] as? String == "process"
+            || (manifest["isolation"] == nil && format.count > 1 && (format[0], format[1]) >= (1, ManifestValidator.processByDefaultFromMinor))
+        if !isolated { manifest.removeValue(forKey: "sandbox_exceptions") }
         let url = folder.appendingPathComponent(newName ?? name)
         try JSONSerialization.data(withJSONObject: manifest, options: [.prettyPrinted, .sortedKeys]).write(to: url)
         return url

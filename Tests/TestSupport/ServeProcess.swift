@@ -23,7 +23,8 @@ import Glibc
 public final class ServeProcess: Sendable {
     private let out: String
     private let err: String
-    private let pid: pid_t
+    /// The server's process id.
+    public let pid: pid_t
     private let exit = Exit()
     private let stopped = Mutex(false)
 
