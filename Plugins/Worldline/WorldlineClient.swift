@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import GatewayAdapterSDK
 
@@ -46,6 +47,16 @@ struct WorldlineClient: Sendable {
         return try await send("POST", url(path), body: try encoder.encode(body), idempotenceKey: idempotenceKey)
     }
 
+    /// The `X-GCS-Idempotence-Key` for the engine's key: Worldline takes at
+    /// most 40 characters, and the engine's keys run from 45 to some 300
+    /// (`<payment>:<operation>:<mode>:<merchant key>`), so the header carries
+    /// the first 20 bytes of the key's SHA-256 in hex. The same engine key
+    /// gives the same header on every retry, and two keys one header only
+    /// with a 160-bit collision.
+    static func idempotenceKey(_ engineKey: String) -> String {
+        SHA256.hash(data: Data(engineKey.utf8)).prefix(20).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// Sends a request already encoded (a replayed create).
     func send(_ method: String, _ url: String, body: Data?, idempotenceKey: String?) async throws -> WorldlineAnswer {
         guard var keyID = host.secret("api_key_id"), !keyID.isEmpty, var secret = host.secret("api_secret"), !secret.isEmpty else {
@@ -60,7 +71,7 @@ struct WorldlineClient: Sendable {
         var headers = ["Date": date, "Accept": "application/json"]
         let contentType: String? = body == nil ? nil : "application/json"
         if let contentType { headers["Content-Type"] = contentType }
-        if let idempotenceKey { headers["X-GCS-Idempotence-Key"] = idempotenceKey }
+        if let idempotenceKey { headers["X-GCS-Idempotence-Key"] = Self.idempotenceKey(idempotenceKey) }
         let text = WorldlineSigner.stringToHash(method: method, contentType: contentType, date: date, headers: headers, path: path)
         headers["Authorization"] = WorldlineSigner.authorization(keyID: String(decoding: keyID, as: UTF8.self),
                                                                  signature: WorldlineSigner.signature(text, secret: secret))

@@ -112,6 +112,10 @@ extension WorldlineAdapter {
         return try refusal(of: name, sent, id: id, exceeds: move.exceeds)
     }
 
+    /// Worldline's codes for "a request under this idempotence key is still
+    /// being processed": the outcome is not known yet.
+    static let inFlightCodes: Set<String> = ["30001002", "1409"]
+
     /// A refused capture, refund or cancel the payment shows did not land.
     /// Only a refusal of the request itself is final; a 409 on the key, a
     /// 404, a 5xx or an unreadable answer may hide an earlier try still landing.
@@ -125,7 +129,8 @@ extension WorldlineAdapter {
         case 400, 401, 403:
             return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
                 code: "provider_error", message: "Worldline refused the \(name): \(sent.summary)", retryable: false, providerCode: code))
-        case 409 where error?.errorCode != "1409":
+        // 30001002 (and the older 1409): a request under this key is still running.
+        case 409 where !Self.inFlightCodes.contains(error?.errorCode ?? ""):
             return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
                 code: "invalid_state", message: "Worldline refused the \(name) in the payment's state: \(sent.summary)", retryable: false, providerCode: code))
         default:

@@ -355,6 +355,55 @@ struct WorldlineAdapterTests {
         }
     }
 
+    /// Worldline takes an `X-GCS-Idempotence-Key` of at most 40 characters
+    /// (and its simulator refuses a longer one, as the provider does); the
+    /// engine's keys are 45 to some 300. The adapter sends a key derived
+    /// from the engine's: a capture, a refund and a void under long merchant
+    /// keys go through, and a retry of each under its key moves nothing twice.
+    @Test func longIdempotencyKeysAreSentWithinWorldlinesFortyCharacters() async throws {
+        try await withGateway { fx, simulator in
+            let long = String(repeating: "k", count: 200)
+            let s = try await session(fx, amount: 20_000, capture: .manual)
+            let authorized = try await pay(fx, s, card: "4111111111111111")
+            let id = try #require(authorized.providerReference)
+            let captured = try await fx.gateway.capture(payment: authorized.id, amount: 8_000, idempotencyKey: long + "-capture")
+            #expect(captured.balance.captured == 8_000 && simulator.payment(id)?.captured == 8_000, "\(captured)")
+            let again = try await fx.gateway.capture(payment: authorized.id, amount: 8_000, idempotencyKey: long + "-capture")
+            #expect(again.balance.captured == 8_000 && simulator.payment(id)?.captured == 8_000, "the retry captured again")
+            let refunded = try await fx.gateway.refund(payment: authorized.id, amount: 3_000, idempotencyKey: long + "-refund")
+            #expect(refunded.balance.refunded == 3_000, "\(refunded)")
+
+            let other = try await pay(fx, try await session(fx, amount: 5_000, capture: .manual), card: "4111111111111111")
+            let voided = try await fx.gateway.void(payment: other.id, idempotencyKey: long + "-void")
+            let otherID = try #require(other.providerReference)
+            #expect(voided.balance.voided && simulator.payment(otherID)?.status == "CANCELLED", "\(voided)")
+        }
+    }
+
+    /// A capture answered 409 `30001002` (a request under its key still
+    /// running: the code the current SDK knows, `1409` before it) is an
+    /// unknown outcome, never a final refusal: the capture stays held, and
+    /// its retry under the same key captures once.
+    @Test func aCaptureAnsweredStillRunningIsUnknownNeverRefused() async throws {
+        let faults = FaultPlan()
+        try await withGateway(faults: faults) { fx, simulator in
+            let s = try await session(fx, amount: 20_000, capture: .manual)
+            let authorized = try await pay(fx, s, card: "4111111111111111")
+            let id = try #require(authorized.providerReference)
+            let path = "/v2/\(WorldlineSimulator.merchantID)/payments/\(id)/capture"
+            faults.add(.init(provider: "worldline", path: path, method: "POST", fault: .status(409), count: 1))
+            do {
+                let first = try await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-running")
+                #expect(!first.balance.inFlight.isEmpty, "a running capture was taken as settled: \(first)")
+            } catch {
+                #expect((error as? Problem)?.code != "invalid_state", "a running capture was refused as final: \(error)")
+            }
+            #expect(try await fx.gateway.payment(authorized.id).balance?.inFlight.isEmpty == false, "the capture is not held")
+            let retried = try await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-running")
+            #expect(retried.balance.captured == 20_000 && simulator.payment(id)?.captured == 20_000 && simulator.charges == 1, "\(retried)")
+        }
+    }
+
     // MARK: Webhooks
 
     @Test func aSignedWebhookSettlesAPendingPaymentOnceAndForgedOnesChangeNothing() async throws {

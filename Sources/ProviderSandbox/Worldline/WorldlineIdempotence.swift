@@ -35,6 +35,8 @@ struct WorldlineIdempotence: Sendable {
     static let maxRecords = 20_000
     static let timestampHeader = HTTPField.Name("X-GCS-Idempotence-Request-Timestamp")!
     static let keyHeader = HTTPField.Name("X-GCS-Idempotence-Key")!
+    /// The longest `X-GCS-Idempotence-Key` Worldline takes.
+    static let maximumKeyLength = 40
 
     private var records: [String: Record] = [:]
     private let fingerprintKey = SymmetricKey(size: .bits256)
@@ -85,6 +87,10 @@ extension WorldlineSimulator {
     func idempotent(_ request: Request, merchant: String, body: Data,
                     _ work: () async throws -> WorldlineAnswer) async throws -> Response {
         guard let key = request.headers[WorldlineIdempotence.keyHeader], !key.isEmpty else { return try await work().response }
+        // Worldline documents at most 40 characters for the key.
+        guard key.count <= WorldlineIdempotence.maximumKeyLength else {
+            return WorldlineWire.Refusal.idempotenceKeyTooLong(key.count).response
+        }
         let scope = merchant + "\n" + request.uri.path + "\n" + key
         let start = state.withLock { state in
             let fingerprint = state.idempotence.fingerprint(body)

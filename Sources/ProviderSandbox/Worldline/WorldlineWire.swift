@@ -74,11 +74,19 @@ enum WorldlineWire {
             Refusal(409, "1008", "INVALID_PAYMENT_STATUS", "A payment in status \(status) cannot be \(operation)")
         }
 
-        /// The same idempotence key again, while the first request runs or with another body (code documented, ids ours).
+        /// The same idempotence key again, while the first request runs
+        /// (`30001002`, the code the current SDK knows for that state; `1409`
+        /// was an older one) or with another body (ids ours).
         static func idempotence(inFlight: Bool) -> Refusal {
             inFlight
-                ? Refusal(409, "1409", "DUPLICATE_REQUEST_IN_PROGRESS", "A request with this idempotence key is still being processed")
+                ? Refusal(409, "30001002", "DUPLICATE_REQUEST_IN_PROGRESS", "A request with this idempotence key is still being processed")
                 : Refusal(409, "1409", "IDEMPOTENCE_KEY_REUSED", "This idempotence key was used with another request body")
+        }
+
+        /// An `X-GCS-Idempotence-Key` longer than Worldline takes (40 characters).
+        static func idempotenceKeyTooLong(_ length: Int) -> Refusal {
+            Refusal(400, "21000020", "INVALID_VALUE", "X-GCS-Idempotence-Key has \(length) characters; at most \(WorldlineIdempotence.maximumKeyLength) are allowed",
+                    property: "X-GCS-Idempotence-Key")
         }
     }
 
