@@ -146,5 +146,6 @@ extension ProviderProfile {
             supportsManualCapture: manifest.operations.contains(.capture),
             callTimeout: .milliseconds(manifest.timeoutMilliseconds), supportsInstruments: manifest.operations.contains(.instruments),
             fields: manifest.fields, methodCurrencies: manifest.methodCurrencies.mapValues(Set.init))
+        absenceWindow = Double(manifest.absenceWindowSeconds)
     }
 }

@@ -104,6 +104,19 @@ public struct Attempt: Sendable, Equatable, Codable {
 }
 
 extension Attempt {
+    /// A charge the provider made after this attempt was recorded `failed`
+    /// or `cancelled` (it acted on a request the host had given up on):
+    /// the one change a final attempt takes, to the payment it is. Its
+    /// balance opens with the approved amount, as ``move(to:approved:capture:)``'s does.
+    public mutating func recordLateCharge(as next: AttemptStatus, approved: Money) throws(DomainError) {
+        guard status == .failed || status == .cancelled, next.isPayment else { throw .illegalAttemptTransition(from: status, to: next) }
+        guard approved.currency == requested.currency else { throw .currencyMismatch(expected: requested.currency, got: approved.currency) }
+        guard approved.value > 0 else { throw .nonPositiveAmount(approved.value) }
+        balance = PaymentBalance(authorized: approved, capturedAutomatically: next == .succeeded)
+        status = next
+        problem = nil
+    }
+
     /// When reconciliation next has work on this attempt, as a store indexes
     /// it (nil: nothing due): a processing attempt when its lease runs out,
     /// a pending one at its next check, a payment with a capture, refund or

@@ -109,6 +109,21 @@ public struct Session: Sendable, Equatable, Codable {
         if next.isPayment { status = .completed }
     }
 
+    /// A charge the provider made on attempt `id` after it was recorded
+    /// failed or cancelled (``Attempt/recordLateCharge(as:approved:)``).
+    /// True when it became the session's payment: the session was unpaid
+    /// (open, or expired) and now completes. False when another attempt
+    /// paid it, or the merchant aborted it: the charge is a payment of its
+    /// own (with its balance), to be reversed.
+    public mutating func recordLateCharge(attempt id: String, as next: AttemptStatus, approved: Money) throws(DomainError) -> Bool {
+        guard let index = attempts.firstIndex(where: { $0.id == id }) else { throw .unknownAttempt(id) }
+        let paidBefore = attempts.contains { $0.id != id && $0.status.isPayment }
+        try attempts[index].recordLateCharge(as: next, approved: approved)
+        guard !paidBefore, status == .open || status == .expired else { return false }
+        status = .completed
+        return true
+    }
+
     /// Captures `amount` of payment `id` (manual capture; full or partial).
     public mutating func capture(_ amount: Money, of id: String, providerReference: String? = nil) throws(DomainError) {
         var balance = try paymentBalance(id)

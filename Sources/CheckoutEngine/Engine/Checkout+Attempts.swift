@@ -238,6 +238,9 @@ extension Checkout {
                          amount: amount, detail: detail)
         }
         let statusNote = result.providerStatus.map { "provider status \($0)" }
+        if attempt.status == .failed || attempt.status == .cancelled, result.status == .succeeded || result.status == .authorized {
+            return try await lateCharge(result, to: &session, attempt: attempt, at: at)
+        }
         guard !attempt.status.isFinal else {
             let agrees = result.status.rawValue == attempt.status.rawValue || Self.booksExplain(result.status, of: attempt)
             var events = [event(agrees ? "attempt.confirmed" : "attempt.discrepancy", attempt.status.rawValue,
@@ -297,6 +300,18 @@ extension Checkout {
             }
             let detail = result.action.map { "payer action: \($0.type.rawValue)" } ?? result.problem.map { "\($0.code): \($0.message)" } ?? statusNote
             return [event("attempt.pending", "pending", detail: detail)]
+        case .failed where result.problem?.code == Self.unknownPayment:
+            // Absence is not proof: the provider may act on a request it has not recorded yet.
+            let window = directory.profiles().first { $0.id == providerID }?.absenceWindow ?? ProviderProfile.defaultAbsenceWindow
+            let until = attempt.createdAt.addingTimeInterval(window)
+            guard at < until else { fallthrough }
+            var events = markUnknown(&session, attempt: attemptID, reason: "\(providerID) has no record of it yet, and may still act on it until \(until) "
+                                     + "(its absence_window_s of \(Int(window))); only then is its absence final", at: at)
+            try? session.update(attempt: attemptID) { a in
+                if let next = a.nextCheckAt, next > until { a.nextCheckAt = until }
+            }
+            events = events.map { event in var event = event; event.type = "attempt.not_found_yet"; return event }
+            return events
         case .failed, .cancelled:
             let code = result.status == .cancelled ? "user_cancelled" : "payment_failed"
             let problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: providerID) }
@@ -304,6 +319,72 @@ extension Checkout {
             return fail(&session, attempt: attemptID, problem: problem, as: result.status == .cancelled ? .cancelled : .failed, at: at)
         }
     }
+
+    /// A charge the provider reports on an attempt recorded failed or
+    /// cancelled: it acted on a request the host had given up on (a verify
+    /// that found nothing before the provider recorded it, a decline it
+    /// reversed). Never only logged:
+    /// - the session unpaid (open, or expired): the attempt becomes the
+    ///   payment and the session completes;
+    /// - paid by another attempt, or aborted by the merchant: the charge is
+    ///   recorded as the payment it is, and its reversal (a void of an
+    ///   authorization, a refund of a charge) is held under its own provider
+    ///   key, due at once: reconciliation sends it, again until settled,
+    ///   like any held operation, and the events say so. A refusal does not
+    ///   release it (the payer's money): it is sent again, logged each time.
+    /// A charge that cannot be applied (another currency, more than was
+    /// asked, a reference another payment holds) is recorded and logged
+    /// for a person, as any answer the domain cannot take.
+    func lateCharge(_ result: AdapterResult, to session: inout Session, attempt: Attempt, at: Date) async throws -> [SessionEvent] {
+        let providerID = attempt.providerID
+        let sessionID = session.id
+        func event(_ type: String, _ status: String, amount: Money? = nil, detail: String?) -> SessionEvent {
+            SessionEvent(sessionID: sessionID, at: at, type: type, attemptID: attempt.id, status: status, providerID: providerID, amount: amount, detail: detail)
+        }
+        let approved = result.amount ?? attempt.requested
+        var unusable: String?
+        if approved.currency != attempt.requested.currency || approved.value <= 0 || approved.value > attempt.requested.value {
+            unusable = "\(approved.value) \(approved.currency) for \(attempt.requested.value) \(attempt.requested.currency) asked"
+        } else if let reference = result.providerReference, reference != attempt.providerReference,
+                  let holder = try await store.attempt(ofProvider: providerID, holding: reference), holder != attempt.id {
+            unusable = "provider reference \(reference), which payment \(holder) holds"
+        }
+        if let unusable {
+            logger.error("\(providerID) reports \(result.status.rawValue) on attempt \(attempt.id), recorded \(attempt.status.rawValue), with \(unusable): not applied; look at it")
+            return [event("attempt.discrepancy", attempt.status.rawValue, detail: "the provider reports \(result.status.rawValue) with \(unusable): not applied")]
+        }
+        let next: AttemptStatus = result.status == .succeeded ? .succeeded : .authorized
+        let completes = try session.recordLateCharge(attempt: attempt.id, as: next, approved: approved)
+        try session.update(attempt: attempt.id) { a in
+            if let reference = result.providerReference { a.providerReference = reference }
+            if let status = result.providerStatus { a.providerStatus = status }
+            a.updatedAt = at
+        }
+        var events = [event("attempt.late_charge", next.rawValue, amount: approved,
+                            detail: "\(providerID) reports \(next.rawValue) on an attempt recorded \(attempt.status.rawValue): it acted after the host gave up")]
+        if completes {
+            logger.warning("\(providerID) charged attempt \(attempt.id) after it was recorded \(attempt.status.rawValue): it is session \(sessionID)'s payment")
+            events.append(SessionEvent(sessionID: sessionID, at: at, type: "session.completed", attemptID: attempt.id,
+                                       status: SessionStatus.completed.rawValue, providerID: providerID, amount: approved))
+            return events
+        }
+        let operation: PaymentOperation = next == .authorized ? .void : .refund
+        let why = session.status == .cancelled ? "the merchant aborted the session" : "another payment paid the session"
+        let held = PaymentBalance.InFlight(operation: operation.rawValue, amount: approved.value,
+                                           reason: "reversing a late charge: \(why)", since: at, nextCheckAt: at, checks: 0)
+        try session.hold(held, key: attempt.id + Self.lateChargeReversal, of: attempt.id)
+        logger.warning("\(providerID) charged attempt \(attempt.id) after it was recorded \(attempt.status.rawValue), and \(why): its \(operation.rawValue) is held for reconciliation")
+        events.append(event("payment.\(operation.rawValue)_held", next.rawValue, amount: approved,
+                            detail: "the late charge is reversed (\(why)): reconciliation sends the \(operation.rawValue) until it is settled"))
+        return events
+    }
+
+    /// The end of the provider key a late charge's reversal is held under
+    /// (`<attempt>:late-charge-reversal`): one per payment, however often sent.
+    static let lateChargeReversal = ":late-charge-reversal"
+
+    /// The problem code of a verify that finds no such payment at the provider.
+    static let unknownPayment = "unknown_payment"
 
     /// Whether a provider's status for a final attempt that differs from the
     /// attempt's is what its books say it should now be (the header's verify):

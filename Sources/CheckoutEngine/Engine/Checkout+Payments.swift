@@ -169,6 +169,12 @@ extension Checkout {
             session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_\(event)", session: session, attempt: attempt, amount: asked, at: at, detail: detail)])
         }
         func release(_ detail: String) async throws {
+            // The reversal of a late charge is the payer's money: refused, it stays held and is sent again.
+            if providerKey.hasSuffix(Self.lateChargeReversal) {
+                logger.error("the \(operation.rawValue) reversing a late charge on payment \(paymentID) was refused (\(detail)); it stays held and is sent again")
+                try await keepHeld("refused (\(detail)); a late charge is reversed, so it is sent again until it is", event: "refused", detail: detail)
+                return
+            }
             try session.release(key: providerKey, of: paymentID)
             session.updatedAt = at
             session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_failed", session: session, attempt: attempt, amount: asked, at: at, detail: detail)])

@@ -1,3 +1,4 @@
+import Foundation
 import GatewayPayloads
 import PaymentFields
 
@@ -21,6 +22,12 @@ public struct ProviderProfile: Sendable, Equatable {
     /// The longest a call to it can take (its manifest's `timeout_ms`): an
     /// attempt in flight is owned by its engine for this long (plus a margin).
     public var callTimeout: Duration
+    /// Its manifest's `absence_window_s`: for this long after an attempt
+    /// starts, a verify that finds nothing (`unknown_payment`) is not proof
+    /// the provider will not act on it; the attempt stays pending.
+    public var absenceWindow: TimeInterval = ProviderProfile.defaultAbsenceWindow
+    /// 15 minutes, as a manifest's `absence_window_s` defaults.
+    public static let defaultAbsenceWindow: TimeInterval = 900
     /// Whether it can list a session's payer instruments (ABI 1.1 `instruments`).
     public var supportsInstruments: Bool
     /// Its manifest's `fields`: the form of each method it declares one for (docs/fields.md).

@@ -17,6 +17,8 @@ public struct Manifest: Sendable, Hashable {
     public static let defaultEntry = "gw_adapter_entry"
     /// The default per-call deadline.
     public static let defaultTimeoutMilliseconds = 30_000
+    /// `absence_window_s` unless a manifest says: 15 minutes.
+    public static let defaultAbsenceWindowSeconds = 900
     /// The default routing priority (lower is tried first).
     public static let defaultPriority = 100
 
@@ -78,6 +80,13 @@ public struct Manifest: Sendable, Hashable {
     public var operations: [PaymentOperation]
     public var priority: Int
     public var timeoutMilliseconds: Int
+    /// `absence_window_s`: how long after an attempt starts the provider may
+    /// still act on it without having recorded it yet. A verify that finds
+    /// nothing (`unknown_payment`) within it keeps the attempt pending;
+    /// only after it is absence final. 0 for a provider that can act on
+    /// nothing the payer has not completed on a page only the lost answer
+    /// carried (a hosted checkout).
+    public var absenceWindowSeconds: Int = Manifest.defaultAbsenceWindowSeconds
     /// The `config` object, serialized as JSON, handed to the adapter's `create`.
     public var configJSON: String
     public var secrets: [String: SecretReference]

@@ -15,7 +15,7 @@ public enum ManifestValidator {
 
     static let knownKeys: Set<String> = [
         "file_format_version", "id", "version", "enabled", "mode", "description", "library", "sha256", "entry",
-        "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms",
+        "abi", "methods", "currencies", "countries", "amount", "operations", "priority", "timeout_ms", "absence_window_s",
         "config", "secrets", "egress", "isolation", "isolation_network", "sandbox_exceptions", "limits", "sandbox", "tls", "fields",
         "method_currencies",
     ]
@@ -106,6 +106,7 @@ private struct Checker {
         let limits = amountLimits(root["amount"], currencies: currencies ?? [])
         let priority = integer(root, "priority", range: 0...10_000) ?? Manifest.defaultPriority
         let timeout = integer(root, "timeout_ms", range: 100...600_000) ?? Manifest.defaultTimeoutMilliseconds
+        let absenceWindow = integer(root, "absence_window_s", range: 0...86_400) ?? Manifest.defaultAbsenceWindowSeconds
         var configJSON = "{}"
         if let config = root["config"] {
             if case .object = config { configJSON = config.serialized }
@@ -151,7 +152,7 @@ private struct Checker {
         guard let format, let id, let version, let enabled, let mode, let library, let abi,
               let methods, let currencies, let countries, operationNames != nil
         else { return nil }
-        return Manifest(
+        var manifest = Manifest(
             fileFormatVersion: format, id: id, version: version, enabled: enabled, mode: mode, description: description,
             library: library, sha256: sha256, entry: entry ?? Manifest.defaultEntry,
             abiMajor: abi.major, abiMinor: abi.minor, methods: methods, currencies: currencies,
@@ -159,6 +160,8 @@ private struct Checker {
             timeoutMilliseconds: timeout, configJSON: configJSON, secrets: secrets, egress: egress,
             isolation: isolation, sandboxConfigJSON: sandboxConfigJSON, tls: tls,
             limits: runnerLimits, isolationNetwork: network, sandboxExceptions: exceptions, isolationByDefault: !isolationSaid, fields: fields, methodCurrencies: methodCurrencies)
+        manifest.absenceWindowSeconds = absenceWindow
+        return manifest
     }
 
     /// `fields`: per method the manifest lists, at most 20 fields with
