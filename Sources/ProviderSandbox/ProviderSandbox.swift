@@ -20,7 +20,7 @@ public final class ProviderSandbox: Sendable {
     public let simulators: [any ProviderSimulator]
     public let faults: FaultPlan
     private let boundURL = Mutex<String?>(nil)
-    private let logger: Logger
+    let logger: Logger
 
     public init(simulators: [any ProviderSimulator], faults: FaultPlan = FaultPlan(), logger: Logger = Logger(label: "sandbox")) {
         self.simulators = simulators
@@ -57,6 +57,32 @@ public final class ProviderSandbox: Sendable {
                 let port = channel.localAddress?.port ?? 0
                 let shown = host.contains(":") ? "[\(host)]" : host
                 self.boundURL.withLock { $0 = "http://\(shown):\(port)" }
+                await onRunning(port)
+            },
+            logger: logger)
+    }
+}
+
+extension ProviderSandbox {
+    /// Simulator `id` alone at the root of a server of its own: Worldline's
+    /// `/v2/{merchantId}/…` rather than `/worldline/v2/…`, as a provider's
+    /// official SDK expects of its host (an SDK takes a host, never a path
+    /// prefix). The same simulator, with the same state, as the shared
+    /// server's; faults apply on the shared server only. Nil for an unknown id.
+    public func rootApplication(for id: String, host: String = "127.0.0.1", port: Int = 0,
+                                onRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> (some ApplicationProtocol)? {
+        guard let simulator = simulator(id) else { return nil as Application<RouterResponder<BasicRequestContext>>? }
+        let bound = Mutex<String?>(nil)
+        let router = Router(context: BasicRequestContext.self)
+        var context = SandboxContext(baseURL: { bound.withLock { $0 } ?? "http://127.0.0.1" }, faults: FaultPlan())
+        context.prefixed = false
+        simulator.register(on: router.group(), sandbox: context)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname(host, port: port), serverName: "gateway-sandbox-\(id)"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                bound.withLock { $0 = "http://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
                 await onRunning(port)
             },
             logger: logger)

@@ -38,7 +38,10 @@ public struct SandboxContext: Sendable {
     public let baseURL: @Sendable () -> String
     /// The faults to inject (``FaultPlan``).
     public let faults: FaultPlan
+    /// Whether the simulator's routes start under `/<id>` (the shared
+    /// server), or at the root (a server of its own, for a provider's SDK).
+    public var prefixed = true
 
-    /// `http://127.0.0.1:PORT/<id>`: where a simulator's own routes start.
-    public func base(of simulator: some ProviderSimulator) -> String { baseURL() + "/" + simulator.id }
+    /// `http://127.0.0.1:PORT/<id>` (or, at the root, the base URL): where a simulator's own routes start.
+    public func base(of simulator: some ProviderSimulator) -> String { prefixed ? baseURL() + "/" + simulator.id : baseURL() }
 }

@@ -9,7 +9,7 @@ import ServiceLifecycle
 struct SandboxCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sandbox",
-        abstract: "Serve the provider simulators (HyperPay, STC Pay, Tabby, Tamara) on loopback.",
+        abstract: "Serve the provider simulators (HyperPay, STC Pay, Tabby, Tamara, Swedbank Pay, Worldline) on loopback.",
         discussion: """
             Each simulator speaks its provider's documented API under /<provider>/… (HyperPay's \
             POST /v1/checkouts is /hyperpay/v1/checkouts), with state, hosted payer pages \
@@ -24,6 +24,9 @@ struct SandboxCommand: AsyncParsableCommand {
     @Option(help: "Delay every simulator answer by this many milliseconds (a slow provider).")
     var latencyMs: Int = 0
 
+    @Option(help: "The port of the Worldline simulator alone, at the root (/v2/{merchantId}/…), for Worldline's own SDKs (0: any free port, printed at start).")
+    var worldlinePort: Int = 8091
+
     func run() async throws {
         guard latencyMs >= 0 else { throw ValidationError("--latency-ms must be 0 or more (got \(latencyMs))") }
         let sandbox = ProviderSandbox.shipped(faults: FaultPlan(baseLatencyMilliseconds: latencyMs))
@@ -33,8 +36,14 @@ struct SandboxCommand: AsyncParsableCommand {
             let line = "gateway sandbox serving \(simulators) on http://127.0.0.1:\(port)\n"
             FileHandle.standardOutput.write(Data(line.utf8))
         }
-        try await ServiceGroup(configuration: .init(
-            services: [.init(service: application)], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: application)]
+        if let worldline = sandbox.rootApplication(for: "worldline", port: worldlinePort, onRunning: { port in
+            let line = "gateway sandbox serving worldline alone at the root of http://127.0.0.1:\(port) (an SDK's api endpoint)\n"
+            FileHandle.standardOutput.write(Data(line.utf8))
+        }) {
+            services.append(.init(service: worldline))
+        }
+        try await ServiceGroup(configuration: .init(services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)).run()
     }
 }
 

@@ -1,0 +1,79 @@
+import Foundation
+import ProviderSandbox
+import Testing
+import TestSupport
+
+/// The Worldline simulator driven by a client nobody here wrote: Worldline's
+/// own Direct server SDK for Python (`onlinepayments-sdk-python3`, pinned in
+/// scripts/install-prerequisites), through its public API only
+/// (scripts/worldline-sdk-check), pointed at the simulator alone at the root
+/// of a port of its own, as at Worldline's host. Card sales, the SDK's
+/// decline exception, authorization, partial and final capture, refund,
+/// cancel, an idempotent replay with its timestamp, a key over 40 characters
+/// refused, 3-D Secure's redirect, a 404, and a notification the simulator
+/// signed, verified (and refused altered) by the SDK's WebhooksHelper.
+@Suite struct WorldlineSDKTests {
+    /// Whether Python can import the SDK. CI installs it; missing there fails.
+    static let isAvailable: Bool = {
+        let probe = Process()
+        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        probe.arguments = ["python3", "-c", "import onlinepayments.sdk.factory"]
+        probe.standardOutput = FileHandle.nullDevice
+        probe.standardError = FileHandle.nullDevice
+        guard (try? probe.run()) != nil else { return false }
+        probe.waitUntilExit()
+        return probe.terminationStatus == 0
+    }()
+
+    static var script: String { BuildProducts.repository.appendingPathComponent("scripts/worldline-sdk-check").path }
+
+    /// One JSON line of the script.
+    struct Line: Decodable {
+        var check: String?
+        var ok: Bool?
+        var detail: String?
+        var payment: String?
+    }
+
+    static func lines(_ output: String) -> [Line] {
+        output.split(separator: "\n").compactMap { try? JSONDecoder().decode(Line.self, from: Data($0.utf8)) }
+    }
+
+    @Test func ciHasTheSDK() {
+        #expect(Self.isAvailable || ProcessInfo.processInfo.environment["CI"] == nil,
+                "CI is set but onlinepayments-sdk-python3 is not installed: run scripts/install-prerequisites")
+    }
+
+    @Test(.enabled(if: WorldlineSDKTests.isAvailable, "onlinepayments-sdk-python3 (scripts/install-prerequisites)"))
+    func worldlinesOwnSDKDrivesTheSimulatorAsItDrivesWorldline() async throws {
+        let sandbox = ProviderSandbox.shipped()
+        let (ports, continuation) = AsyncStream<Int>.makeStream()
+        let application = try #require(sandbox.rootApplication(for: "worldline") { port in continuation.yield(port) })
+        let server = Task { try await application.runService() }
+        defer { server.cancel() }
+        var iterator = ports.makeAsyncIterator()
+        let port = try #require(await iterator.next())
+
+        let run = try await runProcessOffThePool("/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)"])
+        let lines = Self.lines(run.stdout)
+        let checks = lines.filter { $0.check != nil }
+        #expect(checks.count >= 12, "\(run.output)")
+        for check in checks {
+            #expect(check.ok == true, "\(check.check ?? ""): \(check.detail ?? "")")
+        }
+        #expect(run.status == 0, "\(run.stderr.suffix(3000))")
+
+        // A notification the simulator signs for the SDK's sale, checked by the SDK's own helper.
+        let paymentID = try #require(lines.compactMap(\.payment).first, "\(run.output)")
+        let simulator = try #require(sandbox.simulator("worldline") as? WorldlineSimulator)
+        let webhook = try #require(simulator.webhook(forPayment: paymentID))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("worldline-webhook-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: file) }
+        try JSONSerialization.data(withJSONObject: ["body": webhook.body, "headers": webhook.headers]).write(to: file)
+        let verified = try await runProcessOffThePool("/usr/bin/env", ["python3", Self.script, "--webhook", file.path, paymentID,
+                                                                        WorldlineSimulator.webhookKeyID, WorldlineSimulator.webhookSecret])
+        let webhookChecks = Self.lines(verified.stdout).filter { $0.check != nil }
+        #expect(webhookChecks.count == 2 && webhookChecks.allSatisfy { $0.ok == true }, "\(verified.output)")
+        #expect(verified.status == 0)
+    }
+}
