@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import HTTPTypes
 import Hummingbird
@@ -7,18 +6,15 @@ import Hummingbird
 /// merchant, path and key for 24 hours:
 ///
 /// - the first request runs, and its answer is kept;
-/// - a replay with the same body gets that answer again (same HTTP status,
-///   same body), plus `X-GCS-Idempotence-Request-Timestamp`, the first
-///   request's time in epoch milliseconds (documented);
-/// - a replay while the first still runs gets 409 with errorCode `1409`
-///   (documented), and so does the same key with another body (unofficial).
-///
-/// Bodies are compared as JSON, keys sorted (ours: Worldline does not say
-/// how it compares), through an HMAC under a key of this run, so that a
-/// record holds no digest of a card number that could be searched.
+/// - a replay gets that answer again (same HTTP status, same body), plus
+///   `X-GCS-Idempotence-Request-Timestamp`, the first request's time in
+///   epoch milliseconds; the key decides, whatever the replay's body
+///   (documented: the first answer is returned);
+/// - a replay while the first still runs gets 409 with errorCode `30001002`
+///   (the code the SDKs know for it);
+/// - a key longer than 40 characters is refused, 400 `21000020`.
 struct WorldlineIdempotence: Sendable {
     struct Record: Sendable {
-        var fingerprint: [UInt8]
         /// Nil while the first request runs.
         var answer: WorldlineAnswer?
         var timestamp: Int64
@@ -39,25 +35,13 @@ struct WorldlineIdempotence: Sendable {
     static let maximumKeyLength = 40
 
     private var records: [String: Record] = [:]
-    private let fingerprintKey = SymmetricKey(size: .bits256)
 
     init() {}
 
-    /// The fingerprint of a request body.
-    func fingerprint(_ body: Data) -> [UInt8] {
-        var canonical = body
-        if let object = try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed]),
-           let sorted = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]) {
-            canonical = sorted
-        }
-        return Array(HMAC<SHA256>.authenticationCode(for: canonical, using: fingerprintKey))
-    }
-
     /// Starts a request under `scope` (merchant, path and key).
-    mutating func start(_ scope: String, fingerprint: [UInt8], now: Date = Date()) -> Start {
+    mutating func start(_ scope: String, now: Date = Date()) -> Start {
         if let record = records[scope], now.timeIntervalSince(record.created) < Self.lifetime {
-            guard record.fingerprint == fingerprint else { return .refused(.idempotence(inFlight: false)) }
-            guard let answer = record.answer else { return .refused(.idempotence(inFlight: true)) }
+            guard let answer = record.answer else { return .refused(.idempotenceInFlight) }
             return .replay(answer, timestamp: record.timestamp)
         }
         if records.count >= Self.maxRecords {
@@ -66,7 +50,7 @@ struct WorldlineIdempotence: Sendable {
                 records[oldest.key] = nil
             }
         }
-        records[scope] = Record(fingerprint: fingerprint, answer: nil, timestamp: Int64((now.timeIntervalSince1970 * 1000).rounded()),
+        records[scope] = Record(answer: nil, timestamp: Int64((now.timeIntervalSince1970 * 1000).rounded()),
                                 created: now)
         return .fresh
     }
@@ -92,10 +76,7 @@ extension WorldlineSimulator {
             return WorldlineWire.Refusal.idempotenceKeyTooLong(key.count).response
         }
         let scope = merchant + "\n" + request.uri.path + "\n" + key
-        let start = state.withLock { state in
-            let fingerprint = state.idempotence.fingerprint(body)
-            return state.idempotence.start(scope, fingerprint: fingerprint)
-        }
+        let start = state.withLock { $0.idempotence.start(scope) }
         switch start {
         case .refused(let refusal):
             return refusal.response

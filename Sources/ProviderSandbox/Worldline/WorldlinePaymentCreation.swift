@@ -35,6 +35,9 @@ extension WorldlineServerAPI {
         var nonce: (value: String, until: Date)?
     }
 
+    /// The created payment's URL, for `Location` on a 201.
+    func location(_ merchant: String, _ id: String) -> String { base() + "/v2/\(merchant)/payments/\(id)" }
+
     func create(_ merchant: String, _ body: [String: Any]) throws -> WorldlineAnswer {
         let order = body["order"] as? [String: Any]
         guard let money = order?["amountOfMoney"] as? [String: Any] else { throw WorldlineWire.Refusal.missing("order.amountOfMoney") }
@@ -105,9 +108,10 @@ extension WorldlineServerAPI {
         case .challenge:
             let redirect: [String: Any] = ["redirectURL": base() + "/3ds/" + (payment.challenge ?? ""), "RETURNMAC": payment.returnMAC ?? ""]
             return WorldlineAnswer(201, ["creationOutput": creation, "payment": WorldlineWire.payment(payment),
-                                         "merchantAction": ["actionType": "REDIRECT", "redirectData": redirect] as [String: Any]])
+                                         "merchantAction": ["actionType": "REDIRECT", "redirectData": redirect] as [String: Any]],
+                                   location: location(merchant, payment.id))
         case .approve:
-            return WorldlineAnswer(201, ["creationOutput": creation, "payment": WorldlineWire.payment(payment)])
+            return WorldlineAnswer(201, ["creationOutput": creation, "payment": WorldlineWire.payment(payment)], location: location(merchant, payment.id))
         }
     }
 

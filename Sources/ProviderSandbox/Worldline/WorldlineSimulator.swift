@@ -65,7 +65,7 @@ public final class WorldlineSimulator: ProviderSimulator {
         case 402: WorldlineWire.Refusal(402, "30051001", "AUTHORIZATION_DECLINED", "Authorisation declined")
         case 403: .forbidden
         case 404: .unknownPayment
-        case 409: .idempotence(inFlight: true)
+        case 409: .idempotenceInFlight
         case 500...599: WorldlineWire.Refusal(status, "9999", "UNKNOWN_SERVER_ERROR", "UNKNOWN_SERVER_ERROR")
         default: WorldlineWire.Refusal(status, "21000020", "INVALID_VALUE", "The request could not be processed")
         }

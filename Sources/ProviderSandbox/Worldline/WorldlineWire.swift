@@ -6,13 +6,20 @@ import NIOCore
 struct WorldlineAnswer: Sendable {
     var status: Int
     var body: String
+    /// `Location`: the created resource's URL, on a 201.
+    var location: String?
 
-    init(_ status: Int, _ document: [String: Any]) {
+    init(_ status: Int, _ document: [String: Any], location: String? = nil) {
         self.status = status
         self.body = SimulatorJSON.text(document)
+        self.location = location
     }
 
-    var response: Response { SimulatorJSON.response(HTTPResponse.Status(code: status), body) }
+    var response: Response {
+        var response = SimulatorJSON.response(HTTPResponse.Status(code: status), body)
+        if let location { response.headers[.location] = location }
+        return response
+    }
 }
 
 /// Worldline Direct's documents as the simulator writes them: payments
@@ -74,14 +81,11 @@ enum WorldlineWire {
             Refusal(409, "1008", "INVALID_PAYMENT_STATUS", "A payment in status \(status) cannot be \(operation)")
         }
 
-        /// The same idempotence key again, while the first request runs
+        /// The same idempotence key again while the first request runs
         /// (`30001002`, the code the current SDK knows for that state; `1409`
-        /// was an older one) or with another body (ids ours).
-        static func idempotence(inFlight: Bool) -> Refusal {
-            inFlight
-                ? Refusal(409, "30001002", "DUPLICATE_REQUEST_IN_PROGRESS", "A request with this idempotence key is still being processed")
-                : Refusal(409, "1409", "IDEMPOTENCE_KEY_REUSED", "This idempotence key was used with another request body")
-        }
+        /// was an older one; id ours).
+        static let idempotenceInFlight = Refusal(409, "30001002", "DUPLICATE_REQUEST_IN_PROGRESS",
+                                                 "A request with this idempotence key is still being processed")
 
         /// An `X-GCS-Idempotence-Key` longer than Worldline takes (40 characters).
         static func idempotenceKeyTooLong(_ length: Int) -> Refusal {
