@@ -369,16 +369,19 @@ enum PostgresMigrations {
     /// cancelled. The commit functions are v2's, v5's and v6's with only
     /// that changed (``edited(_:_:)`` spells out the changes): an attempt
     /// whose reference another holds refuses its change with GWREF
-    /// (StoreConflict.referenceHeld), undoing that change alone; a batch
-    /// written in one statement that meets one is written change by change,
-    /// as for any other refusal. Attempts written before have no reference
-    /// here (their documents keep it).
+    /// (StoreConflict.referenceHeld; caught once per change, in
+    /// gateway_commit_each, by the index's name), undoing that change alone;
+    /// a batch written in one statement that meets one is written change by
+    /// change, as for any other refusal. Attempts written before have no
+    /// reference here (their documents keep it).
     private static let oneReferenceOnePayment = Migration(name: "v7: one provider reference, one payment", statements: [
         "ALTER TABLE attempt ADD COLUMN provider_reference text COLLATE \"C\"",
         """
         CREATE UNIQUE INDEX attempt_provider_reference ON attempt (provider_id, provider_reference)
             WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled')
         """,
+        // A reference once written is never cleared: a change without one
+        // (a host of the previous version, during a rolling upgrade) keeps it.
         edited(earlier[1].statements[0], [
             ("CREATE FUNCTION gateway_commit(", "CREATE OR REPLACE FUNCTION gateway_commit("),
             ("""
@@ -387,22 +390,29 @@ enum PostgresMigrations {
                         ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL
                         WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at;
             """, """
-                    BEGIN
-                        INSERT INTO attempt (id, session_id, provider_id, status, due_at, provider_reference)
-                            SELECT a->>0, s_id, a->>1, a->>2, (a->>3)::float8, a->>4 FROM jsonb_array_elements(p_attempts) AS a
-                            ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL,
-                                provider_reference = excluded.provider_reference
-                            WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at
-                               OR attempt.provider_reference IS DISTINCT FROM excluded.provider_reference;
-                    EXCEPTION WHEN unique_violation THEN
-                        RAISE EXCEPTION 'a provider reference of session % is held by another payment', s_id USING ERRCODE = 'GWREF';
-                    END;
+                    INSERT INTO attempt (id, session_id, provider_id, status, due_at, provider_reference)
+                        SELECT a->>0, s_id, a->>1, a->>2, (a->>3)::float8, a->>4 FROM jsonb_array_elements(p_attempts) AS a
+                        ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL,
+                            provider_reference = coalesce(excluded.provider_reference, attempt.provider_reference)
+                        WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at
+                           OR (excluded.provider_reference IS NOT NULL AND attempt.provider_reference IS DISTINCT FROM excluded.provider_reference);
             """),
         ]),
+        // The reference's index refuses a change: GWREF for it alone. Any
+        // other unique violation fails the batch, as before.
         edited(earlier[4].statements[0], [
             ("CREATE FUNCTION gateway_commit_many(", "CREATE OR REPLACE FUNCTION gateway_commit_each("),
-            ("EXCEPTION WHEN SQLSTATE 'GWSTL' OR SQLSTATE 'GWKEY' OR SQLSTATE 'GWWHK' THEN",
-             "EXCEPTION WHEN SQLSTATE 'GWSTL' OR SQLSTATE 'GWKEY' OR SQLSTATE 'GWWHK' OR SQLSTATE 'GWREF' THEN"),
+            ("DECLARE\n    item jsonb;\n", "DECLARE\n    item jsonb;\n    violated text;\n"),
+            ("            numbers := NULL;\n        END;\n",
+             "            numbers := NULL;\n"
+                + "        WHEN unique_violation THEN\n"
+                + "            GET STACKED DIAGNOSTICS violated = CONSTRAINT_NAME;\n"
+                + "            IF violated IS DISTINCT FROM 'attempt_provider_reference' THEN\n"
+                + "                RAISE;\n"
+                + "            END IF;\n"
+                + "            refusal := 'GWREF';\n"
+                + "            numbers := NULL;\n"
+                + "        END;\n"),
         ]),
         edited(earlier[5].statements[1], [
             ("CREATE FUNCTION gateway_commit_many(", "CREATE OR REPLACE FUNCTION gateway_commit_many("),
@@ -418,9 +428,9 @@ enum PostgresMigrations {
                             WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at),
             """, """
                             ON CONFLICT (id) DO UPDATE SET status = excluded.status, due_at = excluded.due_at, claimed_until = NULL, claimed_by = NULL,
-                                provider_reference = excluded.provider_reference
+                                provider_reference = coalesce(excluded.provider_reference, attempt.provider_reference)
                             WHERE attempt.status IS DISTINCT FROM excluded.status OR attempt.due_at IS DISTINCT FROM excluded.due_at
-                               OR attempt.provider_reference IS DISTINCT FROM excluded.provider_reference),
+                               OR (excluded.provider_reference IS NOT NULL AND attempt.provider_reference IS DISTINCT FROM excluded.provider_reference)),
             """),
             ("EXCEPTION WHEN SQLSTATE 'GWFST' THEN", "EXCEPTION WHEN SQLSTATE 'GWFST' OR unique_violation THEN"),
         ]),

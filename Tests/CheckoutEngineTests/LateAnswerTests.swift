@@ -137,6 +137,46 @@ import Testing
         #expect(refunds.count == 1 && refunds.first?.attemptID == first.id)
     }
 
+    /// A late charge completes the session while another attempt is still
+    /// live; when that one succeeds too, it is the second payment, and it is
+    /// reversed: one payment per session, whichever order the answers come in.
+    @Test func anAttemptThatSucceedsAfterALateChargePaidTheSessionIsReversed() async throws {
+        let slow = SlowProvider()
+        let succeeds = Shared(false)
+        let later = ScriptedProvider("later") { call in
+            switch call {
+            case .authorize(let r):
+                return .answered(AdapterResult(status: .pending, providerReference: "later-\(r.paymentId)",
+                                               action: PaymentAction(type: .redirect, url: "https://later.example/pay", method: "GET")))
+            case .verify(let r) where succeeds.withLock({ $0 }):
+                return .answered(AdapterResult(status: .succeeded, providerReference: r.providerReference, amount: Money(value: 1000, currency: "SAR")))
+            case .verify(let r):
+                return .answered(AdapterResult(status: .pending, providerReference: r.providerReference))
+            default:
+                return .answered(ScriptedProvider.success(call))
+            }
+        }
+        let f = try EngineFixture([(slowProfile(window: 0), slow.provider), (profile("later", priority: 2), later)])
+        let session = try await f.session()
+        let first = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "slow"))
+        #expect(try await f.checkout.verify(attempt: first.id).status == .failed)
+        let second = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "later"))
+        #expect(second.status == .pending)
+
+        slow.charged.withLock { $0 = true }
+        #expect(try await f.checkout.verify(attempt: first.id).status == .succeeded)
+        #expect(try await f.checkout.session(session.id).session.status == .completed)
+
+        succeeds.withLock { $0 = true }
+        let paidToo = try await f.checkout.verify(attempt: second.id)
+        #expect(paidToo.status == .succeeded && paidToo.balance?.inFlight[second.id + ":late-charge-reversal"]?.operation == "refund",
+                "a second payment kept: \(String(describing: paidToo.balance))")
+        await Reconciler(checkout: f.checkout).runPass()
+        let settled = try await f.checkout.session(session.id).session
+        #expect(try settled.attempt(second.id).balance?.refunded == 1000 && settled.attempt(first.id).balance?.refunded == 0)
+        #expect(later.keys(.refund) == [second.id + ":late-charge-reversal"])
+    }
+
     /// The reversal is the payer's money: a provider that refuses it does
     /// not release it (as a merchant's own refund would be); it stays held
     /// and is sent again, under the same key, until it lands.

@@ -178,7 +178,8 @@ extension Checkout {
             switch reply {
             case .answered(let result):
                 events = try await apply(result, to: &session, attempt: attemptID, at: at)
-                if result.status == .failed, result.problem?.safeToRetryElsewhere == true, !isLast {
+                // Failed as applied: an answer kept pending (absence not yet final) never fails over.
+                if (try? session.attempt(attemptID))?.status == .failed, result.problem?.safeToRetryElsewhere == true, !isLast {
                     failover = true
                     failedBefore = "\(candidate.providerID) declined before charging (\(result.problem?.code ?? "failed"))"
                 }
@@ -272,6 +273,8 @@ extension Checkout {
             guard approved.value <= attempt.requested.value else {
                 return markUnknown(&session, attempt: attemptID, reason: "\(providerID) reports \(approved.value) approved, more than the \(attempt.requested.value) asked", at: at)
             }
+            // A session another attempt paid meanwhile (a late charge recorded while this one was live).
+            let paidBy = session.payment.map(\.id)
             do {
                 try session.move(attempt: attemptID, to: next, approved: approved)
             } catch {
@@ -284,6 +287,11 @@ extension Checkout {
             var events = [event("attempt.\(next.rawValue)", next.rawValue, amount: approved, detail: statusNote)]
             if approved.value < attempt.requested.value {
                 events[0].detail = "partial approval: \(approved.value) of \(attempt.requested.value)" + (statusNote.map { "; \($0)" } ?? "")
+            }
+            if let paidBy, paidBy != attemptID {
+                // One payment per session: this second one is reversed.
+                events += try holdReversal(of: attemptID, in: &session, as: next, approved: approved, why: "payment \(paidBy) paid the session first", at: at)
+                return events
             }
             events.append(SessionEvent(sessionID: sessionID, at: at, type: "session.completed", attemptID: attemptID,
                                        status: SessionStatus.completed.rawValue, providerID: providerID, amount: approved))
@@ -345,8 +353,9 @@ extension Checkout {
         var unusable: String?
         if approved.currency != attempt.requested.currency || approved.value <= 0 || approved.value > attempt.requested.value {
             unusable = "\(approved.value) \(approved.currency) for \(attempt.requested.value) \(attempt.requested.currency) asked"
-        } else if let reference = result.providerReference, reference != attempt.providerReference,
+        } else if let reference = result.providerReference ?? attempt.providerReference,
                   let holder = try await store.attempt(ofProvider: providerID, holding: reference), holder != attempt.id {
+            // The reference it would hold again as a payment (a failed attempt's holds nothing in the store).
             unusable = "provider reference \(reference), which payment \(holder) holds"
         }
         if let unusable {
@@ -368,15 +377,27 @@ extension Checkout {
                                        status: SessionStatus.completed.rawValue, providerID: providerID, amount: approved))
             return events
         }
-        let operation: PaymentOperation = next == .authorized ? .void : .refund
         let why = session.status == .cancelled ? "the merchant aborted the session" : "another payment paid the session"
+        logger.warning("\(providerID) charged attempt \(attempt.id) after it was recorded \(attempt.status.rawValue), and \(why)")
+        return events + (try holdReversal(of: attempt.id, in: &session, as: next, approved: approved, why: why, at: at))
+    }
+
+    /// Holds the reversal of payment `attemptID` (a void of an
+    /// authorization, a refund of a charge, of all of it) under
+    /// `<attempt>:late-charge-reversal`, due at once: a payment the session
+    /// must not keep (another paid it, or it was aborted). Reconciliation
+    /// sends it until it lands.
+    func holdReversal(of attemptID: String, in session: inout Session, as status: AttemptStatus, approved: Money, why: String,
+                      at: Date) throws -> [SessionEvent] {
+        let operation: PaymentOperation = status == .authorized ? .void : .refund
         let held = PaymentBalance.InFlight(operation: operation.rawValue, amount: approved.value,
-                                           reason: "reversing a late charge: \(why)", since: at, nextCheckAt: at, checks: 0)
-        try session.hold(held, key: attempt.id + Self.lateChargeReversal, of: attempt.id)
-        logger.warning("\(providerID) charged attempt \(attempt.id) after it was recorded \(attempt.status.rawValue), and \(why): its \(operation.rawValue) is held for reconciliation")
-        events.append(event("payment.\(operation.rawValue)_held", next.rawValue, amount: approved,
-                            detail: "the late charge is reversed (\(why)): reconciliation sends the \(operation.rawValue) until it is settled"))
-        return events
+                                           reason: "reversing a payment the session does not keep: \(why)", since: at, nextCheckAt: at, checks: 0)
+        try session.hold(held, key: attemptID + Self.lateChargeReversal, of: attemptID)
+        let providerID = (try? session.attempt(attemptID))?.providerID
+        logger.warning("payment \(attemptID) of session \(session.id) is reversed (\(why)): its \(operation.rawValue) is held for reconciliation")
+        return [SessionEvent(sessionID: session.id, at: at, type: "payment.\(operation.rawValue)_held", attemptID: attemptID, status: status.rawValue,
+                             providerID: providerID, amount: approved,
+                             detail: "reversed (\(why)): reconciliation sends the \(operation.rawValue) until it is settled")]
     }
 
     /// The end of the provider key a late charge's reversal is held under
