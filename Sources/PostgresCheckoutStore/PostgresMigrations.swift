@@ -376,6 +376,24 @@ enum PostgresMigrations {
     /// reference here (their documents keep it).
     private static let oneReferenceOnePayment = Migration(name: "v7: one provider reference, one payment", statements: [
         "ALTER TABLE attempt ADD COLUMN provider_reference text COLLATE \"C\"",
+        // Attempts written before, from their sessions' documents (one with
+        // U+0000 in it, which jsonb cannot hold, is left as it is); two live
+        // or paid attempts of one provider that already share a reference
+        // (the defect this closes) keep none here, as in the SQLite store.
+        """
+        UPDATE attempt SET provider_reference = found.reference
+        FROM (SELECT s.id AS session_id, e->>'id' AS attempt_id, e->>'providerReference' AS reference
+              FROM session AS s, jsonb_array_elements(convert_from(s.document, 'UTF8')::jsonb -> 'attempts') AS e
+              WHERE position('\\u0000' IN convert_from(s.document, 'UTF8')) = 0) AS found
+        WHERE found.session_id = attempt.session_id AND found.attempt_id = attempt.id AND found.reference IS NOT NULL
+        """,
+        """
+        UPDATE attempt SET provider_reference = NULL
+        WHERE status NOT IN ('failed', 'cancelled') AND (provider_id, provider_reference) IN (
+            SELECT provider_id, provider_reference FROM attempt
+            WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled')
+            GROUP BY provider_id, provider_reference HAVING count(*) > 1)
+        """,
         """
         CREATE UNIQUE INDEX attempt_provider_reference ON attempt (provider_id, provider_reference)
             WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled')

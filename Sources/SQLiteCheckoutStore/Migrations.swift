@@ -155,10 +155,22 @@ enum Migrations {
             // An attempt's provider reference, unique per provider among
             // attempts neither failed nor cancelled: a second payment can
             // never be recorded under another's reference
-            // (StoreConflict.referenceHeld). Attempts written before this
-            // migration have none recorded here (their documents keep it).
+            // (StoreConflict.referenceHeld). Attempts written before are
+            // filled in from their sessions' documents; where two live or
+            // paid attempts of one provider already share a reference (the
+            // defect this closes), neither gets it here, so that the store
+            // keeps working and both stay as their documents say.
             try db.execute(sql: """
                 ALTER TABLE attempt ADD COLUMN provider_reference TEXT;
+                UPDATE attempt SET provider_reference = (
+                    SELECT json_extract(a.value, '$.providerReference')
+                    FROM session s, json_each(CAST(s.document AS TEXT), '$.attempts') AS a
+                    WHERE s.id = attempt.session_id AND json_extract(a.value, '$.id') = attempt.id);
+                UPDATE attempt SET provider_reference = NULL
+                WHERE status NOT IN ('failed', 'cancelled') AND (provider_id, provider_reference) IN (
+                    SELECT provider_id, provider_reference FROM attempt
+                    WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled')
+                    GROUP BY provider_id, provider_reference HAVING count(*) > 1);
                 CREATE UNIQUE INDEX attempt_provider_reference ON attempt(provider_id, provider_reference)
                     WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled');
                 """)
