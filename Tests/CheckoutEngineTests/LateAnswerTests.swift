@@ -208,4 +208,41 @@ import Testing
         let events = try await f.store.events(ofSession: session.id, after: 0).map(\.type)
         #expect(events.contains("payment.refund_refused") && events.last == "payment.refunded", "\(events)")
     }
+    /// A reversal refused (the provider says the money is already back: a
+    /// refund made by hand meanwhile) is not sent forever: before sending it
+    /// again, reconciliation verifies, and the provider's totals settle it.
+    @Test func aRefusedReversalThatTheProviderShowsMadeIsSettledByItsTotals() async throws {
+        let charged = Shared(false), refundedByHand = Shared(false)
+        let provider = ScriptedProvider("slow") { call in
+            switch call {
+            case .authorize: return .unknown("no answer within the call's timeout")
+            case .refund:
+                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "invalid_state", message: "nothing left to refund", retryable: false)))
+            case .verify(let r):
+                guard charged.withLock({ $0 }) else {
+                    return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false)))
+                }
+                let refunded = refundedByHand.withLock { $0 } ? 1000 : 0
+                return .answered(AdapterResult(status: .succeeded, providerReference: "slow-\(r.paymentId)", amount: Money(value: 1000, currency: "SAR"),
+                                               totals: PaymentTotals(captured: Money(value: 1000, currency: "SAR"), refunded: Money(value: Int64(refunded), currency: "SAR"), voided: false)))
+            default: return .answered(ScriptedProvider.success(call))
+            }
+        }
+        let f = try EngineFixture([(slowProfile(window: 0), provider), (profile("other", priority: 2), .approving("other"))])
+        let session = try await f.session()
+        let first = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "slow"))
+        _ = try await f.checkout.verify(attempt: first.id)
+        _ = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "other"))
+        charged.withLock { $0 = true }
+        _ = try await f.checkout.verify(attempt: first.id)
+        await Reconciler(checkout: f.checkout).runPass()
+        #expect(try (try await f.checkout.session(session.id).session).attempt(first.id).balance?.inFlight.count == 1, "refused, and held")
+
+        refundedByHand.withLock { $0 = true }
+        f.clock.advance(60)
+        await Reconciler(checkout: f.checkout).runPass()
+        let settled = try (try await f.checkout.session(session.id).session).attempt(first.id)
+        #expect(settled.balance?.refunded == 1000 && settled.balance?.inFlight.isEmpty == true, "\(String(describing: settled.balance))")
+        #expect(provider.count(.refund) == 1, "sent again although the provider shows it made")
+    }
 }

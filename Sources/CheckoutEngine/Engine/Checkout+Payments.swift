@@ -256,8 +256,18 @@ extension Checkout {
                     session = try await self.commit(session, events: [])
                     continue
                 }
-                let reply = await provider.perform(try self.call(operation, paymentID: ref.attemptID, providerKey: providerKey, held: counted, session: session))
-                self.record(reply, for: attempt.providerID)
+                // A reversal refused before may have been made meanwhile (a refund
+                // the provider refused as already done, an authorization voided
+                // since): the provider's totals settle it, instead of sending it
+                // again forever.
+                let reply: ProviderReply
+                if let done = await self.reversalAlreadyMade(operation, held: counted, providerKey: providerKey, attempt: attempt,
+                                                             balance: try session.paymentBalance(ref.attemptID), provider: provider) {
+                    reply = done
+                } else {
+                    reply = await provider.perform(try self.call(operation, paymentID: ref.attemptID, providerKey: providerKey, held: counted, session: session))
+                    self.record(reply, for: attempt.providerID)
+                }
                 do {
                     _ = try await self.settle(reply, operation: operation, providerKey: providerKey, retry: true, session: &session,
                                               paymentID: ref.attemptID, key: scope)
@@ -268,6 +278,24 @@ extension Checkout {
             }
             return settled
         }
+    }
+
+    /// For a reversal (``lateChargeReversal``) sent and refused before: a
+    /// verify, and when the provider's totals show it made (voided; refunded
+    /// by the held amount more than the books say), that answer as a
+    /// success, which settles the hold. Nil: send it again.
+    private func reversalAlreadyMade(_ operation: PaymentOperation, held: PaymentBalance.InFlight, providerKey: String, attempt: Attempt,
+                                     balance: PaymentBalance, provider: any PaymentProvider) async -> ProviderReply? {
+        guard providerKey.hasSuffix(Self.lateChargeReversal), held.reason?.hasPrefix("refused") == true else { return nil }
+        let verified = await provider.perform(.verify(VerifyRequest(paymentId: attempt.id, providerReference: attempt.providerReference)))
+        record(verified, for: attempt.providerID)
+        guard case .answered(let state) = verified, let totals = state.totals else { return nil }
+        let made = operation == .void ? totals.voided : totals.refunded.value >= balance.refunded + held.amount
+        guard made else { return nil }
+        logger.notice("the \(operation.rawValue) reversing payment \(attempt.id) is made at \(attempt.providerID) (its totals say so): settled")
+        return .answered(AdapterResult(status: .succeeded, providerReference: state.providerReference,
+                                       amount: operation == .void ? nil : Money(value: held.amount, currency: balance.authorized.currency),
+                                       providerStatus: state.providerStatus))
     }
 
     private func paymentEvent(_ type: String, session: Session, attempt: Attempt, amount: Money?, at: Date,
