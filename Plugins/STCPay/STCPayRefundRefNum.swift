@@ -12,7 +12,7 @@ import GatewayAdapterSDK
 /// characters, and `RefNum` is at most ``maximumLength`` visible ASCII
 /// characters. A key that fits is sent as it is. Any other, and any key that
 /// starts with ``digestPrefix``, is sent as ``digestPrefix`` and the hex
-/// SHA-256 of its UTF-8 bytes (71 characters): deterministic, so a retry
+/// SHA-256 of its UTF-8 bytes (74 characters): deterministic, so a retry
 /// under the same key is still deduplicated, and never equal to a key sent as
 /// it is.
 enum STCPayRefundRefNum {
