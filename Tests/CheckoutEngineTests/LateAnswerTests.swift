@@ -245,4 +245,39 @@ import Testing
         #expect(settled.balance?.refunded == 1000 && settled.balance?.inFlight.isEmpty == true, "\(String(describing: settled.balance))")
         #expect(provider.count(.refund) == 1, "sent again although the provider shows it made")
     }
+    /// A notification is a claim: one saying `authorized` for an attempt
+    /// recorded failed (delivered after the one that voided it) is acted on
+    /// only as the provider's verify states it, here still failed.
+    @Test func aLateChargeByNotificationIsActedOnOnlyAsTheProvidersVerifyStatesIt() async throws {
+        let charged = Shared(false)
+        let provider = ScriptedProvider("slow", webhook: { request in
+            // The body names the payment (and, by its trailing spaces, a distinct event).
+            WebhookResult(verified: true, eventId: "evt-\(request.body)",
+                          paymentId: String(decoding: Data(base64Encoded: request.body) ?? Data(), as: UTF8.self).trimmingCharacters(in: .whitespaces),
+                          status: .authorized, amount: Money(value: 1000, currency: "SAR"))
+        }) { call in
+            switch call {
+            case .authorize: return .unknown("no answer within the call's timeout")
+            case .verify(let r):
+                guard charged.withLock({ $0 }) else {
+                    return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false)))
+                }
+                return .answered(AdapterResult(status: .authorized, providerReference: "slow-\(r.paymentId)", amount: Money(value: 1000, currency: "SAR")))
+            default: return .answered(ScriptedProvider.success(call))
+            }
+        }
+        let f = try EngineFixture([(slowProfile(window: 0), provider)])
+        let session = try await f.session(capture: .manual)
+        let attempt = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
+        #expect(try await f.checkout.verify(attempt: attempt.id).status == .failed)
+
+        _ = try await f.checkout.webhook(provider: "slow", headers: [:], body: Data(attempt.id.utf8))
+        #expect(try await f.checkout.session(session.id).session.status == .open, "a notification alone completed the session")
+        #expect(try (try await f.checkout.session(session.id).session).attempt(attempt.id).status == .failed)
+
+        charged.withLock { $0 = true }
+        _ = try await f.checkout.webhook(provider: "slow", headers: [:], body: Data((attempt.id).utf8) + Data(" ".utf8))
+        let paid = try await f.checkout.session(session.id).session
+        #expect(paid.status == .completed && paid.attempts[0].status == .authorized, "\(paid.attempts.map(\.status))")
+    }
 }

@@ -122,7 +122,19 @@ extension Checkout {
                                            status: result.status?.rawValue, providerID: providerID, amount: result.amount,
                                            detail: result.eventId.map { "event \($0)" })]
                 if let status = result.status {
-                    let answer = AdapterResult(status: status, providerReference: result.providerReference, amount: result.amount, problem: result.problem)
+                    var answer = AdapterResult(status: status, providerReference: result.providerReference, amount: result.amount, problem: result.problem)
+                    if attempt.status == .failed || attempt.status == .cancelled, status == .succeeded || status == .authorized {
+                        // A late charge is acted on only as the provider's own verify
+                        // states it: notifications may come out of order (an
+                        // "authorized" delivered after the "cancelled" that voided it).
+                        let reply = await provider.perform(.verify(VerifyRequest(paymentId: paymentID,
+                                                                                 providerReference: attempt.providerReference ?? result.providerReference)))
+                        self.record(reply, for: providerID)
+                        guard case .answered(let confirmed) = reply else {
+                            throw ProblemCatalog.problem(code: "provider_error", detail: "\(providerID) reports a charge on \(paymentID), recorded \(attempt.status.rawValue), which its verify could not confirm now; the provider will resend", retryable: true)
+                        }
+                        answer = confirmed
+                    }
                     events += try await self.apply(answer, to: &session, attempt: paymentID, at: at)
                 }
                 let stored: [SessionEvent]
