@@ -256,7 +256,7 @@ extension Checkout {
             return events
         }
         if result.status != .failed, result.status != .cancelled, let reference = result.providerReference, reference != attempt.providerReference,
-           let holder = try await store.attempt(ofProvider: providerID, holding: reference), holder != attemptID {
+           let holder = try await paymentHolding(reference, of: providerID, besides: attemptID) {
             logger.error("protocol violation: \(providerID) answered attempt \(attemptID) \(result.status.rawValue) with provider reference \(reference), which attempt \(holder) holds; the outcome is unknown and is reconciled")
             return markUnknown(&session, attempt: attemptID, reason: "protocol violation: \(providerID) answered \(result.status.rawValue) with provider reference \(reference), "
                                + "which payment \(holder) holds", at: at, event: "attempt.protocol_violation", code: "provider_error")
@@ -310,7 +310,7 @@ extension Checkout {
             return [event("attempt.pending", "pending", detail: detail)]
         case .failed where result.problem?.code == Self.unknownPayment:
             // Absence is not proof: the provider may act on a request it has not recorded yet.
-            let window = directory.profiles().first { $0.id == providerID }?.absenceWindow ?? ProviderProfile.defaultAbsenceWindow
+            let window = profile(providerID)?.absenceWindow ?? ProviderProfile.defaultAbsenceWindow
             let until = attempt.createdAt.addingTimeInterval(window)
             guard at < until else { fallthrough }
             var events = markUnknown(&session, attempt: attemptID, reason: "\(providerID) has no record of it yet, and may still act on it until \(until) "
@@ -354,7 +354,7 @@ extension Checkout {
         if approved.currency != attempt.requested.currency || approved.value <= 0 || approved.value > attempt.requested.value {
             unusable = "\(approved.value) \(approved.currency) for \(attempt.requested.value) \(attempt.requested.currency) asked"
         } else if let reference = result.providerReference ?? attempt.providerReference,
-                  let holder = try await store.attempt(ofProvider: providerID, holding: reference), holder != attempt.id {
+                  let holder = try await paymentHolding(reference, of: providerID, besides: attempt.id) {
             // The reference it would hold again as a payment (a failed attempt's holds nothing in the store).
             unusable = "provider reference \(reference), which payment \(holder) holds"
         }
@@ -449,6 +449,18 @@ extension Checkout {
         }
         return [SessionEvent(sessionID: session.id, at: at, type: type, attemptID: attemptID, status: "pending",
                              providerID: attempt.providerID, detail: "outcome unknown: \(reason)")]
+    }
+
+    /// Provider `id`'s profile as routing has it now (enabled or not); nil when none is loaded.
+    func profile(_ id: String) -> ProviderProfile? {
+        directory.profiles().first { $0.id == id }
+    }
+
+    /// The attempt other than `attemptID` that holds `reference` at
+    /// `provider` in the store (one reference is one payment), if any.
+    func paymentHolding(_ reference: String, of provider: String, besides attemptID: String) async throws -> String? {
+        guard let holder = try await store.attempt(ofProvider: provider, holding: reference), holder != attemptID else { return nil }
+        return holder
     }
 
     func provider(_ id: String) throws -> any PaymentProvider {

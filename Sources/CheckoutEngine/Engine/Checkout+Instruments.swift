@@ -106,7 +106,7 @@ extension Checkout {
 
     private func isOfferable(_ offered: OfferedInstrument, in session: Session, at: Date) -> Bool {
         if let date = offered.instrument.expiryDate, date <= at { return false }
-        guard let profile = directory.profiles().first(where: { $0.id == offered.provider }) else { return false }
+        guard let profile = profile(offered.provider) else { return false }
         return profile.offers(offered.method, in: session.amount.currency) && serves(profile, session, at: .now)
     }
 

@@ -307,7 +307,7 @@ extension Checkout {
     /// Until when an operation sent now is its engine's: its provider's call
     /// timeout plus the lease margin.
     func leaseEnd(_ providerID: String, from at: Date) -> Date {
-        let timeout = (directory.profiles().first { $0.id == providerID }?.callTimeout ?? .seconds(30)).components
+        let timeout = (profile(providerID)?.callTimeout ?? .seconds(30)).components
         return at.addingTimeInterval(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18 + configuration.leaseMargin)
     }
 }

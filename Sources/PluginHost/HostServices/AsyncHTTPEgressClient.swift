@@ -35,6 +35,12 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
     /// Resolves a name to its addresses, for the check before connecting
     /// (``EgressAddress``); the connection itself resolves through the system.
     private let resolve: @Sendable (String) async throws -> [String]
+    /// Names found public (or named) lately, by host, port and named set,
+    /// until when: a request reusing a pooled connection needs no lookup of
+    /// its own (every new connection's peer is checked anyway).
+    private let checkedNames = Mutex<[String: ContinuousClock.Instant]>([:])
+    /// How long a name's check stands.
+    static let nameCheckLifetime: Duration = .seconds(30)
 
     /// - Parameter eventLoopGroup: NIO's singleton group unless given (a test
     ///   that opens thousands of connections keeps them off the shared loops).
@@ -108,11 +114,19 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
         // Egress by address: a name must lead only where the allowlist says
         // (EgressAddress); each connection's peer is checked again.
         if let host = request.url.host, !EgressAddress.isAddress(host) {
-            do {
-                let addresses = try await resolve(host.lowercased())
-                try EgressAddress.check(host, port: request.endpoint.port, addresses: addresses, named: tls.namedAddresses)
-            } catch {
-                throw Self.failure(for: error, sent: false, timeout: request.timeout)
+            let name = "\(host.lowercased()):\(request.endpoint.port) \(tls.namedAddresses.sorted())"
+            let now = ContinuousClock.now
+            if checkedNames.withLock({ ($0[name] ?? now) <= now }) {
+                do {
+                    let addresses = try await resolve(host.lowercased())
+                    try EgressAddress.check(host, port: request.endpoint.port, addresses: addresses, named: tls.namedAddresses)
+                } catch {
+                    throw Self.failure(for: error, sent: false, timeout: request.timeout)
+                }
+                checkedNames.withLock { names in
+                    if names.count >= 1024 { names.removeAll() }
+                    names[name] = now + Self.nameCheckLifetime
+                }
             }
         }
         let collector = EgressResponseCollector(limit: maximumResponseBytes)

@@ -12,7 +12,8 @@ import NIOPosix
 ///
 /// - Before connecting, the host resolves the name itself (getaddrinfo, off
 ///   the cooperative pool) and refuses the request, nothing sent, when any
-///   address it resolves to is not public (``kind(of:)``).
+///   address it resolves to is not public (``kind(of:)``); a name that
+///   passed is looked up again after 30 seconds, not for every request.
 /// - When connecting, the client resolves again (a name can answer
 ///   differently a moment later: DNS rebinding). Each new connection's peer
 ///   address is checked once more, after the TLS handshake and before any
