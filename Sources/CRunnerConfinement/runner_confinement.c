@@ -1,7 +1,9 @@
 /* The first thing gateway-runner does, before the Swift runtime starts any
  * thread (an ELF constructor): it builds the adapter's sandbox.
  *
- * 0. Close every descriptor it inherited but 0 to 4 (stdin, stdout, stderr,
+ * 0. Join its cgroup leaf when the host made one (fd 5 is the leaf's
+ *    cgroup.procs), so that everything it forks is in the leaf. Close every
+ *    descriptor it inherited but 0 to 4 (stdin, stdout, stderr,
  *    the socket to the host, the sealed library). Without
  *    GATEWAY_RUNNER_COOKIE it was started by hand: say so, exit 2. Ask for
  *    SIGKILL when the host dies, then check the host is still its parent.
@@ -802,10 +804,17 @@ static void gw_runner_confine(void) {
     long tmp_megabytes;
     int layer, wanted = 0;
 
+    /* Its cgroup leaf first, while this is the one process there is: every
+       process it forks from here on is born in the leaf. fd 5 is the leaf's
+       cgroup.procs, opened by the host (whose credentials the kernel checks). */
+    cookie = getenv("GATEWAY_RUNNER_COOKIE");
+    if (cookie != NULL && cookie[0] != '\0' && getenv("GATEWAY_RUNNER_CGROUP_FD") != NULL
+        && atoi(getenv("GATEWAY_RUNNER_CGROUP_FD")) == 5 && write(5, "0", 1) != 1)
+        fprintf(stderr, "gateway-runner: cannot join its cgroup leaf: %s\n", strerror(errno));
+
     /* Nothing the host held but fds 0-4. */
     if (syscall(SYS_close_range, 5u, ~0u, 0u) != 0) close_from(5);
 
-    cookie = getenv("GATEWAY_RUNNER_COOKIE");
     if (cookie == NULL || cookie[0] == '\0') {
         fputs("gateway-runner: started by the gateway host for an adapter with \"isolation\": \"process\", never by hand\n", stderr);
         _exit(2);

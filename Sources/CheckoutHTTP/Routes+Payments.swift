@@ -141,6 +141,17 @@ extension CheckoutAPI {
                         writer.endObject()
                     }
                     writer.endArray()
+                    if let resources = sandbox.resources {
+                        writer.key("resources")
+                        writer.beginObject()
+                        writer.member("cgroup", resources.cgroup)
+                        writer.key("limits")
+                        writer.beginArray()
+                        for limit in resources.limits { writer.string(limit) }
+                        writer.endArray()
+                        writer.member("reason", resources.reason)
+                        writer.endObject()
+                    }
                 }
             }
             writer.member("failure", record.failure.map { "\($0)" })

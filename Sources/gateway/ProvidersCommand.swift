@@ -96,6 +96,8 @@ struct ProviderRow: Encodable {
     var network: String?
     /// For an isolated adapter: each sandbox layer, in force or not and why (as /proc shows them).
     var sandbox: [SandboxReport.Layer]?
+    /// For an isolated adapter: its cgroup leaf and limits, or why it has none.
+    var resources: SandboxReport.Resources?
     /// For an adapter in the host's process: why it runs there (the
     /// operator's `"isolation": "in-process"`, or an older file format's default).
     var trusted: String?
@@ -116,6 +118,7 @@ struct ProviderRow: Encodable {
         isolation = record.manifest?.isolation.rawValue
         network = record.adapter?.networkConfinement?.description
         sandbox = record.adapter?.sandbox?.layers
+        resources = record.adapter?.sandbox?.resources
         if let manifest = record.manifest, manifest.isolation == .inProcess {
             trusted = manifest.isolationByDefault
                 ? "by default of file format \(manifest.fileFormatVersion); from file_format_version 1.\(ManifestValidator.processByDefaultFromMinor).0 a manifest that does not say runs in a process of its own"
@@ -143,7 +146,7 @@ struct ProviderRow: Encodable {
         var out = [line(header)] + cells.map(line)
         for row in rows {
             if let layers = row.sandbox {
-                out.append("\(row.id ?? "?") runs in its own process, sandbox: \(SandboxReport(layers: layers))")
+                out.append("\(row.id ?? "?") runs in its own process, sandbox: \(SandboxReport(layers: layers, resources: row.resources))")
             } else if let trusted = row.trusted, row.state == .loaded {
                 out.append("\(row.id ?? "?") runs in the host's process, trusted with everything the host holds (\(trusted))")
             }

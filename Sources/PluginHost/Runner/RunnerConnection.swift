@@ -101,6 +101,8 @@ final class RunnerConnection: AdapterConnection {
         connection.adopt(process, ready: ready)
         if process.sandbox.layers.contains(where: { !$0.inForce }) {
             context.logger.warning("adapter \(launch.expected.id) runs in its own process with the sandbox exceptions its manifest names: \(process.sandbox)")
+        } else if let resources = process.sandbox.resources, resources.reason != nil {
+            context.logger.notice("adapter \(launch.expected.id) runs in its own process with every sandbox layer; \(resources)")
         }
         return connection
     }

@@ -23,6 +23,10 @@ package enum RunnerProtocol {
     package static let simulateVariable = "GATEWAY_RUNNER_SIMULATE_REFUSAL"
     /// The size of the runner's private /tmp, in MiB.
     package static let tmpVariable = "GATEWAY_RUNNER_TMP_MB"
+    /// Set when the runner has a cgroup leaf: fd 5 is its `cgroup.procs`,
+    /// which the runner joins before anything else (``RunnerCgroups``).
+    package static let cgroupVariable = "GATEWAY_RUNNER_CGROUP_FD"
+    package static let cgroupFD: Int32 = 5
 }
 
 /// LOAD: what the host asks a runner to load.

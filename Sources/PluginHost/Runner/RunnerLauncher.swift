@@ -53,12 +53,13 @@ package final class RunnerSpawner: @unchecked Sendable {
     /// Starts `executable` with fd 3 = the runner's end of a new socket pair,
     /// fd 4 = `library` (the sealed copy it maps), stdin = /dev/null, stdout
     /// and stderr = another socket pair, and only `environment` (the runner
-    /// closes every other descriptor it inherited before it loads anything).
-    package func spawn(executable: String, environment: [String: String], library: Int32) -> Result<SpawnedRunner, LoadFailure> {
+    /// closes every other descriptor it inherited before it loads anything);
+    /// with `cgroup`, fd 5 = its leaf's `cgroup.procs`.
+    package func spawn(executable: String, environment: [String: String], library: Int32, cgroup: Int32? = nil) -> Result<SpawnedRunner, LoadFailure> {
         let done = DispatchSemaphore(value: 0)
         let result = Mutex<Result<SpawnedRunner, LoadFailure>?>(nil)
         jobs.withLock { $0.append {
-            let outcome = Self.spawnNow(executable: executable, environment: environment, library: library)
+            let outcome = Self.spawnNow(executable: executable, environment: environment, library: library, cgroup: cgroup)
             result.withLock { $0 = outcome }
             done.signal()
         } }
@@ -67,7 +68,7 @@ package final class RunnerSpawner: @unchecked Sendable {
         return result.withLock { $0! }
     }
 
-    private static func spawnNow(executable: String, environment: [String: String], library: Int32) -> Result<SpawnedRunner, LoadFailure> {
+    private static func spawnNow(executable: String, environment: [String: String], library: Int32, cgroup: Int32?) -> Result<SpawnedRunner, LoadFailure> {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             return .failure(.runnerUnavailable("socketpair failed: \(String(cString: strerror(errno)))"))
@@ -90,8 +91,8 @@ package final class RunnerSpawner: @unchecked Sendable {
         setsockopt(pair[1], SOL_SOCKET, SO_SNDBUF, &size, socklen_t(MemoryLayout<Int32>.size))
 
         // Every descriptor handed over is first moved above the numbers it is
-        // given (0 to 4), so no dup2 below overwrites another before it is copied.
-        let high = [pair[1], errPipe[1], library].map { fcntl($0, F_DUPFD_CLOEXEC, 10) }
+        // given (0 to 5), so no dup2 below overwrites another before it is copied.
+        let high = ([pair[1], errPipe[1], library] + (cgroup.map { [$0] } ?? [])).map { fcntl($0, F_DUPFD_CLOEXEC, 10) }
         defer { high.forEach { if $0 >= 0 { close($0) } } }
         guard high.allSatisfy({ $0 >= 0 }) else {
             close(pair[0]); close(errPipe[0])
@@ -105,6 +106,7 @@ package final class RunnerSpawner: @unchecked Sendable {
         posix_spawn_file_actions_adddup2(&actions, high[1], 2)
         posix_spawn_file_actions_adddup2(&actions, high[0], RunnerProtocol.channelFD)
         posix_spawn_file_actions_adddup2(&actions, high[2], RunnerProtocol.libraryFD)
+        if high.count > 3 { posix_spawn_file_actions_adddup2(&actions, high[3], RunnerProtocol.cgroupFD) }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)

@@ -45,8 +45,12 @@ final class RunnerProcess: @unchecked Sendable {
     /// Told once the process has ended and been reaped, with why.
     private let onEnd = Mutex<(@Sendable (RunnerProcess, String) -> Void)?>(nil)
 
-    private init(spawned: SpawnedRunner, cookie: String, context: HostContext) {
+    /// Its cgroup leaf, where the host could make one.
+    private let cgroup: RunnerCgroup?
+
+    private init(spawned: SpawnedRunner, cookie: String, context: HostContext, cgroup: RunnerCgroup?) {
         pid = spawned.pid
+        self.cgroup = cgroup
         channel = FrameChannel(fd: spawned.channelFD, nonBlocking: true)
         stderrFD = spawned.stderrFD
         self.cookie = cookie
@@ -91,9 +95,18 @@ final class RunnerProcess: @unchecked Sendable {
         for i in cookieBytes.indices { cookieBytes[i] = generator.next() }
         let cookie = cookieBytes.map { String(format: "%02x", $0) }.joined()
         guard setup.library.isSealed else { throw .libraryUnreadable(path: load.library, detail: "the in-memory copy lost its seals") }
-        let spawned = try RunnerSpawner.shared.spawn(executable: executable, environment: environment(cookie: cookie, setup: setup),
-                                                     library: setup.library.fd).get()
-        let process = RunnerProcess(spawned: spawned, cookie: cookie, context: context)
+        let leaf = RunnerCgroups.shared.leaf(for: context.adapterID, limits: load.limits)
+        let cgroup = try? leaf.get()
+        var variables = environment(cookie: cookie, setup: setup)
+        if cgroup != nil { variables[RunnerProtocol.cgroupVariable] = "\(RunnerProtocol.cgroupFD)" }
+        let spawning = RunnerSpawner.shared.spawn(executable: executable, environment: variables, library: setup.library.fd, cgroup: cgroup?.procsFD)
+        cgroup?.handedOver()
+        let spawned: SpawnedRunner
+        do { spawned = try spawning.get() } catch {
+            cgroup?.release()
+            throw error
+        }
+        let process = RunnerProcess(spawned: spawned, cookie: cookie, context: context, cgroup: cgroup)
         process.startThreads()
         do {
             try process.channel.send(.load, json: load)
@@ -120,8 +133,12 @@ final class RunnerProcess: @unchecked Sendable {
                 throw .runnerHandshake("the runner mapped a library with sha256 \(ready.sha256), the host checked \(load.sha256)")
             }
             let adapter = SandboxInspection.adapterProcess(spawned: process.pid)
-            let report = SandboxInspection.inspect(adapter: adapter, claims: ready.sandbox,
+            var report = SandboxInspection.inspect(adapter: adapter, claims: ready.sandbox,
                                                    exceptions: setup.exceptions, network: setup.network)
+            switch leaf {
+            case .success(let cgroup): report.resources = cgroup.report(adapter: adapter)
+            case .failure(let unavailable): report.resources = .init(cgroup: nil, limits: [], reason: "\(unavailable.reason); rlimits and the syscall filter instead")
+            }
             let missing = SandboxInspection.missing(report, exceptions: setup.exceptions, network: setup.network)
             guard missing.isEmpty else {
                 process.kill(because: "its sandbox is incomplete")
@@ -227,12 +244,14 @@ final class RunnerProcess: @unchecked Sendable {
         var info = siginfo_t()
         while waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT) != 0 && errno == EINTR {}
         _ = Glibc.kill(-pid, SIGKILL)
+        cgroup?.killAll()
         var status: Int32 = 0
         reaping.withLock { reaped in
             while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
             reaped = true
         }
         waitStatus.withLock { $0 = status }
+        cgroup?.release()
         // Wakes the reader (and any send waiting on the runner) if a survivor
         // still held the socket; then no frame can go out.
         shutdown(channel.fd, Int32(SHUT_RDWR))

@@ -19,11 +19,38 @@ public struct SandboxReport: Codable, Sendable, Hashable, CustomStringConvertibl
         }
     }
 
+    /// What bounds the runner and everything it starts, together (a cgroup
+    /// leaf of its own, ``RunnerCgroups``), or why nothing does but rlimits.
+    /// Reported, never refused: the syscalls layer keeps an adapter from
+    /// starting processes, and `memory_mb` and `open_files` hold as rlimits.
+    public struct Resources: Codable, Sendable, Hashable, CustomStringConvertible {
+        /// The leaf's path in the cgroup hierarchy; nil without one.
+        public var cgroup: String?
+        /// The limits the leaf carries (`pids ≤ 1024`, `memory ≤ 128 MiB …`).
+        public var limits: [String]
+        /// What is missing, and why.
+        public var reason: String?
+
+        public init(cgroup: String?, limits: [String], reason: String?) {
+            self.cgroup = cgroup
+            self.limits = limits
+            self.reason = reason
+        }
+
+        public var description: String {
+            guard let cgroup else { return "no cgroup leaf (\(reason ?? "unknown reason"))" }
+            let carried = limits.isEmpty ? "no limits" : limits.joined(separator: ", ")
+            return "cgroup leaf \(cgroup) (\(carried)\(reason.map { "; \($0)" } ?? ""))"
+        }
+    }
+
     /// Every layer, in ``SandboxLayer/allCases`` order.
     public var layers: [Layer]
+    public var resources: Resources?
 
-    public init(layers: [Layer]) {
+    public init(layers: [Layer], resources: Resources? = nil) {
         self.layers = layers
+        self.resources = resources
     }
 
     public subscript(_ layer: SandboxLayer) -> Layer {
@@ -36,13 +63,15 @@ public struct SandboxReport: Codable, Sendable, Hashable, CustomStringConvertibl
         return NetworkConfinement(confined: layer.inForce, reason: layer.inForce ? nil : layer.reason)
     }
 
-    /// `network, filesystem, pid, ipc, syscalls, landlock in force`, or which are not and why.
+    /// `network, filesystem, pid, ipc, syscalls, landlock in force`, or which
+    /// are not and why; then the resources (`; cgroup leaf …`).
     public var description: String {
         let missing = layers.filter { !$0.inForce }
-        if missing.isEmpty { return "\(layers.map(\.layer.rawValue).joined(separator: ", ")) in force" }
+        let resources = self.resources.map { "; \($0)" } ?? ""
+        if missing.isEmpty { return "\(layers.map(\.layer.rawValue).joined(separator: ", ")) in force" + resources }
         let inForce = layers.filter(\.inForce).map(\.layer.rawValue)
         let without = missing.map { "\($0.layer.rawValue) (\($0.reason ?? "unknown reason"))" }.joined(separator: "; ")
-        return (inForce.isEmpty ? "" : "\(inForce.joined(separator: ", ")) in force; ") + "without \(without)"
+        return (inForce.isEmpty ? "" : "\(inForce.joined(separator: ", ")) in force; ") + "without \(without)" + resources
     }
 }
 
