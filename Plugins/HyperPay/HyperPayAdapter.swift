@@ -27,6 +27,23 @@ final class HyperPayAdapter: PaymentAdapter {
     static let brands = ["visa": "VISA", "mastercard": "MASTER", "mada": "MADA", "applepay": "APPLEPAY"]
     static let currencies = ["SAR", "AED", "KWD", "BHD", "OMR", "QAR", "JOD", "USD", "EUR"]
 
+    /// `amount` as OPPWA takes it: `[0-9]{1,10}\.[0-9]{2}`, two decimals
+    /// whatever the currency (OPPWA's parameter reference; HyperPay's own
+    /// plugins send KWD, BHD, OMR and JOD so too). A three-decimal amount
+    /// that two cannot carry (`1.234 KWD`) is refused before anything is
+    /// sent: rounding it would charge the payer another amount.
+    static func amountText(_ amount: Money) throws -> String {
+        guard let text = try? amount.decimalString(fractionDigits: 2), text.split(separator: ".")[0].count <= 10 else {
+            throw AdapterError.invalidRequest(twoDecimals(amount))
+        }
+        return text
+    }
+
+    static func twoDecimals(_ amount: Money) -> String {
+        let shown = (try? amount.decimalString()) ?? "\(amount.value) minor units"
+        return "HyperPay takes amounts with two decimals and at most ten digits before them (OPPWA's amount format): \(shown) \(amount.currency.prefix(8)) cannot be sent exactly"
+    }
+
     let host: AdapterHost
     let client: HyperPayClient
     let entityId: String

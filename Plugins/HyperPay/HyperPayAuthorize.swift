@@ -15,9 +15,10 @@ extension HyperPayAdapter {
             throw AdapterError.invalidRequest("method \(request.method) is not offered by HyperPay (visa, mastercard, mada, applepay)")
         }
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
-        guard Self.currencies.contains(request.amount.currency), let amount = try? request.amount.decimalString() else {
+        guard Self.currencies.contains(request.amount.currency) else {
             throw AdapterError.invalidRequest("amount.currency \(request.amount.currency.prefix(8)) is not one HyperPay takes here (\(Self.currencies.joined(separator: ", ")))")
         }
+        let amount = try Self.amountText(request.amount)
         let kind: HyperPayReference.Kind = request.method == "mada" ? .mada : .card
         var form = [
             ("entityId", entity(kind)), ("amount", amount), ("currency", request.amount.currency),

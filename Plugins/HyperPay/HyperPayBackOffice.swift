@@ -39,6 +39,9 @@ extension HyperPayAdapter {
             guard amount.value > 0, (try? amount.decimalString()) != nil else {
                 return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "invalid_amount", message: "amount must be positive in a known currency", retryable: false))
             }
+            guard (try? Self.amountText(amount)) != nil else {
+                return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "invalid_amount", message: Self.twoDecimals(amount), retryable: false))
+            }
             guard amount.currency == currency else {
                 return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "currency_mismatch", message: "the payment is in \(currency)", retryable: false))
             }
@@ -116,6 +119,7 @@ extension HyperPayAdapter {
         guard amount.value > 0, (try? amount.decimalString()) != nil else {
             throw AdapterError.invalidRequest("a refund amount must be positive in a known currency")
         }
+        _ = try amountText(amount)
         guard captures.allSatisfy({ $0.amount.currency == amount.currency && $0.amount.value > 0 && !$0.providerReference.isEmpty }),
               alreadyRefunded.map({ $0.currency == amount.currency && $0.value >= 0 }) ?? true else {
             throw AdapterError.invalidRequest("captures and alreadyRefunded must be positive amounts in the refund's currency \(amount.currency), each capture with its providerReference")
@@ -148,7 +152,7 @@ extension HyperPayAdapter {
     func send(_ type: String, on paymentId: String, entity: String, amount: Money?, key: String, reference text: String) async throws -> AdapterResult {
         var form = [("entityId", entity), ("paymentType", type), ("merchantTransactionId", Self.transactionId(key))]
         if let amount {
-            form += [("amount", try amount.decimalString()), ("currency", amount.currency)]
+            form += [("amount", try Self.amountText(amount)), ("currency", amount.currency)]
         }
         let answer: HyperPayAnswer
         do {

@@ -32,9 +32,11 @@ extension TamaraAdapter {
         do {
             answer = try await client.send("POST", "/checkout", body)
         } catch let error as HTTPEgressError {
-            return Self.notCreated("no answer to creating the checkout session (\(error.message))")
+            return try await lostCheckout(request.paymentId, why: "no answer to creating the checkout session (\(error.message))")
         }
-        if answer.status >= 500 || answer.status == 429 { return Self.notCreated("creating the checkout session answered \(answer.summary)") }
+        if answer.status >= 500 || answer.status == 429 {
+            return try await lostCheckout(request.paymentId, why: "creating the checkout session answered \(answer.summary)")
+        }
         guard answer.ok, let created = answer.decode(TamaraWire.CheckoutAnswer.self), let orderId = created.orderId,
               let checkoutId = created.checkoutId, let url = created.checkoutUrl,
               TamaraReference.isIdentifier(orderId), TamaraReference.isIdentifier(checkoutId) else {
@@ -46,6 +48,14 @@ extension TamaraAdapter {
         let reference = TamaraReference(capture: request.capture, orderId: orderId, checkoutId: checkoutId)
         return AdapterResult(status: .pending, providerReference: reference.text, amount: request.amount,
                              action: PaymentAction(type: .redirect, url: url, method: "GET"), providerStatus: created.status ?? "new")
+    }
+
+    /// The checkout's answer was lost: whether Tamara made an order is read
+    /// under the reference (``settleLostCheckout(_:why:unanswered:)``). Its
+    /// checkout URL reached no one, so when that read gets no answer either,
+    /// nothing was charged all the same.
+    private func lostCheckout(_ paymentId: String, why: String) async throws -> AdapterResult {
+        try await settleLostCheckout(paymentId, why: why) { detail in Self.notCreated("\(why); \(detail)") }
     }
 
     static func notCreated(_ why: String) -> AdapterResult {

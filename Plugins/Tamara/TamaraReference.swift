@@ -28,6 +28,10 @@ struct TamaraReference: Sendable, Equatable {
 
     var text: String { "\(capture.rawValue):\(orderId):\(checkoutId)" }
 
+    /// The checkout id of an order found by its reference after the
+    /// checkout's answer was lost (Tamara's order documents do not carry it).
+    static let foundByReference = "by-reference"
+
     /// Tamara's ids are UUIDs; letters, digits and `-` only.
     static func isIdentifier(_ text: String) -> Bool {
         !text.isEmpty && text.count <= 64 && text.allSatisfy { ($0.isASCII && ($0.isLetter || $0.isNumber)) || $0 == "-" }

@@ -30,9 +30,44 @@ extension TamaraAdapter {
     }
 
     func verify(_ request: VerifyRequest) async throws -> AdapterResult {
-        guard let text = request.providerReference else { return Self.notCreated("the attempt has no Tamara order") }
+        guard let text = request.providerReference else {
+            return try await settleLostCheckout(request.paymentId, why: "the attempt has no Tamara order") { detail in
+                throw AdapterError.outcomeUnknown("Tamara: the attempt has no order, and \(detail)")
+            }
+        }
         let reference = try TamaraReference(text)
         return try await settle(try await fetch(reference.orderId), reference)
+    }
+
+    /// A checkout whose answer was lost (or an attempt that has no order):
+    /// Tamara is asked for the order under the payment id, the checkout's
+    /// `order_reference_id` (`GET /merchants/orders/reference-id/{id}`).
+    /// None, or one still `new` (or declined, expired, canceled): its
+    /// checkout never reached the payer, who therefore paid nothing; the
+    /// attempt fails, safe to retry elsewhere. An order past that (the payer
+    /// approved somehow) is settled as any order, never captured unasked
+    /// (its capture mode is not known here: manual). `unanswered` says why
+    /// the read got no answer; an answer that is not this reference's order
+    /// leaves the outcome unknown (thrown).
+    func settleLostCheckout(_ paymentId: String, why: String, unanswered: (String) throws -> AdapterResult) async throws -> AdapterResult {
+        let answer: TamaraAnswer
+        do {
+            answer = try await client.send("GET", "/merchants/orders/reference-id/\(TamaraClient.segment(paymentId))")
+        } catch let error as HTTPEgressError {
+            return try unanswered("reading an order under reference \(paymentId.prefix(64)) got no answer: \(error.message)")
+        }
+        if answer.status >= 500 { return try unanswered("reading an order under reference \(paymentId.prefix(64)) answered \(answer.summary)") }
+        if answer.status == 404 { return Self.notCreated("\(why); Tamara holds no order under reference \(paymentId.prefix(64))") }
+        let order = try Self.order(from: answer, paymentId)
+        guard let orderId = order.orderId, TamaraReference.isIdentifier(orderId), order.orderReferenceId == paymentId else {
+            throw AdapterError.outcomeUnknown("Tamara answered the read under reference \(paymentId.prefix(64)) with another order: \(answer.summary)")
+        }
+        let status = order.status ?? ""
+        if ["new", "declined", "expired", "canceled"].contains(status) {
+            return Self.notCreated("\(why); Tamara made order \(orderId) (\(status)), whose checkout never reached the payer")
+        }
+        host.log(.warning, "Tamara order \(orderId) under reference \(paymentId.prefix(64)) is \(status) though its checkout answer was lost: settling it")
+        return try await settle(order, TamaraReference(capture: .manual, orderId: orderId, checkoutId: TamaraReference.foundByReference))
     }
 
     /// `GET /orders/{id}`; a lost or unusable answer leaves the outcome unknown.

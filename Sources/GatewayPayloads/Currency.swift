@@ -79,6 +79,25 @@ extension Money {
         return text
     }
 
+    /// The amount with exactly `digits` decimals, for a provider whose format
+    /// fixes them whatever the currency (OPPWA's two): `1230 KWD` -> `"1.23"`,
+    /// `500 JPY` -> `"500.00"`. Throws ``MoneyError/tooManyDecimals(_:currency:allowed:)``
+    /// when the amount needs more (`1234 KWD` cannot be written with two).
+    public func decimalString(fractionDigits digits: Int) throws(MoneyError) -> String {
+        guard let currency = knownCurrency else { throw .unknownCurrency(self.currency) }
+        let exact = try decimalString()
+        guard digits != currency.exponent else { return exact }
+        if digits > currency.exponent {
+            return exact + (currency.exponent == 0 ? "." : "") + String(repeating: "0", count: digits - currency.exponent)
+        }
+        let dropped = currency.exponent - digits
+        guard exact.suffix(dropped).allSatisfy({ $0 == "0" }) else {
+            throw .tooManyDecimals(exact, currency: self.currency, allowed: digits)
+        }
+        let kept = String(exact.dropLast(dropped))
+        return digits == 0 ? String(kept.dropLast()) : kept
+    }
+
     /// Reads a decimal string in major units (`"1.234"` KWD -> 1234 minor
     /// units). Refuses more decimals than the currency has, exponents,
     /// separators and anything that is not a plain decimal number.

@@ -74,14 +74,47 @@ struct HyperPayAdapterTests {
         }
     }
 
-    @Test func aKuwaitiDinarAmountIsSentWithThreeDecimals() async throws {
-        try await withGateway { fx, _ in
-            let started = try await start(fx, amount: Money(value: 1234, currency: "KWD"), country: "KW")
+    /// OPPWA takes two decimals whatever the currency: 1.230 KWD goes as
+    /// `1.23` and is paid in full; a partial capture and refund too.
+    @Test func aKuwaitiDinarAmountIsSentWithOPPWAsTwoDecimals() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, amount: Money(value: 1230, currency: "KWD"), country: "KW", capture: .manual)
             let page = try await fx.get(try #require(started.attempt.action?.url))
-            #expect(page.body.contains("1.234 KWD"))
+            #expect(page.body.contains("1.230 KWD"))
             let paid = try await pay(fx, started)
-            #expect(paid.status == .succeeded)
-            #expect(paid.balance?.captured == 1234)
+            #expect(paid.status == .authorized)
+            let capture = try await fx.gateway.capture(payment: paid.id, amount: 1000, idempotencyKey: "kwd-cap")
+            #expect(capture.balance.captured == 1000)
+            let refund = try await fx.gateway.refund(payment: paid.id, amount: 250, idempotencyKey: "kwd-ref")
+            #expect(refund.balance.refunded == 250)
+            #expect(simulator.charges == 1)
+        }
+    }
+
+    /// An amount two decimals cannot carry (1.234 KWD) is refused before
+    /// anything is sent, never rounded into another charge; at the back
+    /// office too.
+    @Test func aKuwaitiDinarAmountTwoDecimalsCannotCarryIsRefusedBeforeSending() async throws {
+        try await withGateway { fx, simulator in
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 1234, currency: "KWD"), country: "KW", orderId: "order-fils", returnUrl: Self.back))
+            let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "visa", provider: "hyperpay"))
+            #expect(attempt.status == .failed)
+            #expect(attempt.problem?.code == "invalid_request")
+            #expect(attempt.problem?.detail.contains("1.234 KWD cannot be sent exactly") == true, "\(String(describing: attempt.problem))")
+            #expect(simulator.checkouts == 0)
+
+            let paid = try await pay(fx, try await start(fx, amount: Money(value: 1230, currency: "KWD"), country: "KW", capture: .manual))
+            do {
+                _ = try await fx.gateway.capture(payment: paid.id, amount: 1005, idempotencyKey: "kwd-fils")
+                Issue.record("a capture of 1.005 KWD was sent")
+            } catch let problem as Problem {
+                #expect(problem.code == "invalid_amount", "\(problem)")
+                #expect(problem.detail.contains("1.005 KWD cannot be sent exactly"), "\(problem)")
+            }
+            #expect(simulator.charges == 0)
+            let captured = try await fx.gateway.capture(payment: paid.id, amount: 1000, idempotencyKey: "kwd-whole")
+            #expect(captured.balance.captured == 1000)
         }
     }
 

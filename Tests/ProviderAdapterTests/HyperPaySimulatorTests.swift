@@ -45,11 +45,16 @@ struct HyperPaySimulatorTests {
             let errors = (answer.json["result"] as? [String: Any])?["parameterErrors"] as? [[String: String]] ?? []
             #expect(Set(errors.compactMap { $0["name"] }) == ["amount", "paymentType"])
             #expect(errors.first { $0["name"] == "amount" }?["value"] == "92")
-            // KWD has three decimals: 9.25 is refused, 9.250 accepted.
-            let kwd = try await fx.request("POST", "/v1/checkouts", form: [
-                ("entityId", HyperPaySimulator.entityId), ("amount", "9.25"), ("currency", "KWD"), ("paymentType", "DB")])
-            #expect(kwd.status == 400)
-            _ = try await fx.prepare(amount: "9.250", currency: "KWD")
+            // OPPWA's amount is [0-9]{1,10}\.[0-9]{2} whatever the currency:
+            // KWD's three decimals are refused, two accepted (9.25 = 9250 fils).
+            for wrong in ["9.250", "9.2", "12345678901.00", "9,25", "-9.25", "0.00"] {
+                let kwd = try await fx.request("POST", "/v1/checkouts", form: [
+                    ("entityId", HyperPaySimulator.entityId), ("amount", wrong), ("currency", "KWD"), ("paymentType", "DB")])
+                #expect(kwd.status == 400, "\(wrong)")
+            }
+            let id = try await fx.prepare(amount: "9.25", currency: "KWD")
+            _ = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
+            #expect(try await fx.status(id).json["amount"] as? String == "9.25")
         }
     }
 
@@ -90,10 +95,10 @@ struct HyperPaySimulatorTests {
 
     @Test func theCardFormGoesThrough3DSecureAndKeepsOnlyTheMaskedCard() async throws {
         try await withSimulator { fx in
-            let id = try await fx.prepare(amount: "1.234", currency: "KWD")
+            let id = try await fx.prepare(amount: "1.23", currency: "KWD")
             let page = try await fx.request("GET", "/v1/paymentWidgets/\(id)?brands=VISA%20MASTER", token: nil)
             #expect(page.status == 200)
-            #expect(page.text.contains("1.234 KWD"))
+            #expect(page.text.contains("1.230 KWD"))
             #expect(page.text.contains("name=\"number\""))
             let challenge = try await fx.request("POST", "/v1/paymentWidgets/\(id)", form: [
                 ("brand", "VISA"), ("number", "4000 0000 0000 9995"), ("holder", "A Payer"), ("expiry", "12/30"), ("cvv", "123"), ("action", "pay")], token: nil)

@@ -3,6 +3,7 @@ import Crypto
 import Foundation
 import GatewayPayloads
 import PaymentGateway
+import PluginHost
 import ProviderSandbox
 import TestSupport
 import Testing
@@ -167,6 +168,44 @@ struct TamaraAdapterTests {
             #expect(tamara.status == .failed)
             #expect(tamara.problem?.code == "provider_error")
             #expect(attempt.providerID != "tamara")
+            #expect(simulator.charges == 0)
+            // The order the lost answer made was found under its reference (the payment id).
+            let made = try #require(simulator.orderId(forReference: tamara.id))
+            #expect(tamara.problem?.detail.contains("Tamara made order \(made) (new), whose checkout never reached the payer") == true,
+                    "\(String(describing: tamara.problem))")
+        }
+    }
+
+    /// Verify of an attempt that has no order (its checkout answer was
+    /// lost) reads Tamara's order under the payment id: an order the payer
+    /// approved is settled, never captured unasked; none is not created; a
+    /// read without an answer leaves the outcome unknown.
+    @Test func anAttemptWithoutAnOrderIsSettledByTheOrderUnderItsReference() async throws {
+        try await withGateway { fx, simulator in
+            let started = try await start(fx, capture: .manual)
+            let paid = try await pay(fx, started)
+            #expect(paid.status == .authorized)
+            let orderId = try Self.orderId(paid)
+            let adapter = try #require(fx.gateway.providerRecords.first { $0.id == "tamara" }?.adapter)
+
+            let found = try await adapter.call(.verify, VerifyRequest(paymentId: started.attempt.id, providerReference: nil))
+            #expect(found.status == .authorized)
+            #expect(found.providerReference == "manual:\(orderId):by-reference")
+            #expect(found.amount == Money(value: 30000, currency: "SAR"))
+            #expect(simulator.status(ofOrder: orderId) == "authorised", "found, not captured")
+
+            let none = try await adapter.call(.verify, VerifyRequest(paymentId: "att_never_sent", providerReference: nil))
+            #expect(none.status == .failed)
+            #expect(none.problem?.message.contains("holds no order under reference att_never_sent") == true, "\(String(describing: none.problem))")
+
+            fx.sandbox.faults.add(.init(provider: "tamara", path: "/merchants/orders/reference-id/", method: "GET", fault: .status(503)))
+            do {
+                _ = try await adapter.call(.verify, VerifyRequest(paymentId: started.attempt.id, providerReference: nil))
+                Issue.record("a read without an answer settled the attempt")
+            } catch let error as AdapterCallError {
+                #expect(error.outcomeUnknown, "\(error)")
+                #expect(error.description.contains("no order, and reading an order under reference"), "\(error)")
+            }
             #expect(simulator.charges == 0)
         }
     }

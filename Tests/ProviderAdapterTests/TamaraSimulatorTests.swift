@@ -125,6 +125,49 @@ struct TamaraSimulatorTests {
         }
     }
 
+    /// The official PHP SDK's capture: `shipping_info` with `shipped_at`
+    /// and `shipping_company`, its tracking members `null`. Without either
+    /// required member it is refused, naming it.
+    @Test func aCaptureWhoseTrackingMembersAreNullIsTakenAsTheOfficialSDKSendsIt() async throws {
+        try await withSimulator { fx in
+            let created = try await fx.create()
+            let orderId = try #require(created["order_id"])
+            _ = try await fx.payer(created["checkout_url"]!, "approve")
+            #expect(try await fx.request("POST", "/orders/\(orderId)/authorise").status == 200)
+            for (shipping, field) in [(#"{"shipped_at":"2026-11-22T10:00:00+00:00","shipping_company":null}"#, "shipping_company"),
+                                      (#"{"shipping_company":"N/A","tracking_number":null}"#, "shipped_at")] {
+                let refused = try await fx.request("POST", "/payments/capture", json: #"{"order_id":"\#(orderId)","total_amount":{"amount":300,"currency":"SAR"},"shipping_info":\#(shipping)}"#)
+                #expect(refused.status == 400, "\(refused.text)")
+                #expect(refused.errorCode == "\(field)_required", "\(refused.text)")
+            }
+            let capture = #"{"order_id":"\#(orderId)","total_amount":{"amount":300,"currency":"SAR"},"shipping_info":{"shipped_at":"2026-11-22T10:00:00+00:00","shipping_company":"N/A","tracking_number":null,"tracking_url":null}}"#
+            let captured = try await fx.request("POST", "/payments/capture", json: capture)
+            #expect(captured.status == 200, "\(captured.text)")
+            #expect(captured["status"] == "fully_captured")
+            #expect(fx.tamara.charges == 1)
+        }
+    }
+
+    /// `GET /merchants/orders/reference-id/{ref}`: the order made under the
+    /// merchant's reference, as `GET /merchants/orders/{id}` and
+    /// `GET /orders/{id}` answer it; an unknown reference is a 404.
+    @Test func anOrderIsFoundUnderTheMerchantsReference() async throws {
+        try await withSimulator { fx in
+            let created = try await fx.create()
+            let orderId = try #require(created["order_id"])
+            let reference = "ref-1" // TamaraSimulatorFixture.checkout's
+            let found = try await fx.request("GET", "/merchants/orders/reference-id/\(reference)")
+            #expect(found.status == 200)
+            #expect(found["order_id"] == orderId)
+            #expect(found["status"] == "new")
+            let merchants = try await fx.request("GET", "/merchants/orders/\(orderId)")
+            #expect(merchants.text == (try await fx.request("GET", "/orders/\(orderId)")).text)
+            let unknown = try await fx.request("GET", "/merchants/orders/reference-id/no-such-reference")
+            #expect(unknown.status == 404)
+            #expect(try await fx.request("GET", "/merchants/orders/reference-id/\(reference)", token: "wrong").status == 401)
+        }
+    }
+
     @Test func declineAndCancelSendThePayerToTheirURLs() async throws {
         try await withSimulator { fx in
             let declined = try await fx.create()

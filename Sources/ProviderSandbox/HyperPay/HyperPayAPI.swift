@@ -47,7 +47,7 @@ struct HyperPayAPI: Sendable {
         } else {
             amount = parseAmount(amountText, currency: currency)
             if amount == nil {
-                errors.append(("amount", amountText, "must be a positive amount with exactly the currency's decimals (e.g. 92.00, or 9.250 for KWD)"))
+                errors.append(("amount", amountText, "must match [0-9]{1,10}\\.[0-9]{2} and be positive, two decimals whatever the currency (e.g. 92.00, or 9.25 for KWD), and not more exact than the currency"))
             }
         }
         let paymentType = form["paymentType"] ?? ""
@@ -92,7 +92,7 @@ struct HyperPayAPI: Sendable {
         var members: [String: Any] = [
             "id": transaction.id,
             "paymentType": transaction.paymentType,
-            "amount": (try? transaction.amount.decimalString()) ?? "0",
+            "amount": (try? transaction.amount.decimalString(fractionDigits: 2)) ?? "0",
             "currency": transaction.amount.currency,
             "descriptor": "\(transaction.id.prefix(4)).\(transaction.id.dropFirst(4).prefix(4)).\(transaction.id.dropFirst(8).prefix(4)) Sandbox Shop",
         ]
@@ -105,10 +105,17 @@ struct HyperPayAPI: Sendable {
         return members
     }
 
-    /// `amount` in `currency`'s format, exactly its decimals, positive.
+    /// `amount` as OPPWA publishes it, `[0-9]{1,10}\.[0-9]{2}`: two
+    /// decimals whatever the currency (`9.25` KWD is 9250 fils), positive.
     static func parseAmount(_ text: String, currency: String) -> Money? {
-        guard let money = try? Money(decimal: text, currency: currency), money.value > 0,
-              (try? money.decimalString()) == text else { return nil }
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 2, (1...10).contains(parts[0].count), parts[1].count == 2,
+              parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+              let exponent = Currency(code: currency)?.exponent else { return nil }
+        // Zeros past the currency's own decimals are only the format's (JPY "92.00").
+        let fraction = parts[1].count > exponent && parts[1].dropFirst(exponent).allSatisfy({ $0 == "0" }) ? parts[1].prefix(exponent) : parts[1]
+        guard let money = try? Money(decimal: fraction.isEmpty ? String(parts[0]) : "\(parts[0]).\(fraction)", currency: currency),
+              money.value > 0 else { return nil }
         return money
     }
 }

@@ -29,6 +29,8 @@ public final class HyperPaySimulator: ProviderSimulator {
     public init() {}
 
     public var charges: Int { state.withLock { $0.charges } }
+    /// The checkouts it holds (a request refused before sending made none).
+    public var checkouts: Int { state.withLock { $0.checkouts.count } }
 
     public var sandboxSecrets: [String: String] {
         ["access_token": Self.accessToken, "webhook_key": Self.webhookKey]

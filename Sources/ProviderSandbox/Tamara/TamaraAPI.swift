@@ -20,6 +20,16 @@ struct TamaraAPI: Sendable {
             if let refusal = TamaraWire.unauthorized(request) { return refusal }
             return api.details(context.parameters.get("orderId") ?? "")
         }
+        // The merchant API's spelling of the same read (the official SDK's getOrder).
+        routes.get("merchants/orders/:orderId") { request, context -> Response in
+            if let refusal = TamaraWire.unauthorized(request) { return refusal }
+            return api.details(context.parameters.get("orderId") ?? "")
+        }
+        // The one way to find an order whose checkout answer was lost.
+        routes.get("merchants/orders/reference-id/:referenceId") { request, context -> Response in
+            if let refusal = TamaraWire.unauthorized(request) { return refusal }
+            return api.details(byReference: context.parameters.get("referenceId") ?? "")
+        }
         routes.post("orders/:orderId/authorise") { request, context -> Response in
             if let refusal = TamaraWire.unauthorized(request) { return refusal }
             return api.authorise(context.parameters.get("orderId") ?? "")
@@ -52,6 +62,15 @@ struct TamaraAPI: Sendable {
     /// `GET /orders/{id}`.
     func details(_ orderId: String) -> Response {
         guard let order = simulator.state.withLock({ $0.order(orderId) }) else { return TamaraWire.notFound("Order") }
+        return TamaraWire.response(.ok, Self.document(order))
+    }
+
+    /// `GET /merchants/orders/reference-id/{order_reference_id}`: the latest
+    /// order made under the merchant's reference.
+    func details(byReference referenceId: String) -> Response {
+        guard let order = simulator.state.withLock({ state in state.byReference[referenceId].flatMap { state.order($0) } }) else {
+            return TamaraWire.notFound("Order")
+        }
         return TamaraWire.response(.ok, Self.document(order))
     }
 

@@ -31,8 +31,12 @@ struct TamaraPayments: Sendable {
         guard let orderId = body.orderId, !orderId.isEmpty else {
             return TamaraWire.invalid(.init(code: "order_id_required", field: "order_id", message: "order_id is required"))
         }
-        guard body.shippingInfo != nil else {
+        guard let shipping = body.shippingInfo else {
             return TamaraWire.invalid(.init(code: "shipping_info_required", field: "shipping_info", message: "shipping_info is required"))
+        }
+        for (field, value) in [("shipped_at", shipping.shippedAt), ("shipping_company", shipping.shippingCompany)]
+        where (value ?? "").trimmingCharacters(in: .whitespaces).isEmpty {
+            return TamaraWire.invalid(.init(code: "\(field)_required", field: "shipping_info.\(field)", message: "shipping_info.\(field) is required"))
         }
         let outcome: Result<(TamaraOrder, Money), TamaraRefusal>? = simulator.state.withLock { state -> Result<(TamaraOrder, Money), TamaraRefusal>? in
             guard var order = state.order(orderId) else { return nil }

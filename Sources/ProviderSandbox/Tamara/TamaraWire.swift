@@ -67,7 +67,17 @@ enum TamaraWire {
     struct CaptureRequest: Decodable, Sendable {
         var orderId: String?
         var totalAmount: Amount?
-        var shippingInfo: [String: String]?
+        var shippingInfo: ShippingInfo?
+    }
+
+    /// A capture's `shipping_info`: `shipped_at` and `shipping_company`
+    /// required, the tracking members optional and nullable (the official
+    /// PHP SDK sends them as `null` when it has none).
+    struct ShippingInfo: Decodable, Sendable {
+        var shippedAt: String?
+        var shippingCompany: String?
+        var trackingNumber: String?
+        var trackingUrl: String?
     }
 
     struct RefundRequest: Decodable, Sendable {
