@@ -192,7 +192,7 @@ let package = Package(
             name: "STCPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/STCPay"),
         .target(
-            name: "TabbyAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/Tabby"),
+            name: "TabbyAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")], path: "Plugins/Tabby"),
         .target(
             name: "SwedbankPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/SwedbankPay"),

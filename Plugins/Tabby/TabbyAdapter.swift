@@ -8,9 +8,9 @@ import GatewayAdapterSDK
 /// region's host and answers `pending` with a `redirect` to Tabby's hosted
 /// page, or `failed` (`bnpl_declined`) when pre-scoring rejects the buyer.
 /// continue and verify read the payment (`GET /api/v2/payments/{id}`; the
-/// payer's return is never trusted). capture and refund carry the request's
-/// idempotency key as Tabby's `reference_id`, so a retry never moves money
-/// twice; void closes an uncaptured authorization (`POST …/close`).
+/// payer's return is never trusted). capture and refund carry a digest of
+/// the request's idempotency key as Tabby's `reference_id` (40 hex
+/// characters), so a retry never moves money twice; void closes an uncaptured authorization (`POST …/close`).
 /// Webhooks are confirmed by fetching the payment they name
 /// (``webhook(_:)``).
 ///

@@ -1,10 +1,12 @@
+import Crypto
 import Foundation
 import GatewayAdapterSDK
 
 /// capture, refund and void.
 extension TabbyAdapter {
-    /// `POST /api/v2/payments/{id}/captures` with `reference_id` the request's
-    /// idempotency key: a retry after a lost answer captures nothing twice.
+    /// `POST /api/v2/payments/{id}/captures` with `reference_id` derived from
+    /// the request's idempotency key (``referenceId(_:)``): a retry after a
+    /// lost answer captures nothing twice.
     func capture(_ request: AmountRequest) async throws -> AdapterResult {
         try await move(request, path: "captures", what: "capture") { payment, amount in
             guard payment.status == "AUTHORIZED" else { return ("invalid_state", "only an AUTHORIZED payment can be captured (it is \(payment.status ?? "?"))") }
@@ -14,8 +16,8 @@ extension TabbyAdapter {
         }
     }
 
-    /// `POST /api/v2/payments/{id}/refunds` with `reference_id` the request's
-    /// idempotency key. Tabby refunds only a CLOSED payment with captures.
+    /// `POST /api/v2/payments/{id}/refunds` with `reference_id` derived from
+    /// the request's idempotency key. Tabby refunds only a CLOSED payment with captures.
     func refund(_ request: AmountRequest) async throws -> AdapterResult {
         try await move(request, path: "refunds", what: "refund") { payment, amount in
             guard payment.status == "CLOSED", payment.captured > 0 else {
@@ -27,6 +29,18 @@ extension TabbyAdapter {
         }
     }
 
+    /// The `reference_id` of a capture or refund, Tabby's idempotency key
+    /// for it: the first 20 bytes of the engine key's SHA-256 in hex, 40
+    /// characters. Tabby documents no length for it, and the engine's keys
+    /// run to some 300 characters, every refund of a payment sharing its
+    /// first 43: cut anywhere by the provider, a second refund would look
+    /// like a replay of the first (nothing moved, yet reported done). The
+    /// same engine key gives the same id on every retry; two keys one id
+    /// only with a 160-bit collision.
+    static func referenceId(_ engineKey: String) -> String {
+        SHA256.hash(data: Data(engineKey.utf8)).prefix(20).map { String(format: "%02x", $0) }.joined()
+    }
+
     /// A capture or refund. A refusal (4xx) is explained from the payment
     /// as it stands (`why`: the problem code and message, or nil when the
     /// payment does not explain it).
@@ -36,7 +50,7 @@ extension TabbyAdapter {
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
         let amount: String
         do { amount = try request.amount.decimalString() } catch { throw AdapterError.invalidRequest("amount: \(error)") }
-        let body = TabbyWire.MovementRequest(amount: amount, referenceId: request.idempotencyKey,
+        let body = TabbyWire.MovementRequest(amount: amount, referenceId: Self.referenceId(request.idempotencyKey),
                                              reason: path == "refunds" ? (request.reason ?? "merchant refund") : nil)
         let answer: TabbyAnswer
         do {
@@ -55,7 +69,7 @@ extension TabbyAdapter {
         }
         switch answer.status {
         case 404: return failed("unknown_payment", answer.summary)
-        case 409: return failed("invalid_state", "reference_id \(request.idempotencyKey.prefix(64)) was used before with another amount (\(answer.summary))")
+        case 409: return failed("invalid_state", "reference_id \(Self.referenceId(request.idempotencyKey)) (of key \(request.idempotencyKey.prefix(64))) was used before with another amount (\(answer.summary))")
         case 400, 422:
             // Nothing moved; read the payment to say why.
             if let payment = try? await client.payment(reference), let (code, message) = why(payment, request.amount.value) {

@@ -37,6 +37,27 @@ struct TabbyAdapterTests {
         try #require(attempt.providerReference?.split(separator: ":").last.map(String.init))
     }
 
+    /// Two refunds whose merchant keys are 255 characters and differ only
+    /// in their last: each moves money under a `reference_id` of its own, 40
+    /// hex characters whatever the key's length (Tabby documents none), and
+    /// a retry of the first moves nothing.
+    @Test func refundsUnderLongKeysEachGetAShortReferenceOfTheirOwn() async throws {
+        try await withGateway { fx, simulator in
+            let paid = try await pay(fx, try await start(fx))
+            let stem = String(repeating: "k", count: 254)
+            let first = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: stem + "1")
+            let second = try await fx.gateway.refund(payment: paid.id, amount: 3000, idempotencyKey: stem + "2")
+            #expect(second.balance.refunded == 8000)
+            let again = try await fx.gateway.refund(payment: paid.id, amount: 5000, idempotencyKey: stem + "1")
+            #expect(again == first)
+            let references = simulator.referenceIds(ofPayment: try Self.paymentId(paid))
+            #expect(references.refunds.count == 2, "\(references)")
+            #expect(Set(references.refunds).count == 2)
+            #expect(references.refunds.allSatisfy { $0.count == 40 && $0.allSatisfy(\.isHexDigit) }, "\(references)")
+            #expect(references.captures.allSatisfy { $0.count <= 40 }, "\(references)")
+        }
+    }
+
     @Test func aSaudiPaymentRedirectsToTabbyAndIsCapturedOnlyOnceTabbySaysAuthorized() async throws {
         try await withGateway { fx, simulator in
             let started = try await start(fx)

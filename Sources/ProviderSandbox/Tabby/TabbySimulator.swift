@@ -63,6 +63,14 @@ public final class TabbySimulator: ProviderSimulator {
         state.withLock { $0.payment(paymentId)?.status }
     }
 
+    /// The `reference_id`s of payment `paymentId`'s captures and refunds, oldest first.
+    public func referenceIds(ofPayment paymentId: String) -> (captures: [String], refunds: [String]) {
+        state.withLock { state in
+            let payment = state.payment(paymentId)
+            return (payment?.captures.map(\.referenceId) ?? [], payment?.refunds.map(\.referenceId) ?? [])
+        }
+    }
+
     /// Removes the `meta` the merchant sent with payment `paymentId`, as a
     /// payment made on the same Tabby account by another integration looks.
     /// Returns false when the payment is unknown.
