@@ -24,11 +24,14 @@ extension HyperPayAdapter {
             ("entityId", entity(kind)), ("amount", amount), ("currency", request.amount.currency),
             ("paymentType", request.capture == .manual ? "PA" : "DB"),
             ("merchantTransactionId", Self.transactionId(request.paymentId)),
-            ("merchantInvoiceId", String(request.orderId.prefix(255))),
         ]
+        // Labels only, within OPPWA's published lengths: the order id from 8
+        // characters (cut to 255), the payer's e-mail from 6 to 128; outside
+        // them, not sent (OPPWA would refuse the whole checkout).
+        if request.orderId.count >= 8 { form.append(("merchantInvoiceId", String(request.orderId.prefix(255)))) }
         if let back = request.returnUrl { form.append(("shopperResultUrl", back)) }
         if let country = request.country { form.append(("billing.country", country)) }
-        if let email = request.payer?.email { form.append(("customer.email", email)) }
+        if let email = request.payer?.email, (6...128).contains(email.count) { form.append(("customer.email", email)) }
         let answer: HyperPayAnswer
         do {
             answer = try await client.send("POST", "/v1/checkouts", form)

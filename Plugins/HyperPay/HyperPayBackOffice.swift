@@ -190,10 +190,11 @@ extension HyperPayAdapter {
         }
     }
 
-    /// An id fit for `merchantTransactionId` (at most 255 characters): the id
-    /// itself, or its SHA-256 when longer.
+    /// An id fit for `merchantTransactionId` (8 to 255 characters, OPPWA's
+    /// `[\s\S]{8,255}`): the id itself, or its SHA-256 in hex when longer
+    /// or shorter.
     static func transactionId(_ id: String) -> String {
-        guard id.count > 255 else { return id }
+        guard !(8...255).contains(id.count) else { return id }
         return SHA256.hash(data: Data(id.utf8)).map { String(format: "%02x", $0) }.joined()
     }
 }

@@ -91,6 +91,25 @@ struct HyperPayAdapterTests {
         }
     }
 
+    /// OPPWA's lengths, at and past each: `merchantInvoiceId` (the order id)
+    /// 8 to 255 characters, `customer.email` 6 to 128. A label outside them
+    /// is not sent (or cut to 255), and the checkout is made all the same.
+    @Test(arguments: [(7, 5, nil, nil), (8, 6, 8, 6), (255, 128, 255, 128), (256, 129, 255, nil)] as [(Int, Int, Int?, Int?)])
+    func labelsAreSentOnlyWithinOPPWAsLengths(order: Int, email: Int, sentOrder: Int?, sentEmail: Int?) async throws {
+        try await withGateway { fx, simulator in
+            let orderId = String(repeating: "o", count: order)
+            let address = "a@" + String(repeating: "b", count: email - 4) + ".c"
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 9200, currency: "SAR"), country: "SA", orderId: orderId, payer: Payer(email: address), returnUrl: Self.back))
+            let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "visa", provider: "hyperpay"))
+            #expect(attempt.status == .pending, "\(String(describing: attempt.problem))")
+            let checkout = String(try #require(attempt.providerReference).drop { $0 != ":" }.dropFirst())
+            let labels = try #require(simulator.labels(ofCheckout: checkout))
+            #expect(labels.invoiceId?.count == sentOrder)
+            #expect(labels.email?.count == sentEmail)
+        }
+    }
+
     /// An amount two decimals cannot carry (1.234 KWD) is refused before
     /// anything is sent, never rounded into another charge; at the back
     /// office too.

@@ -47,7 +47,7 @@ final class HyperPaySimulatorFixture: Sendable {
 
     /// Prepares a checkout; its id.
     func prepare(amount: String = "92.00", currency: String = "SAR", type: String = "DB",
-                 entity: String = HyperPaySimulator.entityId, reference: String = "att_1",
+                 entity: String = HyperPaySimulator.entityId, reference: String = "att_00000001",
                  back: String? = "https://shop.example/back") async throws -> String {
         var form = [("entityId", entity), ("amount", amount), ("currency", currency), ("paymentType", type), ("merchantTransactionId", reference)]
         if let back { form.append(("shopperResultUrl", back)) }

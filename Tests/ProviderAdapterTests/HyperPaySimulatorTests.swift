@@ -58,6 +58,21 @@ struct HyperPaySimulatorTests {
         }
     }
 
+    /// OPPWA's published lengths (`merchantInvoiceId` and
+    /// `merchantTransactionId` 8 to 255, `customer.email` 6 to 128), refused
+    /// as a parameter error past either end.
+    @Test func labelsOutsideOPPWAsLengthsAreParameterErrors() async throws {
+        try await withSimulator { fx in
+            for (name, value) in [("merchantInvoiceId", String(repeating: "o", count: 7)), ("merchantInvoiceId", String(repeating: "o", count: 256)),
+                                  ("customer.email", "a@b.c"), ("customer.email", String(repeating: "e", count: 117) + "@example.com"),
+                                  ("merchantTransactionId", "att_1")] {
+                let refused = try await fx.request("POST", "/v1/checkouts", form: [
+                    ("entityId", HyperPaySimulator.entityId), ("amount", "92.00"), ("currency", "SAR"), ("paymentType", "DB"), (name, value)])
+                #expect(refused.status == 400, "\(name) of \(value.count)")
+            }
+        }
+    }
+
     @Test func beforeThePayerPaysTheStatusIsPendingAndAnUnknownCheckoutIsAParameterError() async throws {
         try await withSimulator { fx in
             let id = try await fx.prepare()
@@ -85,7 +100,7 @@ struct HyperPaySimulatorTests {
             #expect(status.json["paymentType"] as? String == "DB")
             #expect(status.json["amount"] as? String == "92.00")
             #expect(status.json["currency"] as? String == "SAR")
-            #expect(status.json["merchantTransactionId"] as? String == "att_1")
+            #expect(status.json["merchantTransactionId"] as? String == "att_00000001")
             #expect(fx.hyperpay.charges == 1)
             // The same outcome again changes nothing.
             _ = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
@@ -153,7 +168,7 @@ struct HyperPaySimulatorTests {
             #expect(fx.hyperpay.charges == 0)
             let paymentId = try #require(try await fx.status(id).json["id"] as? String)
             let capture: [(String, String)] = [("entityId", HyperPaySimulator.entityId), ("paymentType", "CP"), ("amount", "50.00"),
-                                               ("currency", "SAR"), ("merchantTransactionId", "cap-1")]
+                                               ("currency", "SAR"), ("merchantTransactionId", "cap-00000001")]
             let captured = try await fx.request("POST", "/v1/payments/\(paymentId)", form: capture)
             #expect(captured.status == 200)
             #expect(captured.code == "000.100.110")
@@ -217,7 +232,7 @@ struct HyperPaySimulatorTests {
             let document = try #require(try JSONSerialization.jsonObject(with: plain) as? [String: Any])
             #expect(document["type"] as? String == "PAYMENT")
             let payload = try #require(document["payload"] as? [String: Any])
-            #expect(payload["merchantTransactionId"] as? String == "att_1")
+            #expect(payload["merchantTransactionId"] as? String == "att_00000001")
             #expect((payload["result"] as? [String: Any])?["code"] as? String == "000.100.110")
             let wrongKey = String(repeating: "0", count: 64)
             let forged = try #require(fx.hyperpay.notification(forCheckout: id, key: wrongKey))

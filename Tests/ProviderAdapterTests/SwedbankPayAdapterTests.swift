@@ -52,6 +52,24 @@ struct SwedbankPayAdapterTests {
         return try await fx.gateway.proceed(session: session.session.id, attempt: attempt.id, PayerInput(returnParams: params))
     }
 
+    /// Swedbank Pay's lengths, at and past each: `description` string(40),
+    /// `orderReference` string(50), `payeeReference` string(30) letters and
+    /// digits (its Checkout v3 reference). The order id fills the first two,
+    /// cut to fit; the attempt id the third. The simulator refuses past each.
+    @Test(arguments: [33, 34, 50, 51, 300])
+    func labelsAreCutToSwedbankPaysLengths(orderLength: Int) async throws {
+        try await withGateway { fx, simulator in
+            let orderId = String((0..<orderLength).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! })
+            let started = try await session(fx, orderId: orderId)
+            let attempt = try await attempt(fx, started, "visa")
+            #expect(attempt.status == .pending, "\(String(describing: attempt.problem))")
+            let labels = try #require(simulator.labels(ofOrder: Self.order(attempt)))
+            #expect(labels.orderReference == String(orderId.prefix(50)))
+            #expect(labels.description == String("Order \(orderId)".prefix(40)))
+            #expect(labels.payeeReference.count <= 30 && labels.payeeReference.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) })
+        }
+    }
+
     // MARK: Swish
 
     @Test func swishOnThisDeviceSwitchesToTheAppAndSucceedsOnlyOnceTheOrderIsPaid() async throws {

@@ -53,9 +53,7 @@ struct HyperPayAPI: Sendable {
         let paymentType = form["paymentType"] ?? ""
         if paymentType != "DB" && paymentType != "PA" { errors.append(("paymentType", paymentType, "must be DB or PA")) }
         let reference = form["merchantTransactionId"]
-        if let reference, reference.isEmpty || reference.count > 255 {
-            errors.append(("merchantTransactionId", reference, "must be 1 to 255 characters"))
-        }
+        errors += HyperPayWire.lengthErrors(form)
         let resultURL = form["shopperResultUrl"]
         if let resultURL, !(resultURL.hasPrefix("https://") || resultURL.hasPrefix("http://")) || URL(string: resultURL) == nil {
             errors.append(("shopperResultUrl", resultURL, "must be an http(s) URL"))
@@ -63,7 +61,8 @@ struct HyperPayAPI: Sendable {
         guard errors.isEmpty, let amount else { return HyperPayWire.parameterError(errors) }
         let checkout = HyperPayCheckout(
             id: HyperPayWire.randomID() + ".sandbox-vm-tx01", entityId: entityId, amount: amount, paymentType: paymentType,
-            merchantTransactionId: reference, shopperResultUrl: resultURL)
+            merchantTransactionId: reference, shopperResultUrl: resultURL,
+            merchantInvoiceId: form["merchantInvoiceId"], customerEmail: form["customer.email"])
         simulator.state.withLock { $0.add(checkout) }
         return HyperPayWire.response(.ok, HyperPayWire.document(HyperPayResultCode.checkoutCreated, ndc: checkout.id, ["id": checkout.id]))
     }

@@ -28,9 +28,8 @@ struct HyperPayBackOffice: Sendable {
             return HyperPayWire.parameterError([("entityId", form["entityId"] ?? "", "unknown entityId for this access token")])
         }
         let reference = form["merchantTransactionId"]
-        if let reference, reference.isEmpty || reference.count > 255 {
-            return HyperPayWire.parameterError([("merchantTransactionId", reference, "must be 1 to 255 characters")])
-        }
+        let wrongLength = HyperPayWire.lengthErrors(form)
+        if !wrongLength.isEmpty { return HyperPayWire.parameterError(wrongLength) }
         let outcome: Outcome? = simulator.state.withLock { state in
             guard var original = state.transactions[paymentId], original.entityId == entityId else { return nil }
             let key = reference.map { "\(paymentId)|\(paymentType)|\($0)" }

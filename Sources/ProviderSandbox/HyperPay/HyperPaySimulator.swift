@@ -29,6 +29,12 @@ public final class HyperPaySimulator: ProviderSimulator {
     public init() {}
 
     public var charges: Int { state.withLock { $0.charges } }
+    /// What checkout `checkoutId` was labelled with: `merchantInvoiceId`
+    /// and `customer.email` as sent (nil: not sent).
+    public func labels(ofCheckout checkoutId: String) -> (invoiceId: String?, email: String?)? {
+        state.withLock { $0.checkouts[checkoutId].map { ($0.merchantInvoiceId, $0.customerEmail) } }
+    }
+
     /// The checkouts it holds (a request refused before sending made none).
     public var checkouts: Int { state.withLock { $0.checkouts.count } }
 

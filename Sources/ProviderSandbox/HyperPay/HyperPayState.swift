@@ -11,6 +11,9 @@ struct HyperPayCheckout: Sendable {
     var merchantTransactionId: String?
     var shopperResultUrl: String?
     var paymentId: String?
+    /// What the merchant sent that only labels the checkout.
+    var merchantInvoiceId: String?
+    var customerEmail: String?
 }
 
 /// One transaction at the simulated OPPWA: the widget's DB or PA, or a

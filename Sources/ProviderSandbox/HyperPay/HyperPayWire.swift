@@ -67,6 +67,21 @@ enum HyperPayWire {
     }
 
     /// HTTP 400 with `200.300.404` and the offending parameters.
+    /// OPPWA's published lengths of the parameters the adapter sends
+    /// (`AN255 [\s\S]{8,255}` and the like, its parameter reference).
+    static let lengths: [String: ClosedRange<Int>] = [
+        "merchantTransactionId": 8...255, "merchantInvoiceId": 8...255, "customer.email": 6...128,
+        "customer.givenName": 2...50, "customer.surname": 2...50,
+    ]
+
+    /// The parameters of `form` whose length is outside OPPWA's bounds.
+    static func lengthErrors(_ form: [String: String]) -> [(name: String, value: String, message: String)] {
+        lengths.keys.sorted().compactMap { name in
+            guard let value = form[name], let bounds = lengths[name], !bounds.contains(value.count) else { return nil }
+            return (name, value, "must be \(bounds.lowerBound) to \(bounds.upperBound) characters")
+        }
+    }
+
     static func parameterError(_ errors: [(name: String, value: String, message: String)]) -> Response {
         response(.badRequest, document(HyperPayResultCode.invalidParameter,
                                        parameterErrors: errors.map { ["name": $0.name, "value": $0.value, "message": $0.message] }))

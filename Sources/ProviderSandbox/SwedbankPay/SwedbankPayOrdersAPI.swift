@@ -62,6 +62,10 @@ struct SwedbankPayOrdersAPI: Sendable {
               reference.count <= 30, !reference.isEmpty, reference.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
             throw SwedbankPayWire.Refusal.input("paymentorder.payeeInfo", "payeeInfo.payeeId and a payeeReference of 1 to 30 letters and digits are required")
         }
+        // string(50): Swedbank Pay's Checkout v3 purchase reference (developer.swedbankpay.com).
+        if let orderReference = payee["orderReference"] as? String, orderReference.count > 50 {
+            throw SwedbankPayWire.Refusal.input("paymentorder.payeeInfo.orderReference", "orderReference is at most 50 characters")
+        }
         let payerReference = (o["payer"] as? [String: Any])?["payerReference"] as? String
         let metadata = (o["metadata"] as? [String: Any] ?? [:]).compactMapValues { $0 as? String }
         let order = SwedbankPayOrder(

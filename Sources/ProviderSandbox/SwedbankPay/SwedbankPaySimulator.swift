@@ -102,6 +102,11 @@ public final class SwedbankPaySimulator: ProviderSimulator {
         state.withLock { $0.orders.values.max(by: { $0.createdAt < $1.createdAt })?.id }
     }
 
+    /// Order `id`'s labels as created: `payeeReference`, `orderReference`, `description`.
+    public func labels(ofOrder id: String) -> (payeeReference: String, orderReference: String?, description: String)? {
+        state.withLock { $0.orders[Self.uuid(of: id)].map { ($0.payeeReference, $0.orderReference, $0.description) } }
+    }
+
     /// How many orders were created.
     public var orderCount: Int { state.withLock { $0.orders.count } }
 
