@@ -144,6 +144,8 @@ let package = Package(
                 "GatewayPayloads", "PaymentFields",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                // Webhooks a simulator delivers (Worldline's, to the loopback URLs a payment names).
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 // RSA-OAEP and AES-CBC for Worldline's encrypted customer input (its simulator and test device).
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

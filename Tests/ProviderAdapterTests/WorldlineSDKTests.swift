@@ -9,9 +9,11 @@ import TestSupport
 /// (scripts/worldline-sdk-check), pointed at the simulator alone at the root
 /// of a port of its own, as at Worldline's host. Card sales, the SDK's
 /// decline exception, authorization, partial and final capture, refund,
-/// cancel, an idempotent replay with its timestamp, a key over 40 characters
-/// refused, 3-D Secure's redirect, a 404, and a notification the simulator
-/// signed, verified (and refused altered) by the SDK's WebhooksHelper.
+/// cancel (all, and part), captures and refunds listed, an idempotent replay
+/// with its timestamp, a key over 40 characters refused, 3-D Secure's
+/// redirect, a 404; webhooks the simulator delivered over HTTP to the
+/// script's own endpoint (`feedbacks.webhooksUrls`), and a notification it
+/// signed, each verified (and refused altered) by the SDK's WebhooksHelper.
 @Suite struct WorldlineSDKTests {
     /// Whether Python can import the SDK. CI installs it; missing there fails.
     static let isAvailable: Bool = {
@@ -54,10 +56,12 @@ import TestSupport
         var iterator = ports.makeAsyncIterator()
         let port = try #require(await iterator.next())
 
-        let run = try await runProcessOffThePool("/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)"])
+        let run = try await runProcessOffThePool("/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)",
+                                                                   WorldlineSimulator.webhookKeyID, WorldlineSimulator.webhookSecret])
         let lines = Self.lines(run.stdout)
         let checks = lines.filter { $0.check != nil }
-        #expect(checks.count >= 12, "\(run.output)")
+        #expect(checks.count >= 20, "\(run.output)")
+        #expect(checks.contains { $0.check == "the SDK verifies the delivered payment.captured" }, "\(run.output)")
         for check in checks {
             #expect(check.ok == true, "\(check.check ?? ""): \(check.detail ?? "")")
         }
@@ -66,6 +70,11 @@ import TestSupport
         // A notification the simulator signs for the SDK's sale, checked by the SDK's own helper.
         let paymentID = try #require(lines.compactMap(\.payment).first, "\(run.output)")
         let simulator = try #require(sandbox.simulator("worldline") as? WorldlineSimulator)
+        // Delivered over HTTP to the script's own endpoint, answered 200 at the first try.
+        // (recorded once the answer is read, which may be just after the script saw the request)
+        #expect(try await waitUntil { simulator.deliveries.count == 2 }, "\(simulator.deliveries)")
+        #expect(Set(simulator.deliveries.map(\.type)) == ["payment.pending_capture", "payment.captured"], "\(simulator.deliveries)")
+        #expect(simulator.deliveries.allSatisfy { $0.status == 200 && $0.tries == 1 }, "\(simulator.deliveries)")
         let webhook = try #require(simulator.webhook(forPayment: paymentID))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("worldline-webhook-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: file) }

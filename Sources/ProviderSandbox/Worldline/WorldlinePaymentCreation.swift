@@ -35,6 +35,24 @@ extension WorldlineServerAPI {
         var nonce: (value: String, until: Date)?
     }
 
+    /// `feedbacks.webhooksUrls` (and the deprecated `feedbacks.webhookUrl`):
+    /// absolute http(s) URLs, at most 10.
+    static func webhookURLs(_ feedbacks: Any?) throws -> [String] {
+        guard let feedbacks else { return [] }
+        guard let object = feedbacks as? [String: Any] else { throw WorldlineWire.Refusal.invalid("feedbacks", "feedbacks must be an object") }
+        var urls: [String] = []
+        if let one = object["webhookUrl"] { urls.append(contentsOf: [one as? String ?? ""]) }
+        if let list = object["webhooksUrls"] {
+            guard let strings = list as? [String] else { throw WorldlineWire.Refusal.invalid("feedbacks.webhooksUrls", "webhooksUrls must be a list of URLs") }
+            urls += strings
+        }
+        guard urls.count <= 10 else { throw WorldlineWire.Refusal.invalid("feedbacks.webhooksUrls", "At most 10 webhook URLs") }
+        for url in urls where !["http", "https"].contains(URL(string: url)?.scheme ?? "") || URL(string: url)?.host == nil {
+            throw WorldlineWire.Refusal.invalid("feedbacks.webhooksUrls", "Each webhook URL must be an absolute http(s) URL")
+        }
+        return urls
+    }
+
     /// The created payment's URL, for `Location` on a 201.
     func location(_ merchant: String, _ id: String) -> String { base() + "/v2/\(merchant)/payments/\(id)" }
 
@@ -53,6 +71,7 @@ extension WorldlineServerAPI {
         if let reference, reference.isEmpty || reference.count > 50 {
             throw WorldlineWire.Refusal.invalid("order.references.merchantReference", "The merchantReference must be 1 to 50 characters")
         }
+        let webhookURLs = try Self.webhookURLs(body["feedbacks"])
         let input = body["cardPaymentMethodSpecificInput"] as? [String: Any] ?? [:]
         let mode = input["authorizationMode"] as? String ?? "SALE"
         guard ["SALE", "PRE_AUTHORIZATION", "FINAL_AUTHORIZATION"].contains(mode) else {
@@ -71,6 +90,7 @@ extension WorldlineServerAPI {
 
         var draft = WorldlinePayment(id: "", merchantID: merchant, merchantReference: reference, amount: amount, currency: currency,
                                      authorizationMode: mode, card: resolved.card, status: "CREATED", statusCode: 0)
+        draft.webhookURLs = webhookURLs
         switch resolved.outcome {
         case .decline(let code):
             (draft.status, draft.statusCode, draft.errors) = ("REJECTED", 2, [WorldlineCards.declineIssue(code)])
@@ -97,6 +117,7 @@ extension WorldlineServerAPI {
             throw WorldlineWire.Refusal(400, "1203", "ENCRYPTED_CUSTOMER_INPUT_ALREADY_USED",
                                         "This encrypted customer input was already submitted", property: "encryptedCustomerInput")
         }
+        simulator.deliverWebhooks(for: payment.id)
 
         var creation: [String: Any] = ["isNewToken": false, "tokenizationSucceeded": false]
         if let token = payment.card.token { creation["token"] = token }

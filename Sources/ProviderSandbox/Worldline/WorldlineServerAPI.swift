@@ -12,8 +12,13 @@ import NIOCore
 ///   `encryptedCustomerInput`, a stored card's token or a plain card
 ///   (``WorldlineServerAPI/create(_:_:)``);
 /// - `GET /v2/{merchantId}/payments/{paymentId}` and `…/details` (the same,
-///   with its captures and refunds as `Operations`);
-/// - `POST …/{paymentId}/capture`, `…/cancel` and `…/refund`.
+///   with its captures and refunds as `Operations`), `…/captures` and
+///   `…/refunds` (each as its POST answered it);
+/// - `POST …/{paymentId}/capture`, `…/cancel` (all, or part with
+///   `amountOfMoney`) and `…/refund`.
+///
+/// Each status change is posted, signed, to the loopback URLs the payment's
+/// `feedbacks.webhooksUrls` named (``WorldlineSimulator/deliverWebhooks(for:)``).
 ///
 /// A merchant other than the sandbox's is refused with 403 (errorCode
 /// `9007`, ours), an unknown payment with 404 `UNKNOWN_PAYMENT_ID` (ours),
@@ -41,13 +46,21 @@ struct WorldlineServerAPI: Sendable {
             let id = context.parameters.get("paymentId") ?? ""
             return try await api.signed(request, context) { merchant, _ in try api.read(merchant, id, details: true) }
         }
+        routes.get("v2/:merchantId/payments/:paymentId/captures") { request, context in
+            let id = context.parameters.get("paymentId") ?? ""
+            return try await api.signed(request, context) { merchant, _ in try api.operations(merchant, id, .capture) }
+        }
+        routes.get("v2/:merchantId/payments/:paymentId/refunds") { request, context in
+            let id = context.parameters.get("paymentId") ?? ""
+            return try await api.signed(request, context) { merchant, _ in try api.operations(merchant, id, .refund) }
+        }
         routes.post("v2/:merchantId/payments/:paymentId/capture") { request, context in
             let id = context.parameters.get("paymentId") ?? ""
             return try await api.signed(request, context) { merchant, body in try api.capture(merchant, id, body) }
         }
         routes.post("v2/:merchantId/payments/:paymentId/cancel") { request, context in
             let id = context.parameters.get("paymentId") ?? ""
-            return try await api.signed(request, context) { merchant, _ in try api.cancel(merchant, id) }
+            return try await api.signed(request, context) { merchant, body in try api.cancel(merchant, id, body) }
         }
         routes.post("v2/:merchantId/payments/:paymentId/refund") { request, context in
             let id = context.parameters.get("paymentId") ?? ""
@@ -111,6 +124,16 @@ struct WorldlineServerAPI: Sendable {
         return WorldlineAnswer(200, details ? WorldlineWire.details(payment) : WorldlineWire.payment(payment))
     }
 
+    /// `GET …/captures` (`{"captures": [...]}`) or `…/refunds` (`{"refunds": [...]}`),
+    /// oldest first, each as its POST answered it.
+    func operations(_ merchant: String, _ id: String, _ kind: WorldlinePayment.OperationKind) throws -> WorldlineAnswer {
+        let payment = try lookup(merchant, id)
+        let chosen = payment.operations.filter { $0.kind == kind }
+        return kind == .capture
+            ? WorldlineAnswer(200, ["captures": chosen.map { WorldlineWire.capture(payment, $0) }])
+            : WorldlineAnswer(200, ["refunds": chosen.map { WorldlineWire.refund(payment, $0) }])
+    }
+
     /// `{"amount"?, "isFinal"?}`: takes `amount` (all that is left when
     /// absent) of an authorisation; one charge. The payment stays
     /// `PENDING_CAPTURE` until all is captured or a capture is final.
@@ -140,33 +163,57 @@ struct WorldlineServerAPI: Sendable {
             return .success((payment, operation))
         }
         let (payment, operation) = try result.get()
-        return WorldlineAnswer(201, [
-            "id": operation.id, "status": "CAPTURED", "statusOutput": ["statusCode": 9],
-            "captureOutput": ["amountOfMoney": WorldlineWire.amountOfMoney(operation.amount, payment.currency),
-                              "references": WorldlineWire.references(payment), "paymentMethod": "card",
-                              "cardPaymentMethodSpecificOutput": WorldlineWire.cardOutput(payment)] as [String: Any],
-        ])
+        simulator.deliverWebhooks(for: id)
+        return WorldlineAnswer(201, WorldlineWire.capture(payment, operation))
     }
 
     /// Cancels a payment waiting for 3-D Secure or for captures: `CANCELLED`
     /// (statusCode 6); when part was captured already, the rest is released
-    /// and the payment is `CAPTURED`.
-    func cancel(_ merchant: String, _ id: String) throws -> WorldlineAnswer {
-        _ = try lookup(merchant, id)
+    /// and the payment is `CAPTURED`. With `amountOfMoney` (an authorisation
+    /// only), that much of what is left to capture is released and the rest
+    /// stays capturable, unless `isFinal` or nothing is left.
+    func cancel(_ merchant: String, _ id: String, _ body: [String: Any]) throws -> WorldlineAnswer {
+        let current = try lookup(merchant, id)
+        let requested: Int64?
+        if let money = body["amountOfMoney"] {
+            guard let money = money as? [String: Any], let amount = WorldlineWire.integer(money["amount"]), amount > 0 else {
+                throw WorldlineWire.Refusal.invalid("amountOfMoney.amount", "The amount must be a positive integer in minor units")
+            }
+            guard money["currencyCode"] as? String == current.currency else {
+                throw WorldlineWire.Refusal.invalid("amountOfMoney.currencyCode", "The currency must be the payment's, \(current.currency)")
+            }
+            requested = amount
+        } else {
+            requested = nil
+        }
+        let isFinal = body["isFinal"] as? Bool ?? false
         let result: Result<WorldlinePayment, WorldlineWire.Refusal> = simulator.state.withLock { state in
             guard var payment = state.payments[id] else { return .failure(.unknownPayment) }
             guard payment.status == "REDIRECTED" || payment.status == "PENDING_CAPTURE" else {
                 return .failure(.invalidStatus(payment.status, "cancelled"))
             }
-            state.closeChallenge(of: id)
-            payment.challenge = nil
-            payment.captureClosed = true
-            (payment.status, payment.statusCode) = payment.captured > 0 ? ("CAPTURED", 9) : ("CANCELLED", 6)
+            if let requested {
+                guard payment.status == "PENDING_CAPTURE" else { return .failure(.invalidStatus(payment.status, "partly cancelled")) }
+                guard requested <= payment.capturable else {
+                    return .failure(WorldlineWire.Refusal(400, "1105", "CANCEL_AMOUNT_EXCEEDS_AUTHORIZED_AMOUNT",
+                                                          "At most \(payment.capturable) is left to cancel", property: "amountOfMoney.amount"))
+                }
+                payment.cancelled += requested
+            }
+            if requested == nil || isFinal || payment.capturable == 0 {
+                state.closeChallenge(of: id)
+                payment.challenge = nil
+                payment.captureClosed = true
+                if requested == nil { payment.cancelled = payment.amount - payment.captured }
+                (payment.status, payment.statusCode) = payment.captured > 0 ? ("CAPTURED", 9) : ("CANCELLED", 6)
+            }
             payment.updated = Date()
             state.payments[id] = payment
             return .success(payment)
         }
-        return WorldlineAnswer(200, ["payment": WorldlineWire.payment(try result.get())])
+        let payment = try result.get()
+        simulator.deliverWebhooks(for: id)
+        return WorldlineAnswer(200, ["payment": WorldlineWire.payment(payment)])
     }
 
     /// `{"amountOfMoney"?: {amount, currencyCode}}`: gives back part or all
@@ -200,12 +247,7 @@ struct WorldlineServerAPI: Sendable {
             return .success((payment, operation))
         }
         let (payment, operation) = try result.get()
-        return WorldlineAnswer(201, [
-            "id": operation.id, "status": "REFUNDED",
-            "statusOutput": ["statusCode": 8, "statusCategory": "REFUNDED", "isCancellable": false, "errors": [Any](),
-                             "statusCodeChangeDateTime": WorldlineWire.changeDateTime(operation.created)] as [String: Any],
-            "refundOutput": ["amountOfMoney": WorldlineWire.amountOfMoney(operation.amount, payment.currency),
-                             "references": WorldlineWire.references(payment), "paymentMethod": "card"] as [String: Any],
-        ])
+        simulator.deliverWebhooks(for: id)
+        return WorldlineAnswer(201, WorldlineWire.refund(payment, operation))
     }
 }

@@ -17,6 +17,8 @@ struct WorldlineState: Sendable {
     var idempotence = WorldlineIdempotence()
     var lastSignedRequest: WorldlineSignedRequest?
     var charges = 0
+    /// Webhook deliveries, latest last (bounded).
+    var deliveries: [WorldlineDelivery] = []
 
     /// Bounded: the oldest payments and sessions go first.
     static let maxPayments = 10_000
@@ -132,6 +134,10 @@ struct WorldlinePayment: Sendable {
     var operations: [Operation] = []
     /// No more captures: a sale, a final capture, or a cancel after partial captures.
     var captureClosed = false
+    /// What cancels released of the authorisation, in minor units.
+    var cancelled: Int64 = 0
+    /// Where its status changes are posted (`feedbacks.webhooksUrls`).
+    var webhookURLs: [String] = []
     var authorisationCode: String?
     /// The open 3-D Secure challenge (the page's id), its `RETURNMAC` and the merchant's return URL.
     var challenge: String?
@@ -143,7 +149,7 @@ struct WorldlinePayment: Sendable {
     var captured: Int64 { operations.filter { $0.kind == .capture }.reduce(0) { $0 + $1.amount } }
     var refunded: Int64 { operations.filter { $0.kind == .refund }.reduce(0) { $0 + $1.amount } }
     /// What a capture may still take.
-    var capturable: Int64 { status == "PENDING_CAPTURE" && !captureClosed ? amount - captured : 0 }
+    var capturable: Int64 { status == "PENDING_CAPTURE" && !captureClosed ? amount - captured - cancelled : 0 }
     /// What a refund may still give back.
     var refundable: Int64 { captured - refunded }
 

@@ -81,6 +81,7 @@ struct WorldlineThreeDSPage: Sendable {
             }
             return state.payments[id]
         }
+        if let finished { simulator.deliverWebhooks(for: finished.id) }
         guard let finished, let back = finished.returnURL else { return closed(challenge) }
         return HostedPage.redirect(to: back, adding: ["paymentId": finished.id, "RETURNMAC": finished.returnMAC ?? ""])
     }

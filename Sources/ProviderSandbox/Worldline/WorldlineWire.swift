@@ -170,6 +170,23 @@ enum WorldlineWire {
                            "paymentMethod": "card", "cardPaymentMethodSpecificOutput": cardOutput(p)] as [String: Any]]
     }
 
+    /// A `CaptureResponse`: a capture as `POST …/capture` answers it and `GET …/captures` lists it.
+    static func capture(_ payment: WorldlinePayment, _ operation: WorldlinePayment.Operation) -> [String: Any] {
+        ["id": operation.id, "status": "CAPTURED", "statusOutput": ["statusCode": 9],
+         "captureOutput": ["amountOfMoney": amountOfMoney(operation.amount, payment.currency),
+                           "references": references(payment), "paymentMethod": "card",
+                           "cardPaymentMethodSpecificOutput": cardOutput(payment)] as [String: Any]]
+    }
+
+    /// A `RefundResponse`: a refund as `POST …/refund` answers it and `GET …/refunds` lists it.
+    static func refund(_ payment: WorldlinePayment, _ operation: WorldlinePayment.Operation) -> [String: Any] {
+        ["id": operation.id, "status": "REFUNDED",
+         "statusOutput": ["statusCode": 8, "statusCategory": "REFUNDED", "isCancellable": false, "errors": [Any](),
+                          "statusCodeChangeDateTime": changeDateTime(operation.created)] as [String: Any],
+         "refundOutput": ["amountOfMoney": amountOfMoney(operation.amount, payment.currency),
+                          "references": references(payment), "paymentMethod": "card"] as [String: Any]]
+    }
+
     /// A `PaymentDetailsResponse`: the payment and its captures and refunds as `Operations`.
     static func details(_ p: WorldlinePayment) -> [String: Any] {
         var document = payment(p)
