@@ -108,6 +108,59 @@ struct HyperPaySimulatorTests {
         }
     }
 
+    /// COPYandPAY as its integration guide has the merchant write it, in a
+    /// real browser: the merchant's page loads `/v1/paymentWidgets.js?checkoutId=…`
+    /// and holds `form.paymentWidgets` whose `action` is where the shopper
+    /// returns. The checkout was prepared without `shopperResultUrl`: the
+    /// shopper pays, passes 3-D Secure, and lands on the form's `action` with
+    /// `id` and `resourcePath`.
+    @Test(.enabled(if: HeadlessBrowser.isAvailable, "chromium and chromedriver installed (scripts/install-prerequisites), GATEWAY_BROWSER_TESTS not 0"))
+    func theWidgetScriptTurnsTheMerchantsFormIntoTheCardFormAndReturnsToItsAction() async throws {
+        try await withSimulator { fx in
+            let id = try await fx.prepare(back: nil)
+            let back = "https://shop.example/hyperpay/return?order=7"
+            let page = """
+                <!doctype html><html><head><meta charset="utf-8"><title>Checkout</title></head><body>
+                <script src="\(fx.base)/v1/paymentWidgets.js?checkoutId=\(id)"></script>
+                <form action="\(back)" class="paymentWidgets" data-brands="VISA MASTER"></form>
+                </body></html>
+                """
+            let shop = try await MerchantPageServer.start(page)
+            let paying: () async throws -> Void = {
+                try await HeadlessBrowser.with { browser in
+                    try await browser.open(shop.url)
+                    let form = try await browser.source(containing: "name=\"number\"")
+                    #expect(form.contains("92.00 SAR") && form.contains("value=\"MASTER\""), "the script did not render the card form: \(form)")
+                    try await browser.type("#number", "4200 0000 0000 0000")
+                    try await browser.type("#holder", "A Payer")
+                    try await browser.type("#expiry", "12/30")
+                    try await browser.type("#cvv", "123")
+                    try await browser.click("#pay")
+                    _ = try await browser.source(containing: "Authenticate")
+                    try await browser.click("button[value=authenticate]")
+                    let landed = try await browser.url(startingWith: back + "&id=")
+                    #expect(landed.hasPrefix(back + "&id=\(id)&resourcePath="), "\(landed)")
+                }
+            }
+            do { try await paying() } catch { await shop.stop(); throw error }
+            await shop.stop()
+            #expect(try await fx.status(id).code == "000.100.110")
+            #expect(fx.hyperpay.charges == 1)
+        }
+    }
+
+    /// The script for an unknown checkout says so (a 404 with a console error), never a form.
+    @Test func theWidgetScriptOfAnUnknownCheckoutIsA404() async throws {
+        try await withSimulator { fx in
+            let script = try await fx.request("GET", "/v1/paymentWidgets.js?checkoutId=NOSUCH", token: nil)
+            #expect(script.status == 404)
+            #expect(script.text.contains("console.error") && !script.text.contains("paymentWidgets\")"))
+            let id = try await fx.prepare()
+            let known = try await fx.request("GET", "/v1/paymentWidgets.js?checkoutId=\(id)", token: nil)
+            #expect(known.status == 200 && known.text.contains("form.paymentWidgets") && known.text.contains("92.00 SAR"))
+        }
+    }
+
     @Test func theCardFormGoesThrough3DSecureAndKeepsOnlyTheMaskedCard() async throws {
         try await withSimulator { fx in
             let id = try await fx.prepare(amount: "1.23", currency: "KWD")

@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import Hummingbird
 import Logging
 import NIOCore
 import ProviderSandbox
@@ -39,10 +40,19 @@ final class SimulatorServer: Sendable {
 
     /// Starts `sandbox` on port 0 and waits until it listens.
     static func start(_ sandbox: ProviderSandbox, client: HTTPClient.Configuration) async throws -> SimulatorServer {
+        let (port, server) = try await runUntilListening("the simulators") { onRunning in sandbox.application(port: 0, onRunning: onRunning) }
+        return SimulatorServer(sandbox: sandbox, root: "http://127.0.0.1:\(port)", server: server, client: client)
+    }
+
+    /// Runs the application `make` builds (handing it the callback that
+    /// reports its port) and waits until it listens: its port and its task.
+    /// A server that ends before it listens (a bind that failed) ends the
+    /// wait too, so this never waits for a port that will not come.
+    static func runUntilListening<App: ApplicationProtocol>(
+        _ what: String, _ make: (@escaping @Sendable (Int) async -> Void) -> App
+    ) async throws -> (port: Int, server: Task<Void, any Error>) {
         let (ports, continuation) = AsyncStream<Int>.makeStream()
-        let application = sandbox.application(port: 0) { continuation.yield($0) }
-        // A server that ends before it listens (a bind that failed) ends the
-        // stream too, so this never waits for a port that will not come.
+        let application = make { continuation.yield($0) }
         let server = Task {
             defer { continuation.finish() }
             try await application.runService()
@@ -51,9 +61,9 @@ final class SimulatorServer: Sendable {
         guard let port = await iterator.next() else {
             server.cancel()
             let why = await server.result
-            throw SandboxGatewayError(message: "the simulators did not start: \(why)")
+            throw SandboxGatewayError(message: "\(what) did not start: \(why)")
         }
-        return SimulatorServer(sandbox: sandbox, root: "http://127.0.0.1:\(port)", server: server, client: client)
+        return (port, server)
     }
 
     /// Sends `request` and reads the answer (at most 1 MiB).

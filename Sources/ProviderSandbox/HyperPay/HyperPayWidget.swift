@@ -3,11 +3,20 @@ import PaymentFields
 import GatewayPayloads
 import Hummingbird
 
-/// The hosted payment page: OPPWA's COPYandPAY widget for one checkout
-/// (`GET /v1/paymentWidgets/{checkoutId}?brands=VISA MASTER`), a card form
-/// that posts to itself, then a 3-D Secure step (`/v1/threeDSecure/{id}`),
-/// then a `302` to the checkout's `shopperResultUrl` with `id` and
-/// `resourcePath`, as the real widget returns the shopper.
+/// OPPWA's COPYandPAY widget. As COPYandPAY's integration guide has it, the
+/// merchant's own page holds
+/// `<script src="…/v1/paymentWidgets.js?checkoutId={id}"></script>` and
+/// `<form action="{where the shopper returns}" class="paymentWidgets" data-brands="VISA MASTER"></form>`;
+/// the script turns that form into the card form (posting to
+/// `/v1/paymentWidgets/{checkoutId}`, the form's own `action` carried along),
+/// then a 3-D Secure step (`/v1/threeDSecure/{id}`), then a `302` to the
+/// form's `action` (or, without one, the checkout's `shopperResultUrl`)
+/// with `id` and `resourcePath`, as the real widget returns the shopper.
+///
+/// `GET /v1/paymentWidgets/{checkoutId}?brands=VISA MASTER` is the sandbox's
+/// stand-in for that merchant page (the shipped manifest's `widget_page_url`
+/// in sandbox mode): the script and the form, returning to the checkout's
+/// `shopperResultUrl`, and the same card form for a browser without scripts.
 ///
 /// `?sandbox_outcome=approve|decline|cancel` on the page URL completes it at
 /// once with the first brand's test card (`sandbox_code=` picks another
@@ -37,6 +46,9 @@ struct HyperPayWidget: Sendable {
 
     func register(on routes: RouterGroup<BasicRequestContext>) {
         let widget = self
+        routes.get("v1/paymentWidgets.js") { request, _ -> Response in
+            widget.script(request.uri.queryParameters.get("checkoutId") ?? "")
+        }
         routes.get("v1/paymentWidgets/:checkoutId") { request, context -> Response in
             widget.page(context.parameters.get("checkoutId") ?? "", query: request.uri.queryParameters)
         }
@@ -63,7 +75,9 @@ struct HyperPayWidget: Sendable {
         let brands = brands(query.get("brands"), checkout: checkout)
         guard let outcome = query.get("sandbox_outcome") else {
             if let paid = simulator.payment(ofCheckout: checkoutId) { return finished(checkout, paid) }
-            return HostedPage.response(.ok, HyperPayPages.cardForm(checkout, brands: brands, action: base + "/v1/paymentWidgets/" + HostedPage.queryComponent(checkoutId)))
+            return HostedPage.response(.ok, HyperPayPages.merchantPage(
+                checkout, brands: brands, script: base + "/v1/paymentWidgets.js?checkoutId=" + HostedPage.queryComponent(checkoutId),
+                cardForm: HyperPayPages.cardFields(brands: brands), action: base + "/v1/paymentWidgets/" + HostedPage.queryComponent(checkoutId)))
         }
         var code: String
         switch outcome {
@@ -86,6 +100,12 @@ struct HyperPayWidget: Sendable {
     }
 
     func submit(_ checkoutId: String, _ form: [String: String]) -> Response {
+        // The merchant page's form `action`, carried by the script: where COPYandPAY returns the shopper.
+        if let back = form["shopperResultUrl"], ["http", "https"].contains(URL(string: back)?.scheme ?? ""), URL(string: back)?.host != nil {
+            simulator.state.withLock { state in
+                if state.checkouts[checkoutId]?.paymentId == nil { state.checkouts[checkoutId]?.shopperResultUrl = back }
+            }
+        }
         guard let checkout = checkout(checkoutId) else {
             return HostedPage.response(.notFound, HyperPayPages.message("Unknown checkout", "No checkout \(checkoutId.prefix(64)) exists."))
         }
@@ -159,6 +179,19 @@ struct HyperPayWidget: Sendable {
     }
 
     private var base: String { sandbox.base(of: simulator) }
+
+    /// `GET /v1/paymentWidgets.js?checkoutId=…`: the script that turns the
+    /// page's `form.paymentWidgets` into this checkout's card form.
+    func script(_ checkoutId: String) -> Response {
+        let headers: HTTPFields = [.contentType: "application/javascript; charset=utf-8", .cacheControl: "no-store"]
+        guard let checkout = checkout(checkoutId) else {
+            let text = "console.error(" + HyperPayPages.jsString("paymentWidgets.js: no checkout \(checkoutId.prefix(64)); prepare one with POST /v1/checkouts") + ");\n"
+            return Response(status: .notFound, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+        }
+        let text = HyperPayPages.widgetScript(checkout, post: base + "/v1/paymentWidgets/" + HostedPage.queryComponent(checkoutId),
+                                              known: Self.brands.sorted(), fallback: brands(nil, checkout: checkout))
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))
+    }
 
 }
 
