@@ -66,8 +66,8 @@ extension HyperPayAdapter {
     /// One RF per capture the refund draws on (``refundPlan(amount:captures:alreadyRefunded:key:)``),
     /// oldest first, each under its own `merchantTransactionId` derived from
     /// the request's key and the capture, so a retry of the whole refund
-    /// sends each part under the same id and OPPWA answers a part it already
-    /// made with that first answer.
+    /// asks for each part under the same id and a part already made is
+    /// answered from the transaction reports, not sent again.
     ///
     /// - Every part refunded: `succeeded`, the sum.
     /// - A part with no answer: the outcome is unknown (thrown); the parts
@@ -149,8 +149,19 @@ extension HyperPayAdapter {
     /// One back-office call on payment `paymentId`, its answer as a result.
     /// No answer, a 5xx, or an answer without a result code: the outcome is
     /// unknown (thrown).
+    ///
+    /// OPPWA documents no de-duplication of CP/RF/RV by
+    /// `merchantTransactionId`, so a retry after a lost answer could move
+    /// money twice. Before sending, the transaction reports are asked for a
+    /// call already made under this key on this payment
+    /// (``earlier(_:on:entity:transactionId:amount:reference:)``): one found is
+    /// the answer, nothing is sent again.
     func send(_ type: String, on paymentId: String, entity: String, amount: Money?, key: String, reference text: String) async throws -> AdapterResult {
-        var form = [("entityId", entity), ("paymentType", type), ("merchantTransactionId", Self.transactionId(key))]
+        let transactionId = Self.transactionId(key)
+        if let made = try await earlier(type, on: paymentId, entity: entity, transactionId: transactionId, amount: amount, reference: text) {
+            return made
+        }
+        var form = [("entityId", entity), ("paymentType", type), ("merchantTransactionId", transactionId)]
         if let amount {
             form += [("amount", try Self.amountText(amount)), ("currency", amount.currency)]
         }
@@ -161,6 +172,36 @@ extension HyperPayAdapter {
             throw AdapterError.outcomeUnknown("HyperPay's \(Self.operationName(type)) got no answer: \(error.message); retry with the same key")
         }
         if answer.status >= 500 { throw AdapterError.outcomeUnknown("HyperPay's \(Self.operationName(type)) answered HTTP \(answer.status): \(answer.summary)") }
+        return try result(type, answer, amount: amount, reference: text)
+    }
+
+    /// The CP/RF/RV made earlier under `transactionId` on payment
+    /// `paymentId`, as OPPWA's transaction reports hold it
+    /// (`GET /v1/query?entityId=…&merchantTransactionId=…`), or nil when they
+    /// hold none (404 `700.400.580`). Reports that cannot be read leave the
+    /// outcome unknown, with nothing sent: sending blind could move money twice.
+    func earlier(_ type: String, on paymentId: String, entity: String, transactionId: String, amount: Money?,
+                 reference text: String) async throws -> AdapterResult? {
+        let what = Self.operationName(type)
+        let answer: HyperPayAnswer
+        do {
+            answer = try await client.send("GET", "/v1/query", [("entityId", entity), ("merchantTransactionId", transactionId)])
+        } catch let error as HTTPEgressError {
+            throw AdapterError.outcomeUnknown("HyperPay's transaction reports could not say whether a \(what) under this key was made (\(error.message)); nothing sent, retry with the same key")
+        }
+        if answer.status == 404 || answer.code == "700.400.580" { return nil }
+        guard answer.status == 200, case .array(let payments)? = answer.body["payments"] else {
+            throw AdapterError.outcomeUnknown("HyperPay's transaction reports answered \(answer.summary) for this key; nothing sent, retry with the same key")
+        }
+        guard let made = payments.first(where: { $0["paymentType"]?.stringValue == type && $0["referencedId"]?.stringValue == paymentId }) else {
+            return nil
+        }
+        host.log(.info, "HyperPay already holds the \(what) under this key on \(paymentId.prefix(64)): answered from its transaction reports, nothing sent again")
+        return try result(type, HyperPayAnswer(status: 200, body: made), amount: amount, reference: text)
+    }
+
+    /// A back-office answer (or a transaction the reports hold) as a result.
+    func result(_ type: String, _ answer: HyperPayAnswer, amount: Money?, reference text: String) throws -> AdapterResult {
         guard let done = answer.code else {
             throw AdapterError.outcomeUnknown("HyperPay's \(Self.operationName(type)) answered HTTP \(answer.status) without a result code")
         }

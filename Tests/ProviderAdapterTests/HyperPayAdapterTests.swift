@@ -288,12 +288,19 @@ struct HyperPayAdapterTests {
         }
     }
 
+    /// OPPWA documents no de-duplication of a capture by its
+    /// `merchantTransactionId` (nor does the simulator keep one): the retry
+    /// is answered from the transaction reports, never sent twice; while the
+    /// reports cannot be read, nothing is sent.
     @Test func aDroppedCaptureRetriedUnderTheSameKeyCapturesOnce() async throws {
         try await withGateway { fx, simulator in
             let paid = try await pay(fx, try await start(fx, capture: .manual))
             fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/payments/", method: "POST", fault: .drop))
             await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop") }
             #expect(simulator.charges == 1)
+            fx.sandbox.faults.add(.init(provider: "hyperpay", path: "/v1/query", method: "GET", fault: .status(503)))
+            await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop") }
+            #expect(simulator.charges == 1, "sent blind while the reports could not say")
             let retried = try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-drop")
             #expect(retried.balance.captured == 9200)
             #expect(simulator.charges == 1)

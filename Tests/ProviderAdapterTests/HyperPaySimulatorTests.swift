@@ -214,7 +214,11 @@ struct HyperPaySimulatorTests {
         }
     }
 
-    @Test func captureRefundAndTheirLimitsAndAReplayedMerchantTransactionIdMovesNothingTwice() async throws {
+    /// OPPWA documents no de-duplication of CP/RF/RV, so the simulator keeps
+    /// none: a replay under the same `merchantTransactionId` is a new call
+    /// (here refused: only 42.00 is left). What was made is found in the
+    /// transaction reports under that id.
+    @Test func captureRefundAndTheirLimitsAndAReplayIsANewCallTheReportsTell() async throws {
         try await withSimulator { fx in
             let id = try await fx.prepare(type: "PA")
             _ = try await fx.request("GET", "/v1/paymentWidgets/\(id)?sandbox_outcome=approve", token: nil)
@@ -228,8 +232,15 @@ struct HyperPaySimulatorTests {
             #expect(captured.json["referencedId"] as? String == paymentId)
             #expect(fx.hyperpay.charges == 1)
             let replay = try await fx.request("POST", "/v1/payments/\(paymentId)", form: capture)
-            #expect(replay.json["id"] as? String == captured.json["id"] as? String)
+            #expect(replay.status == 400 && replay.code == "700.400.100", "not a replay: a new capture of 50.00, past the 42.00 left")
             #expect(fx.hyperpay.charges == 1)
+            let report = try await fx.request("GET", "/v1/query?entityId=\(HyperPaySimulator.entityId)&merchantTransactionId=cap-00000001")
+            #expect(report.status == 200 && report.code == "000.000.100")
+            let made = report.json["payments"] as? [[String: Any]] ?? []
+            #expect(made.count == 1 && made.first?["id"] as? String == captured.json["id"] as? String
+                    && (made.first?["result"] as? [String: Any])?["code"] as? String == "000.100.110", "\(report.text)")
+            let none = try await fx.request("GET", "/v1/query?entityId=\(HyperPaySimulator.entityId)&merchantTransactionId=never-00000001")
+            #expect(none.status == 404 && none.code == "700.400.580")
             let tooMuch = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [
                 ("entityId", HyperPaySimulator.entityId), ("paymentType", "CP"), ("amount", "42.01"), ("currency", "SAR")])
             #expect(tooMuch.status == 400)

@@ -19,6 +19,11 @@ struct HyperPayAPI: Sendable {
             let checkoutId = context.parameters.get("checkoutId") ?? ""
             return Self.status(checkoutId, entityId: request.uri.queryParameters.get("entityId"), simulator: simulator)
         }
+        routes.get("v1/query") { request, _ -> Response in
+            if let refusal = Self.unauthorized(request) { return refusal }
+            let query = request.uri.queryParameters
+            return Self.report(entityId: query.get("entityId") ?? "", merchantTransactionId: query.get("merchantTransactionId") ?? "", simulator: simulator)
+        }
         routes.post("v1/payments/:paymentId") { request, context -> Response in
             if let refusal = Self.unauthorized(request) { return refusal }
             let paymentId = context.parameters.get("paymentId") ?? ""
@@ -65,6 +70,33 @@ struct HyperPayAPI: Sendable {
             merchantInvoiceId: form["merchantInvoiceId"], customerEmail: form["customer.email"])
         simulator.state.withLock { $0.add(checkout) }
         return HyperPayWire.response(.ok, HyperPayWire.document(HyperPayResultCode.checkoutCreated, ndc: checkout.id, ["id": checkout.id]))
+    }
+
+    /// `GET /v1/query?entityId=…&merchantTransactionId=…`, OPPWA's transaction
+    /// reports: every transaction of the entity under that
+    /// `merchantTransactionId`, oldest first (`000.000.100`), or 404
+    /// `700.400.580` "cannot find transaction".
+    static func report(entityId: String, merchantTransactionId: String, simulator: HyperPaySimulator) -> Response {
+        guard entities.contains(entityId) else {
+            return HyperPayWire.parameterError([("entityId", entityId, "unknown entityId for this access token")])
+        }
+        guard !merchantTransactionId.isEmpty else {
+            return HyperPayWire.parameterError([("merchantTransactionId", "", "a merchantTransactionId (or a payment id) is required")])
+        }
+        let found = simulator.state.withLock { state in
+            (state.ofReference[merchantTransactionId] ?? []).compactMap { state.transactions[$0] }.filter { $0.entityId == entityId }
+        }
+        guard !found.isEmpty else {
+            return HyperPayWire.response(.notFound, HyperPayWire.document(HyperPayResultCode.transactionNotFound))
+        }
+        return HyperPayWire.response(.ok, HyperPayWire.document(HyperPayResultCode.successfulRequest, [
+            "payments": found.map { transaction -> [String: Any] in
+                var members = members(of: transaction)
+                members["result"] = ["code": transaction.code, "description": HyperPayResultCode.descriptions[transaction.code] ?? transaction.code]
+                members["timestamp"] = transaction.timestamp
+                return members
+            },
+        ]))
     }
 
     /// `GET /v1/checkouts/{id}/payment?entityId=…`.

@@ -4,8 +4,10 @@ import Hummingbird
 
 /// `POST /v1/payments/{id}`: capture (CP) of a pre-authorization, refund (RF)
 /// of a debit or capture, reversal (RV) of an uncaptured pre-authorization or
-/// a debit. A retry with the same `merchantTransactionId` on the same payment
-/// and type gets the first answer back and moves nothing again.
+/// a debit. OPPWA documents no de-duplication of these by
+/// `merchantTransactionId`, so neither does the simulator: a repeated call
+/// moves money again (the worst case a client must survive; the adapter asks
+/// the transaction reports, `GET /v1/query`, before it sends).
 ///
 /// A refund references what took the money, as on OPPWA: a DB or a CP. An RF
 /// on a PA (captured or not) is refused with `700.300.100` "referenced tx can
@@ -32,8 +34,6 @@ struct HyperPayBackOffice: Sendable {
         if !wrongLength.isEmpty { return HyperPayWire.parameterError(wrongLength) }
         let outcome: Outcome? = simulator.state.withLock { state in
             guard var original = state.transactions[paymentId], original.entityId == entityId else { return nil }
-            let key = reference.map { "\(paymentId)|\(paymentType)|\($0)" }
-            if let key, let earlier = state.backOffice[key].flatMap({ state.transactions[$0] }) { return .done(earlier) }
             var amount = original.amount
             if paymentType != "RV" {
                 guard form["currency"] == original.amount.currency,
@@ -48,8 +48,7 @@ struct HyperPayBackOffice: Sendable {
             transaction.entityId = entityId
             transaction.merchantTransactionId = reference
             state.transactions[original.id] = original
-            state.transactions[transaction.id] = transaction
-            if let key { state.backOffice[key] = transaction.id }
+            state.record(transaction)
             return .done(transaction)
         }
         switch outcome {

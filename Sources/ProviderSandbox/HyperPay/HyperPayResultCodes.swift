@@ -23,6 +23,8 @@ public enum HyperPayResultCode {
     public static let invalidReferenceType = "700.300.100"
     public static let communicationError = "900.100.100"
     public static let successfulRequest = "000.000.100"
+    /// The transaction reports hold nothing under the id asked for.
+    public static let transactionNotFound = "700.400.580"
 
     /// The description of each code above.
     public static let descriptions: [String: String] = [
@@ -45,6 +47,7 @@ public enum HyperPayResultCode {
         invalidReferenceType: "referenced tx can not be refunded, captured or reversed (invalid type)",
         communicationError: "unexpected communication error with connector/acquirer",
         successfulRequest: "successful request",
+        transactionNotFound: "cannot find transaction",
     ]
 
     /// Codes a sandbox completion may ask for with `sandbox_code=` (the

@@ -57,12 +57,20 @@ struct HyperPayState: Sendable {
     var checkouts: [String: HyperPayCheckout] = [:]
     var transactions: [String: HyperPayTransaction] = [:]
     var challenges: [String: HyperPayChallenge] = [:]
-    /// Back-office answers by `referencedId|paymentType|merchantTransactionId`:
-    /// a retried CP/RF/RV with the same merchantTransactionId gets the first answer.
-    var backOffice: [String: String] = [:]
+    /// Transaction ids by `merchantTransactionId`, oldest first, for the
+    /// transaction reports (`GET /v1/query`).
+    var ofReference: [String: [String]] = [:]
     var charges = 0
     private var order: [String] = []
     private var head = 0
+
+    /// Records `transaction`, findable by its `merchantTransactionId`.
+    mutating func record(_ transaction: HyperPayTransaction) {
+        if transactions[transaction.id] == nil, let reference = transaction.merchantTransactionId {
+            ofReference[reference, default: []].append(transaction.id)
+        }
+        transactions[transaction.id] = transaction
+    }
 
     /// Remembers `checkout`, forgetting the oldest past ``capacity``.
     mutating func add(_ checkout: HyperPayCheckout) {
@@ -70,6 +78,7 @@ struct HyperPayState: Sendable {
         order.append(checkout.id)
         while checkouts.count > Self.capacity, head < order.count {
             if let gone = checkouts.removeValue(forKey: order[head]), let paymentId = gone.paymentId {
+                if let reference = transactions[paymentId]?.merchantTransactionId { ofReference[reference]?.removeAll { $0 == paymentId } }
                 transactions[paymentId] = nil
             }
             head += 1

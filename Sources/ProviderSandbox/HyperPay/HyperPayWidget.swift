@@ -159,7 +159,7 @@ struct HyperPayWidget: Sendable {
                 id: HyperPayWire.randomID(), paymentType: checkout.paymentType, entityId: checkout.entityId, amount: checkout.amount,
                 code: code, merchantTransactionId: checkout.merchantTransactionId, brand: brand, bin: bin, last4: last4,
                 checkoutId: checkout.id, timestamp: HyperPayWire.timestamp())
-            state.transactions[payment.id] = payment
+            state.record(payment)
             state.checkouts[checkout.id]?.paymentId = payment.id
             if checkout.paymentType == "DB", HyperPayResultCode.moved(code) { state.charges += 1 }
             return payment
