@@ -87,6 +87,28 @@ struct STCPayAdapterTests {
         }
     }
 
+    /// `BillNumber` (the order id) at most 50 characters, as the simulator
+    /// holds STC Pay to (no published length; the adapter refuses past it
+    /// rather than cut an id the merchant reconciles by): at 50 it is sent
+    /// whole, at 51 refused before anything is sent.
+    @Test(arguments: [50, 51])
+    func anOrderIdPastFiftyCharactersIsRefusedBeforeSending(length: Int) async throws {
+        try await withGateway { fx, simulator in
+            let orderId = String(repeating: "b", count: length)
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: orderId, payer: Payer(phone: "0559876543")))
+            let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "stcpay", provider: "stcpay"))
+            if length <= 50 {
+                #expect(attempt.status == .pending, "\(String(describing: attempt.problem))")
+                #expect(simulator.billNumber(ofRefNum: attempt.id) == orderId)
+            } else {
+                #expect(attempt.status == .failed)
+                #expect(attempt.problem?.code == "invalid_request")
+                #expect(simulator.status(ofRefNum: attempt.id) == nil)
+            }
+        }
+    }
+
     @Test func theInstrumentPhoneIsUsedWhenThePayerHasNone() async throws {
         try await withGateway { fx, simulator in
             let session = try await fx.gateway.createSession(NewSession(

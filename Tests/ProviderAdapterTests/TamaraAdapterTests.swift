@@ -176,6 +176,23 @@ struct TamaraAdapterTests {
         }
     }
 
+    /// The order id as `order_number` and in the description, cut to 128
+    /// characters (labels only: the order is found by its reference, the
+    /// payment id); the simulator takes up to 255.
+    @Test(arguments: [128, 129, 300])
+    func anOrderIdIsCutTo128CharactersAsALabel(length: Int) async throws {
+        try await withGateway { fx, simulator in
+            let orderId = String(repeating: "t", count: length)
+            let session = try await fx.gateway.createSession(NewSession(
+                amount: Money(value: 30000, currency: "SAR"), country: "SA", orderId: orderId,
+                payer: Payer(name: "Mona Lisa", email: "mona@example.com", phone: "566027755"), returnUrl: Self.back))
+            let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", provider: "tamara", instrument: Self.address))
+            #expect(attempt.status == .pending, "\(String(describing: attempt.problem))")
+            let labels = try #require(simulator.labels(ofOrder: try Self.orderId(attempt)))
+            #expect(labels.orderNumber == String(orderId.prefix(128)))
+        }
+    }
+
     /// Verify of an attempt that has no order (its checkout answer was
     /// lost) reads Tamara's order under the payment id: an order the payer
     /// approved is settled, never captured unasked; none is not created; a

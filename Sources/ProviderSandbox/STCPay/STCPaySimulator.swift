@@ -58,6 +58,11 @@ public final class STCPaySimulator: ProviderSimulator {
         state.withLock { $0.payments(refNum: refNum).last?.status }
     }
 
+    /// The `BillNumber` of the latest payment under `refNum`.
+    public func billNumber(ofRefNum refNum: String) -> String? {
+        state.withLock { $0.payments(refNum: refNum).last?.billNumber }
+    }
+
     /// The OTP "sent" for the latest payment under `refNum`.
     public func otp(forRefNum refNum: String) -> String? {
         state.withLock { $0.payments(refNum: refNum).last?.otp }

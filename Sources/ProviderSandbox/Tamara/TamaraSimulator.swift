@@ -54,6 +54,11 @@ public final class TamaraSimulator: ProviderSimulator {
         state.withLock { $0.order(orderId)?.status }
     }
 
+    /// Order `orderId`'s `order_number` and `description`, as created.
+    public func labels(ofOrder orderId: String) -> (orderNumber: String, description: String)? {
+        state.withLock { $0.orders[orderId].map { ($0.orderNumber, $0.description) } }
+    }
+
     /// The order id created for `orderReferenceId` (the latest, if several).
     public func orderId(forReference orderReferenceId: String) -> String? {
         state.withLock { $0.byReference[orderReferenceId] }
