@@ -10,15 +10,9 @@ public enum RustAdapterBuild {
     /// The cargo to build with: `$CARGO`, else the first on `PATH`, else
     /// rustup's `~/.cargo/bin/cargo`; nil when there is none
     /// (`scripts/install-prerequisites` installs Debian's).
-    public static let cargo: URL? = {
-        let environment = ProcessInfo.processInfo.environment
-        var candidates: [String] = []
-        if let explicit = environment["CARGO"], !explicit.isEmpty { candidates.append(explicit) }
-        candidates += (environment["PATH"] ?? "").split(separator: ":").map { "\($0)/cargo" }
-        let home = environment["CARGO_HOME"] ?? ((environment["HOME"] ?? NSHomeDirectory()) + "/.cargo")
-        candidates.append(home + "/bin/cargo")
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0) }.map { URL(fileURLWithPath: $0) }
-    }()
+    public static let cargo: URL? = AdapterBuilds.locate(
+        "cargo", variable: "CARGO",
+        fallbacks: [(ProcessInfo.processInfo.environment["CARGO_HOME"] ?? ((ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()) + "/.cargo")) + "/bin/cargo"])
 
     public static var isAvailable: Bool { cargo != nil }
 
@@ -26,21 +20,12 @@ public enum RustAdapterBuild {
         public var description: String
     }
 
-    private actor Builds {
-        var built: [String: Task<URL, any Error>] = [:]
-        func library(of crate: URL) -> Task<URL, any Error> {
-            if let task = built[crate.path] { return task }
-            let task = Task { try await RustAdapterBuild.buildNow(crate) }
-            built[crate.path] = task
-            return task
-        }
-    }
-    private static let builds = Builds()
+    private static let builds = AdapterBuilds.Once { try await buildNow($0) }
 
     /// The `cdylib` that `cargo build --release` makes of `crate` (a folder
     /// holding `Cargo.toml`), built in a copy.
     public static func library(of crate: URL) async throws -> URL {
-        try await builds.library(of: crate).value
+        try await builds.library(of: crate)
     }
 
     private static func buildNow(_ crate: URL) async throws -> URL {

@@ -1,0 +1,3 @@
+module gateway.example/goadapter
+
+go 1.19
