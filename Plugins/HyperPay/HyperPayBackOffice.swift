@@ -139,6 +139,8 @@ extension HyperPayAdapter {
             plan.append(RefundPart(captureReference: capture.providerReference, amount: Money(value: take, currency: amount.currency),
                                    transactionId: transactionId("\(key)|RF|\(capture.providerReference)")))
         }
+        // Each part within OPPWA's two decimals before any is sent (a capture recorded in fils may not split so).
+        for part in plan { _ = try amountText(part.amount) }
         guard spent == 0, left == 0 else {
             let total = captures.reduce(Int64(0)) { $0 + $1.amount.value }
             throw AdapterError.invalidRequest("the captures listed (\(total) captured, \(alreadyRefunded?.value ?? 0) already refunded) leave less than the \(amount.value) asked to refund")
@@ -189,15 +191,21 @@ extension HyperPayAdapter {
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("HyperPay's transaction reports could not say whether a \(what) under this key was made (\(error.message)); nothing sent, retry with the same key")
         }
-        if answer.status == 404 || answer.code == "700.400.580" { return nil }
+        // Only OPPWA's own "cannot find transaction" says none: a bare 404 (a proxy, a wrong path) says nothing.
+        if answer.code == "700.400.580" { return nil }
         guard answer.status == 200, case .array(let payments)? = answer.body["payments"] else {
             throw AdapterError.outcomeUnknown("HyperPay's transaction reports answered \(answer.summary) for this key; nothing sent, retry with the same key")
         }
-        guard let made = payments.first(where: { $0["paymentType"]?.stringValue == type && $0["referencedId"]?.stringValue == paymentId }) else {
-            return nil
+        let made = try payments.filter { $0["paymentType"]?.stringValue == type && $0["referencedId"]?.stringValue == paymentId }
+            .map { try result(type, HyperPayAnswer(status: 200, body: $0), amount: amount, reference: text) }
+        // Any try that moved money is the answer; then one still pending; then a final refusal.
+        // Only retryable refusals (throttled, a communication error) mean nothing stands: send again.
+        let standing = made.first { $0.status == .succeeded } ?? made.first { $0.status == .pending }
+            ?? made.last { $0.status == .failed && $0.problem?.retryable == false }
+        if standing != nil {
+            host.log(.info, "HyperPay already holds the \(what) under this key on \(paymentId.prefix(64)): answered from its transaction reports, nothing sent again")
         }
-        host.log(.info, "HyperPay already holds the \(what) under this key on \(paymentId.prefix(64)): answered from its transaction reports, nothing sent again")
-        return try result(type, HyperPayAnswer(status: 200, body: made), amount: amount, reference: text)
+        return standing
     }
 
     /// A back-office answer (or a transaction the reports hold) as a result.
@@ -205,12 +213,18 @@ extension HyperPayAdapter {
         guard let done = answer.code else {
             throw AdapterError.outcomeUnknown("HyperPay's \(Self.operationName(type)) answered HTTP \(answer.status) without a result code")
         }
-        if HyperPayResultClass(done) == .success {
+        switch HyperPayResultClass(done) {
+        case .success, .review:
             let moved = amount.flatMap { asked in answer["amount"].flatMap { try? Money(decimal: $0, currency: asked.currency) } ?? asked }
             return AdapterResult(status: .succeeded, providerReference: answer["id"], amount: moved, providerStatus: done)
+        case .pending, .pendingForDays:
+            return AdapterResult(status: .pending, providerReference: answer["id"], providerStatus: done)
+        case .failure:
+            break
         }
-        if HyperPayResultClass(done) == .pending { return AdapterResult(status: .pending, providerReference: answer["id"], providerStatus: done) }
-        let mapped = HyperPayResultClass.failure(done, description: answer.resultDescription).1
+        let (classified, mapped) = HyperPayResultClass.failure(done, description: answer.resultDescription)
+        // "timeout, uncertain result" (900.100.300): the acquirer may yet act on it.
+        if classified == .pending { return AdapterResult(status: .pending, providerReference: answer["id"], providerStatus: done) }
         let problemCode = switch done {
         case "700.400.100": "amount_exceeds_authorized"
         case "700.400.200": "amount_exceeds_captured"

@@ -50,6 +50,20 @@ extension TabbyAdapter {
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
         let amount: String
         do { amount = try request.amount.decimalString() } catch { throw AdapterError.invalidRequest("amount: \(error)") }
+        // A retry whose first try landed, under this id or (sent before ids were
+        // digests) under the key itself, is answered from the payment: never sent again.
+        if let payment = try await client.payment(reference) {
+            let movements = (path == "refunds" ? payment.refunds : payment.captures) ?? []
+            if let earlier = movements.first(where: { [Self.referenceId(request.idempotencyKey), request.idempotencyKey].contains($0.referenceId ?? "") }) {
+                guard payment.money(earlier.amount) == request.amount else {
+                    return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
+                        code: "invalid_state", message: "Tabby holds a \(what) under this key with another amount (\(earlier.amount ?? "?"))",
+                        retryable: false), providerStatus: payment.status)
+                }
+                host.log(.info, "Tabby already holds the \(what) under this key on \(reference.paymentId): answered from the payment, nothing sent again")
+                return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: payment.status)
+            }
+        }
         let body = TabbyWire.MovementRequest(amount: amount, referenceId: Self.referenceId(request.idempotencyKey),
                                              reason: path == "refunds" ? (request.reason ?? "merchant refund") : nil)
         let answer: TabbyAnswer

@@ -32,10 +32,12 @@ extension TamaraAdapter {
         do {
             answer = try await client.send("POST", "/checkout", body)
         } catch let error as HTTPEgressError {
-            return try await lostCheckout(request.paymentId, why: "no answer to creating the checkout session (\(error.message))")
+            return try await lostCheckout(request, why: "no answer to creating the checkout session (\(error.message))")
         }
-        if answer.status >= 500 || answer.status == 429 {
-            return try await lostCheckout(request.paymentId, why: "creating the checkout session answered \(answer.summary)")
+        // Throttled: refused before anything was made.
+        if answer.status == 429 { return Self.notCreated("creating the checkout session answered \(answer.summary)") }
+        if answer.status >= 500 {
+            return try await lostCheckout(request, why: "creating the checkout session answered \(answer.summary)")
         }
         guard answer.ok, let created = answer.decode(TamaraWire.CheckoutAnswer.self), let orderId = created.orderId,
               let checkoutId = created.checkoutId, let url = created.checkoutUrl,
@@ -51,11 +53,12 @@ extension TamaraAdapter {
     }
 
     /// The checkout's answer was lost: whether Tamara made an order is read
-    /// under the reference (``settleLostCheckout(_:why:unanswered:)``). Its
-    /// checkout URL reached no one, so when that read gets no answer either,
-    /// nothing was charged all the same.
-    private func lostCheckout(_ paymentId: String, why: String) async throws -> AdapterResult {
-        try await settleLostCheckout(paymentId, why: why) { detail in Self.notCreated("\(why); \(detail)") }
+    /// under the reference (``settleLostCheckout(_:capture:why:unreadable:)``).
+    /// Its checkout URL reached no one, so a read that says nothing usable
+    /// (no answer, an error, another order) leaves it not created; only an
+    /// order past `new` is settled.
+    private func lostCheckout(_ request: AuthorizeRequest, why: String) async throws -> AdapterResult {
+        try await settleLostCheckout(request.paymentId, capture: request.capture, why: why) { detail in Self.notCreated("\(why); \(detail)") }
     }
 
     static func notCreated(_ why: String) -> AdapterResult {

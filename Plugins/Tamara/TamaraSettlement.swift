@@ -31,7 +31,7 @@ extension TamaraAdapter {
 
     func verify(_ request: VerifyRequest) async throws -> AdapterResult {
         guard let text = request.providerReference else {
-            return try await settleLostCheckout(request.paymentId, why: "the attempt has no Tamara order") { detail in
+            return try await settleLostCheckout(request.paymentId, capture: .manual, why: "the attempt has no Tamara order") { detail in
                 throw AdapterError.outcomeUnknown("Tamara: the attempt has no order, and \(detail)")
             }
         }
@@ -39,35 +39,57 @@ extension TamaraAdapter {
         return try await settle(try await fetch(reference.orderId), reference)
     }
 
-    /// A checkout whose answer was lost (or an attempt that has no order):
-    /// Tamara is asked for the order under the payment id, the checkout's
-    /// `order_reference_id` (`GET /merchants/orders/reference-id/{id}`).
-    /// None, or one still `new` (or declined, expired, canceled): its
-    /// checkout never reached the payer, who therefore paid nothing; the
-    /// attempt fails, safe to retry elsewhere. An order past that (the payer
-    /// approved somehow) is settled as any order, never captured unasked
-    /// (its capture mode is not known here: manual). `unanswered` says why
-    /// the read got no answer; an answer that is not this reference's order
-    /// leaves the outcome unknown (thrown).
-    func settleLostCheckout(_ paymentId: String, why: String, unanswered: (String) throws -> AdapterResult) async throws -> AdapterResult {
+    /// What Tamara holds under a payment id, the checkout's `order_reference_id`.
+    enum OrderUnderReference {
+        /// None (404).
+        case none
+        /// An order, and its id.
+        case order(TamaraWire.Order, String)
+        /// The read got no usable answer (why).
+        case unreadable(String)
+    }
+
+    /// `GET /merchants/orders/reference-id/{payment id}`.
+    func order(underReference paymentId: String) async -> OrderUnderReference {
         let answer: TamaraAnswer
         do {
             answer = try await client.send("GET", "/merchants/orders/reference-id/\(TamaraClient.segment(paymentId))")
         } catch let error as HTTPEgressError {
-            return try unanswered("reading an order under reference \(paymentId.prefix(64)) got no answer: \(error.message)")
+            return .unreadable("reading an order under reference \(paymentId.prefix(64)) got no answer: \(error.message)")
+        } catch {
+            return .unreadable("reading an order under reference \(paymentId.prefix(64)) failed: \(error)")
         }
-        if answer.status >= 500 { return try unanswered("reading an order under reference \(paymentId.prefix(64)) answered \(answer.summary)") }
-        if answer.status == 404 { return Self.notCreated("\(why); Tamara holds no order under reference \(paymentId.prefix(64))") }
-        let order = try Self.order(from: answer, paymentId)
-        guard let orderId = order.orderId, TamaraReference.isIdentifier(orderId), order.orderReferenceId == paymentId else {
-            throw AdapterError.outcomeUnknown("Tamara answered the read under reference \(paymentId.prefix(64)) with another order: \(answer.summary)")
+        if answer.status == 404 { return .none }
+        guard answer.ok, let order = answer.decode(TamaraWire.Order.self), order.status != nil, order.currency != nil,
+              let orderId = order.orderId, TamaraReference.isIdentifier(orderId), order.orderReferenceId == paymentId else {
+            return .unreadable("reading an order under reference \(paymentId.prefix(64)) answered \(answer.summary)")
         }
-        let status = order.status ?? ""
-        if ["new", "declined", "expired", "canceled"].contains(status) {
-            return Self.notCreated("\(why); Tamara made order \(orderId) (\(status)), whose checkout never reached the payer")
+        return .order(order, orderId)
+    }
+
+    /// A checkout whose answer was lost (or an attempt that has no order),
+    /// settled from the order under its reference (``order(underReference:)``).
+    /// None, or one still `new` (or declined, expired, canceled): its
+    /// checkout never reached the payer, who therefore paid nothing; the
+    /// attempt fails, safe to retry elsewhere. An order past that (the payer
+    /// approved somehow) is settled as any order, with `capture` (verify does
+    /// not know the attempt's: manual, never captured unasked). `unreadable`
+    /// answers a read that said nothing usable.
+    func settleLostCheckout(_ paymentId: String, capture: CaptureMode, why: String,
+                            unreadable: (String) throws -> AdapterResult) async throws -> AdapterResult {
+        switch await order(underReference: paymentId) {
+        case .unreadable(let detail):
+            return try unreadable(detail)
+        case .none:
+            return Self.notCreated("\(why); Tamara holds no order under reference \(paymentId.prefix(64))")
+        case .order(let order, let orderId):
+            let status = order.status ?? ""
+            if ["new", "declined", "expired", "canceled"].contains(status) {
+                return Self.notCreated("\(why); Tamara made order \(orderId) (\(status)), whose checkout never reached the payer")
+            }
+            host.log(.warning, "Tamara order \(orderId) under reference \(paymentId.prefix(64)) is \(status) though its checkout answer was lost: settling it")
+            return try await settle(order, TamaraReference(capture: capture, orderId: orderId, checkoutId: TamaraReference.foundByReference))
         }
-        host.log(.warning, "Tamara order \(orderId) under reference \(paymentId.prefix(64)) is \(status) though its checkout answer was lost: settling it")
-        return try await settle(order, TamaraReference(capture: .manual, orderId: orderId, checkoutId: TamaraReference.foundByReference))
     }
 
     /// `GET /orders/{id}`; a lost or unusable answer leaves the outcome unknown.

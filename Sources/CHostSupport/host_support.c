@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define GW_SEALS (F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL)
@@ -47,6 +48,10 @@ int gw_library_is_sealed(int fd) {
 
 int gw_host_make_non_dumpable(void) {
     return prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0 ? 0 : -errno;
+}
+
+int gw_host_has_xattr(const char *path, const char *name) {
+    return getxattr(path, name, NULL, 0) >= 0;
 }
 
 long gw_host_landlock_abi(void) {

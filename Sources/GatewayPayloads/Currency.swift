@@ -84,6 +84,7 @@ extension Money {
     /// `500 JPY` -> `"500.00"`. Throws ``MoneyError/tooManyDecimals(_:currency:allowed:)``
     /// when the amount needs more (`1234 KWD` cannot be written with two).
     public func decimalString(fractionDigits digits: Int) throws(MoneyError) -> String {
+        precondition(digits >= 0, "a count of decimals is not negative")
         guard let currency = knownCurrency else { throw .unknownCurrency(self.currency) }
         let exact = try decimalString()
         guard digits != currency.exponent else { return exact }

@@ -236,9 +236,11 @@ struct HyperPaySimulatorTests {
             #expect(fx.hyperpay.charges == 1)
             let report = try await fx.request("GET", "/v1/query?entityId=\(HyperPaySimulator.entityId)&merchantTransactionId=cap-00000001")
             #expect(report.status == 200 && report.code == "000.000.100")
+            // Both tries, oldest first: the capture, then the refused replay with its code.
             let made = report.json["payments"] as? [[String: Any]] ?? []
-            #expect(made.count == 1 && made.first?["id"] as? String == captured.json["id"] as? String
-                    && (made.first?["result"] as? [String: Any])?["code"] as? String == "000.100.110", "\(report.text)")
+            #expect(made.count == 2 && made.first?["id"] as? String == captured.json["id"] as? String
+                    && (made.first?["result"] as? [String: Any])?["code"] as? String == "000.100.110"
+                    && (made.last?["result"] as? [String: Any])?["code"] as? String == "700.400.100", "\(report.text)")
             let none = try await fx.request("GET", "/v1/query?entityId=\(HyperPaySimulator.entityId)&merchantTransactionId=never-00000001")
             #expect(none.status == 404 && none.code == "700.400.580")
             let tooMuch = try await fx.request("POST", "/v1/payments/\(paymentId)", form: [

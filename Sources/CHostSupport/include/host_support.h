@@ -24,4 +24,7 @@ int gw_host_make_non_dumpable(void);
  * or EOPNOTSUPP: no Landlock here). */
 long gw_host_landlock_abi(void);
 
+/* Whether `path` carries the extended attribute `name` (1), not (0). */
+int gw_host_has_xattr(const char *path, const char *name);
+
 #endif

@@ -1,3 +1,4 @@
+import CHostSupport
 import Foundation
 import Synchronization
 
@@ -58,6 +59,13 @@ package final class RunnerCgroups: Sendable {
             return .failure(.init(reason: "this process is in no cgroup v2 group (/proc/self/cgroup has no \"0::\" line)"))
         }
         let home = mount + (path == "/" ? "" : path)
+        // A group is the host's to arrange only when it was handed to it: the
+        // hierarchy's root (a container's, or a host's run as root), or a group
+        // delegated to it (systemd's Delegate= marks it; a group chowned to an
+        // unprivileged user is its own). Another process's group is not ours.
+        if path != "/", !isDelegated(home) {
+            return .failure(.init(reason: "the host's cgroup \(path) is not delegated to it (run it as the shipped systemd unit does, with Delegate=pids memory)"))
+        }
         removeStale(under: home)
         let name = "gateway-\(getpid())"
         let directory = home + "/" + name
@@ -108,9 +116,16 @@ package final class RunnerCgroups: Sendable {
         case .failure(let unavailable): return .failure(unavailable)
         }
         let safe = String(adapter.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" }.prefix(40))
-        let name = "\(safe)-\(counter.add(1, ordering: .relaxed).newValue)"
-        let directory = parent.directory + "/" + name
-        guard mkdir(directory, 0o755) == 0 else {
+        // A leaf left by an earlier host of the same pid (a container's pid 1) is skipped, never reused.
+        var name = "", directory = ""
+        var made = false
+        for _ in 0..<1_000 {
+            name = "\(safe)-\(counter.add(1, ordering: .relaxed).newValue)"
+            directory = parent.directory + "/" + name
+            if mkdir(directory, 0o755) == 0 { made = true; break }
+            guard errno == EEXIST else { break }
+        }
+        guard made else {
             return .failure(.init(reason: "cannot make \(directory): \(String(cString: strerror(errno)))"))
         }
         var applied: [String] = []
@@ -158,6 +173,17 @@ package final class RunnerCgroups: Sendable {
             return String(line.dropFirst(3))
         }
         return nil
+    }
+
+    /// Whether `directory` (a cgroup) was delegated to this process: systemd's
+    /// `trusted.delegate` or `user.delegate` mark, or owned by this
+    /// (unprivileged) user.
+    private static func isDelegated(_ directory: String) -> Bool {
+        for name in ["trusted.delegate", "user.delegate"] where gw_host_has_xattr(directory, name) != 0 {
+            return true
+        }
+        var status = stat()
+        return geteuid() != 0 && stat(directory, &status) == 0 && status.st_uid == geteuid()
     }
 
     /// Folders left by hosts that are gone (their runners died with them).
@@ -224,21 +250,26 @@ package final class RunnerCgroup: Sendable {
     }
 
     /// SIGKILL to everything in the leaf (anything the runner started in a
-    /// session or group of its own included).
+    /// session or group of its own included): `cgroup.kill` where the kernel
+    /// has it (5.14), else each process `cgroup.procs` lists.
     func killAll() {
-        RunnerCgroups.write("1", to: directory + "/cgroup.kill")
+        guard RunnerCgroups.write("1", to: directory + "/cgroup.kill") != 0 else { return }
+        for line in RunnerCgroups.read(directory + "/cgroup.procs").split(separator: "\n") {
+            if let pid = pid_t(line), pid > 0 { kill(pid, SIGKILL) }
+        }
     }
 
     /// Kills what is left and removes the leaf, once it is empty (the kernel
     /// takes a moment to reap what `cgroup.kill` ended).
     func release() {
         guard !released.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        killAll()
         for _ in 0..<200 {
+            killAll()
             if rmdir(directory) == 0 || errno == ENOENT { return }
-            guard errno == EBUSY else { return }
+            guard errno == EBUSY else { break }
             usleep(5_000)
         }
+        // Left for the next host to remove (its stale sweep) once empty.
     }
 
     /// What the report says of it.

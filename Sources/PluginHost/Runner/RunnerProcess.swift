@@ -251,12 +251,13 @@ final class RunnerProcess: @unchecked Sendable {
             reaped = true
         }
         waitStatus.withLock { $0 = status }
-        cgroup?.release()
         // Wakes the reader (and any send waiting on the runner) if a survivor
         // still held the socket; then no frame can go out.
         shutdown(channel.fd, Int32(SHUT_RDWR))
         channel.kill()
         reaped.signal()
+        // After the wake: removing the leaf may wait a moment for the kernel.
+        cgroup?.release()
     }
 
     private func readFrames() {

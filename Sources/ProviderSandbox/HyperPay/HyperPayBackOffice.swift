@@ -44,7 +44,16 @@ struct HyperPayBackOffice: Sendable {
                 amount = asked
             }
             let outcome = Self.apply(paymentType, amount: amount, to: &original, state: &state)
-            guard case .done(var transaction) = outcome else { return outcome }
+            guard case .done(var transaction) = outcome else {
+                // OPPWA's reports hold a refused call too, with its code.
+                if case .refused(let code, _) = outcome, let reference {
+                    state.record(HyperPayTransaction(
+                        id: HyperPayWire.randomID(), paymentType: paymentType, entityId: entityId, amount: amount, code: code,
+                        merchantTransactionId: reference, brand: original.brand, referencedId: original.id,
+                        checkoutId: original.checkoutId, timestamp: HyperPayWire.timestamp()))
+                }
+                return outcome
+            }
             transaction.entityId = entityId
             transaction.merchantTransactionId = reference
             state.transactions[original.id] = original

@@ -75,7 +75,7 @@ public final class HyperPaySimulator: ProviderSimulator {
     /// from its first try is not counted again.
     public func refunds(of id: String) -> (count: Int, total: Int64) {
         state.withLock { state in
-            let refunds = state.transactions.values.filter { $0.paymentType == "RF" && $0.referencedId == id }
+            let refunds = state.transactions.values.filter { $0.paymentType == "RF" && $0.referencedId == id && HyperPayResultCode.moved($0.code) }
             return (refunds.count, refunds.reduce(0) { $0 + $1.amount.value })
         }
     }

@@ -78,7 +78,10 @@ struct HyperPayState: Sendable {
         order.append(checkout.id)
         while checkouts.count > Self.capacity, head < order.count {
             if let gone = checkouts.removeValue(forKey: order[head]), let paymentId = gone.paymentId {
-                if let reference = transactions[paymentId]?.merchantTransactionId { ofReference[reference]?.removeAll { $0 == paymentId } }
+                if let reference = transactions[paymentId]?.merchantTransactionId {
+                    ofReference[reference]?.removeAll { $0 == paymentId }
+                    if ofReference[reference]?.isEmpty == true { ofReference[reference] = nil }
+                }
                 transactions[paymentId] = nil
             }
             head += 1

@@ -24,6 +24,13 @@ extension WorldlineSimulator {
     static let deliveryTries = 3
     static let maxDeliveries = 1_000
 
+    /// The client deliveries go through: no redirect is followed (a loopback
+    /// endpoint could otherwise send a signed webhook off the machine), no
+    /// proxy. One for the process, as the simulators are.
+    static let deliveryClient = HTTPClient(
+        eventLoopGroupProvider: .singleton,
+        configuration: HTTPClient.Configuration(redirectConfiguration: .disallow, proxy: nil))
+
     /// Posts payment `id`'s current state to its webhook URLs, in the background.
     func deliverWebhooks(for id: String) {
         guard let payment = state.withLock({ $0.payments[id] }), !payment.webhookURLs.isEmpty,
@@ -69,7 +76,7 @@ extension WorldlineSimulator {
         for (name, value) in webhook.headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: webhook.body))
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let response = try await deliveryClient.execute(request, timeout: .seconds(10))
             _ = try? await response.body.collect(upTo: 64 * 1024)
             return Int(response.status.code)
         } catch {
