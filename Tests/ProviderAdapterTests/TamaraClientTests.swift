@@ -14,16 +14,7 @@ import TestSupport
 /// totals, a cancel, 404s and a wrong token's 401.
 @Suite struct TamaraClientTests {
     /// Whether Python can import the client. CI installs it; missing there fails.
-    static let isAvailable: Bool = {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import tamara.client, django"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
-    }()
+    static let isAvailable = PythonModules.importable("tamara.client, django")
 
     static var script: String { BuildProducts.repository.appendingPathComponent("scripts/tamara-client-check").path }
 

@@ -16,16 +16,7 @@ import TestSupport
 /// signed, each verified (and refused altered) by the SDK's WebhooksHelper.
 @Suite struct WorldlineSDKTests {
     /// Whether Python can import the SDK. CI installs it; missing there fails.
-    static let isAvailable: Bool = {
-        let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import onlinepayments.sdk.factory"]
-        probe.standardOutput = FileHandle.nullDevice
-        probe.standardError = FileHandle.nullDevice
-        guard (try? probe.run()) != nil else { return false }
-        probe.waitUntilExit()
-        return probe.terminationStatus == 0
-    }()
+    static let isAvailable = PythonModules.importable("onlinepayments.sdk.factory")
 
     static var script: String { BuildProducts.repository.appendingPathComponent("scripts/worldline-sdk-check").path }
 
