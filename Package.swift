@@ -156,7 +156,7 @@ let package = Package(
         .target(name: "CHostSupport", path: "Sources/CHostSupport"),
         .executableTarget(
             name: "gateway-runner",
-            dependencies: ["PluginHost", "GatewayPayloads", "CRunnerConfinement"],
+            dependencies: ["PluginHost", "GatewayPayloads", "CRunnerConfinement", "CHostSupport"],
             path: "Sources/gateway-runner"),
         // Swift adapter SDK: implement one protocol, write one export line.
         .target(name: "GatewayAdapterSDK", dependencies: ["CGatewayABI", "GatewayPayloads"]),

@@ -73,7 +73,9 @@ package struct RunnerReady: Codable, Sendable {
     package var cookie: String
     package var abiMajor: UInt32
     package var abiMinor: UInt32
-    /// The sha256 of the bytes the runner mapped (hashed through the descriptor it mapped).
+    /// The sha256 of the bytes the runner mapped: the host's sealed copy, whose
+    /// seals the runner checked before mapping it (a claim, as all of READY is:
+    /// the host checked the seals itself before the spawn).
     package var sha256: String
     /// What the adapter's `describe` said (the host cross-checks it with the manifest).
     package var description: AdapterDescription
