@@ -101,7 +101,12 @@ package final class RunnerCgroups: Sendable {
         // An empty folder is all a host leaves behind (its runners die with
         // it); removed at exit, or by the next host that starts here.
         atexit {
-            if case .success(let parent) = RunnerCgroups.shared.parent { rmdir(parent.directory) }
+            guard case .success(let parent) = RunnerCgroups.shared.parent else { return }
+            // Leaves whose runners are gone are empty and go; one still being reaped stays for the next host's sweep.
+            for leaf in (try? FileManager.default.contentsOfDirectory(atPath: parent.directory)) ?? [] {
+                rmdir(parent.directory + "/" + leaf)
+            }
+            rmdir(parent.directory)
         }
         return .success(Parent(directory: directory, path: (path == "/" ? "" : path) + "/" + name, controllers: enabled,
                                missing: missing.isEmpty ? nil : missing.joined(separator: "; ")))
