@@ -50,11 +50,14 @@ extension TabbyAdapter {
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
         let amount: String
         do { amount = try request.amount.decimalString() } catch { throw AdapterError.invalidRequest("amount: \(error)") }
+        let referenceId = Self.referenceId(request.idempotencyKey)
         // A retry whose first try landed, under this id or (sent before ids were
         // digests) under the key itself, is answered from the payment: never sent again.
-        if let payment = try await client.payment(reference) {
+        // The same read explains a refusal below (a refused call moves nothing).
+        let before = try await client.payment(reference)
+        if let payment = before {
             let movements = (path == "refunds" ? payment.refunds : payment.captures) ?? []
-            if let earlier = movements.first(where: { [Self.referenceId(request.idempotencyKey), request.idempotencyKey].contains($0.referenceId ?? "") }) {
+            if let earlier = movements.first(where: { [referenceId, request.idempotencyKey].contains($0.referenceId ?? "") }) {
                 guard payment.money(earlier.amount) == request.amount else {
                     return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
                         code: "invalid_state", message: "Tabby holds a \(what) under this key with another amount (\(earlier.amount ?? "?"))",
@@ -64,7 +67,7 @@ extension TabbyAdapter {
                 return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: payment.status)
             }
         }
-        let body = TabbyWire.MovementRequest(amount: amount, referenceId: Self.referenceId(request.idempotencyKey),
+        let body = TabbyWire.MovementRequest(amount: amount, referenceId: referenceId,
                                              reason: path == "refunds" ? (request.reason ?? "merchant refund") : nil)
         let answer: TabbyAnswer
         do {
@@ -83,10 +86,10 @@ extension TabbyAdapter {
         }
         switch answer.status {
         case 404: return failed("unknown_payment", answer.summary)
-        case 409: return failed("invalid_state", "reference_id \(Self.referenceId(request.idempotencyKey)) (of key \(request.idempotencyKey.prefix(64))) was used before with another amount (\(answer.summary))")
+        case 409: return failed("invalid_state", "reference_id \(referenceId) (of key \(request.idempotencyKey.prefix(64))) was used before with another amount (\(answer.summary))")
         case 400, 422:
-            // Nothing moved; read the payment to say why.
-            if let payment = try? await client.payment(reference), let (code, message) = why(payment, request.amount.value) {
+            // Nothing moved: the payment as read before the call says why.
+            if let payment = before, let (code, message) = why(payment, request.amount.value) {
                 return failed(code, message)
             }
             return failed("provider_error", answer.summary)
