@@ -53,7 +53,7 @@ extension HyperPayAdapter {
 
     static func notPrepared(_ why: String) -> AdapterResult {
         AdapterResult(status: .failed, problem: AdapterProblem(
-            code: "provider_error", message: "HyperPay: \(why); no checkout reached the payer, so nothing was charged",
+            code: .providerError, message: "HyperPay: \(why); no checkout reached the payer, so nothing was charged",
             retryable: true, safeToRetryElsewhere: true))
     }
 

@@ -21,14 +21,14 @@ extension HyperPayAdapter {
         } catch AdapterError.outcomeUnknown(let why) {
             // Only the read was lost: nothing was asked to move.
             return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(
-                code: "provider_error", message: "\(why); the \(Self.operationName(type)) was not sent", retryable: true))
+                code: .providerError, message: "\(why); the \(Self.operationName(type)) was not sent", retryable: true))
         }
         guard found.status == 200, let paymentId = found["id"], let code = found.code else {
             // Nothing was asked to move yet: a clean failure, whatever the reason.
-            let (code, retryable) = switch found.status {
-            case 200: ("invalid_state", false)
-            case 400, 404: ("unknown_payment", false)
-            default: ("provider_error", true)
+            let (code, retryable): (ProblemCode, Bool) = switch found.status {
+            case 200: (.invalidState, false)
+            case 400, 404: (.unknownPayment, false)
+            default: (.providerError, true)
             }
             return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(
                 code: code, message: "HyperPay has no paid payment for checkout \(reference.checkoutId.prefix(64)) to \(Self.operationName(type)): \(found.summary)",
@@ -37,18 +37,18 @@ extension HyperPayAdapter {
         let currency = found["currency"] ?? ""
         if let amount {
             guard amount.value > 0, (try? amount.decimalString()) != nil else {
-                return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "invalid_amount", message: "amount must be positive in a known currency", retryable: false))
+                return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: .invalidAmount, message: "amount must be positive in a known currency", retryable: false))
             }
             guard (try? Self.amountText(amount)) != nil else {
-                return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "invalid_amount", message: Self.twoDecimals(amount), retryable: false))
+                return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: .invalidAmount, message: Self.twoDecimals(amount), retryable: false))
             }
             guard amount.currency == currency else {
-                return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: "currency_mismatch", message: "the payment is in \(currency)", retryable: false))
+                return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(code: .currencyMismatch, message: "the payment is in \(currency)", retryable: false))
             }
         }
         guard HyperPayResultClass(code) == .success || HyperPayResultClass(code) == .review else {
             return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(
-                code: "invalid_state", message: "the payment's result is \(code) \(found.resultDescription); there is nothing to \(Self.operationName(type))", retryable: false),
+                code: .invalidState, message: "the payment's result is \(code) \(found.resultDescription); there is nothing to \(Self.operationName(type))", retryable: false),
                 providerStatus: code)
         }
         return try await send(type, on: paymentId, entity: entity(reference.kind), amount: amount, key: key, reference: text)
@@ -225,10 +225,10 @@ extension HyperPayAdapter {
         let (classified, mapped) = HyperPayResultClass.failure(done, description: answer.resultDescription)
         // "timeout, uncertain result" (900.100.300): the acquirer may yet act on it.
         if classified == .pending { return AdapterResult(status: .pending, providerReference: answer["id"], providerStatus: done) }
-        let problemCode = switch done {
-        case "700.400.100": "amount_exceeds_authorized"
-        case "700.400.200": "amount_exceeds_captured"
-        case "700.400.300", "700.300.100": "invalid_state"
+        let problemCode: ProblemCode = switch done {
+        case "700.400.100": .amountExceedsAuthorized
+        case "700.400.200": .amountExceedsCaptured
+        case "700.400.300", "700.300.100": .invalidState
         default: mapped.code
         }
         return AdapterResult(status: .failed, providerReference: text, problem: AdapterProblem(

@@ -32,31 +32,31 @@ enum HyperPayResultClass: Equatable, Sendable {
     static func failure(_ code: String, description: String) -> (PaymentStatus, AdapterProblem) {
         let said = "HyperPay \(code): \(description)"
         if code.hasPrefix("100.396.1") {
-            return (.cancelled, AdapterProblem(code: "user_cancelled", message: said, retryable: true, providerCode: code))
+            return (.cancelled, AdapterProblem(code: .userCancelled, message: said, retryable: true, providerCode: code))
         }
         if ["800.100.155", "800.100.203"].contains(code) {
-            return (.failed, AdapterProblem(code: "insufficient_funds", message: said, retryable: false, providerCode: code))
+            return (.failed, AdapterProblem(code: .insufficientFunds, message: said, retryable: false, providerCode: code))
         }
         if code.hasPrefix("800.120.") {
             // Throttled: refused before processing, so nothing was charged.
-            return (.failed, AdapterProblem(code: "provider_error", message: said, retryable: true, safeToRetryElsewhere: true, providerCode: code))
+            return (.failed, AdapterProblem(code: .providerError, message: said, retryable: true, safeToRetryElsewhere: true, providerCode: code))
         }
         if matches(code, ["100.380.4", "100.390.1", "000.400.1"]) {
-            return (.failed, AdapterProblem(code: "authentication_failed", message: said, retryable: false, providerCode: code))
+            return (.failed, AdapterProblem(code: .authenticationFailed, message: said, retryable: false, providerCode: code))
         }
         if matches(code, ["600.", "200.", "700.", "800.900."]) {
             // The request or the merchant's set-up was refused (an entity not
             // configured for the brand, a bad parameter): nothing was processed.
-            return (.failed, AdapterProblem(code: "provider_error", message: said, retryable: false, safeToRetryElsewhere: true, providerCode: code))
+            return (.failed, AdapterProblem(code: .providerError, message: said, retryable: false, safeToRetryElsewhere: true, providerCode: code))
         }
         if code == "900.100.300" {
             // "timeout, uncertain result": the acquirer may yet approve it.
-            return (.pending, AdapterProblem(code: "provider_error", message: said, retryable: true, providerCode: code))
+            return (.pending, AdapterProblem(code: .providerError, message: said, retryable: true, providerCode: code))
         }
         if code.hasPrefix("900.") {
-            return (.failed, AdapterProblem(code: "provider_error", message: said, retryable: true, providerCode: code))
+            return (.failed, AdapterProblem(code: .providerError, message: said, retryable: true, providerCode: code))
         }
         // 800.100.x bank declines, 100.100.x card data, 800.300.x blacklists, 800.400.x / 100.400.x risk checks, …
-        return (.failed, AdapterProblem(code: "card_declined", message: said, retryable: false, providerCode: code))
+        return (.failed, AdapterProblem(code: .cardDeclined, message: said, retryable: false, providerCode: code))
     }
 }

@@ -12,7 +12,7 @@ import GatewayAdapterSDK
 extension HyperPayAdapter {
     func webhook(_ request: WebhookRequest) -> WebhookResult {
         func refused(_ message: String) -> WebhookResult {
-            WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: message, retryable: false))
+            WebhookResult(verified: false, problem: AdapterProblem(code: .webhookUnverified, message: message, retryable: false))
         }
         guard var secret = host.secret("webhook_key") else {
             return refused("no webhook_key secret is configured, so no notification can be decrypted")
@@ -40,7 +40,7 @@ extension HyperPayAdapter {
             return refused("the notification does not decrypt under webhook_key (authentication tag mismatch)")
         }
         guard let document = try? JSONDecoder().decode(JSONValue.self, from: plain) else {
-            return WebhookResult(verified: true, problem: AdapterProblem(code: "provider_error", message: "the decrypted notification is not JSON", retryable: false))
+            return WebhookResult(verified: true, problem: AdapterProblem(code: .providerError, message: "the decrypted notification is not JSON", retryable: false))
         }
         let payload = HyperPayAnswer(status: 200, body: document["payload"] ?? .null)
         guard document["type"]?.stringValue == "PAYMENT", let paymentId = payload["id"], let code = payload.code else {

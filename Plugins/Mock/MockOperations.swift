@@ -38,19 +38,19 @@ extension MockAdapter {
                 payment.action = PaymentAction(type: .otp, otpLength: expectedOTP.count, sandboxOtp: expectedOTP)
             case .insufficientFunds:
                 payment.status = .failed
-                payment.problem = AdapterProblem(code: "insufficient_funds", message: "the issuer reports insufficient funds", retryable: false, providerCode: "51")
+                payment.problem = AdapterProblem(code: .insufficientFunds, message: "the issuer reports insufficient funds", retryable: false, providerCode: "51")
             case .cardDeclined:
                 payment.status = .failed
-                payment.problem = AdapterProblem(code: "card_declined", message: "the issuer declined the card (do not honour)", retryable: false, providerCode: "05")
+                payment.problem = AdapterProblem(code: .cardDeclined, message: "the issuer declined the card (do not honour)", retryable: false, providerCode: "05")
             case .partialPayment:
                 payment.approved.value = max(1, request.amount.value / 2)
             case .userCancelled:
                 payment.status = .cancelled
-                payment.problem = AdapterProblem(code: "user_cancelled", message: "the payer cancelled on the provider's page", retryable: true)
+                payment.problem = AdapterProblem(code: .userCancelled, message: "the payer cancelled on the provider's page", retryable: true)
             case .providerError:
                 payment.status = .failed
                 payment.problem = AdapterProblem(
-                    code: "provider_error", message: "the provider failed before processing the payment", retryable: true,
+                    code: .providerError, message: "the provider failed before processing the payment", retryable: true,
                     safeToRetryElsewhere: true, providerCode: "96")
             }
             if let refusal {
@@ -85,9 +85,9 @@ extension MockAdapter {
                     if payment.otpMisses >= 3 {
                         payment.status = .failed
                         payment.action = nil
-                        payment.problem = AdapterProblem(code: "otp_attempts_exceeded", message: "three wrong one-time passwords", retryable: false)
+                        payment.problem = AdapterProblem(code: .otpAttemptsExceeded, message: "three wrong one-time passwords", retryable: false)
                     } else {
-                        problem = AdapterProblem(code: "otp_invalid", message: "wrong one-time password; \(3 - payment.otpMisses) attempts left", retryable: true)
+                        problem = AdapterProblem(code: .otpInvalid, message: "wrong one-time password; \(3 - payment.otpMisses) attempts left", retryable: true)
                     }
                 }
             default:
@@ -99,11 +99,11 @@ extension MockAdapter {
                 case "decline":
                     payment.status = .failed
                     payment.action = nil
-                    payment.problem = AdapterProblem(code: "authentication_failed", message: "3-D Secure authentication failed", retryable: false, providerCode: "N")
+                    payment.problem = AdapterProblem(code: .authenticationFailed, message: "3-D Secure authentication failed", retryable: false, providerCode: "N")
                 case "cancel":
                     payment.status = .cancelled
                     payment.action = nil
-                    payment.problem = AdapterProblem(code: "user_cancelled", message: "the payer cancelled 3-D Secure", retryable: true)
+                    payment.problem = AdapterProblem(code: .userCancelled, message: "the payer cancelled 3-D Secure", retryable: true)
                 default:
                     break // the payer came back without finishing: still pending, same action
                 }
@@ -126,7 +126,7 @@ extension MockAdapter {
             result.totals = PaymentTotals(
                 captured: Money(value: settled.captured, currency: settled.approved.currency),
                 refunded: Money(value: settled.refunded, currency: settled.approved.currency),
-                voided: settled.problem?.code == "voided")
+                voided: settled.problem?.code == .voided)
             return result
         }
     }
@@ -134,10 +134,10 @@ extension MockAdapter {
     func capture(_ request: AmountRequest) throws -> AdapterResult {
         try move(request, operation: "capture") { payment in
             guard payment.status == .authorized else {
-                return AdapterProblem(code: "invalid_state", message: "only an authorized payment can be captured (it is \(payment.status.rawValue))", retryable: false)
+                return AdapterProblem(code: .invalidState, message: "only an authorized payment can be captured (it is \(payment.status.rawValue))", retryable: false)
             }
             guard request.amount.value <= payment.approved.value - payment.captured else {
-                return AdapterProblem(code: "amount_exceeds_authorized", message: "capture of \(request.amount.value) exceeds the \(payment.approved.value - payment.captured) left", retryable: false)
+                return AdapterProblem(code: .amountExceedsAuthorized, message: "capture of \(request.amount.value) exceeds the \(payment.approved.value - payment.captured) left", retryable: false)
             }
             payment.captured += request.amount.value
             if payment.captured == payment.approved.value { payment.status = .succeeded }
@@ -148,10 +148,10 @@ extension MockAdapter {
     func refund(_ request: AmountRequest) throws -> AdapterResult {
         try move(request, operation: "refund") { payment in
             guard payment.captured > 0 else {
-                return AdapterProblem(code: "invalid_state", message: "nothing has been captured", retryable: false)
+                return AdapterProblem(code: .invalidState, message: "nothing has been captured", retryable: false)
             }
             guard request.amount.value <= payment.captured - payment.refunded else {
-                return AdapterProblem(code: "amount_exceeds_captured", message: "refund of \(request.amount.value) exceeds the \(payment.captured - payment.refunded) left", retryable: false)
+                return AdapterProblem(code: .amountExceedsCaptured, message: "refund of \(request.amount.value) exceeds the \(payment.captured - payment.refunded) left", retryable: false)
             }
             payment.refunded += request.amount.value
             return nil
@@ -167,13 +167,13 @@ extension MockAdapter {
             let answer: AdapterResult
             if payment.status == .authorized, payment.captured == 0 {
                 payment.status = .cancelled
-                payment.problem = AdapterProblem(code: "voided", message: "the authorization was voided by the merchant", retryable: false)
+                payment.problem = AdapterProblem(code: .voided, message: "the authorization was voided by the merchant", retryable: false)
                 ledger.payments[payment.reference] = payment
                 answer = AdapterResult(status: .succeeded, providerReference: payment.reference, amount: payment.approved, providerStatus: "VOIDED")
             } else {
                 answer = AdapterResult(
                     status: .failed, providerReference: payment.reference,
-                    problem: AdapterProblem(code: "invalid_state", message: "only an uncaptured authorization can be voided (it is \(payment.status.rawValue))", retryable: false))
+                    problem: AdapterProblem(code: .invalidState, message: "only an uncaptured authorization can be voided (it is \(payment.status.rawValue))", retryable: false))
             }
             ledger.remember(answer, for: key, request: fingerprint)
             return answer
@@ -184,7 +184,7 @@ extension MockAdapter {
     /// over a body `{"eventId": ..., "providerReference": ..., "status": ...}`.
     func webhook(_ request: WebhookRequest) throws -> WebhookResult {
         func refused(_ message: String) -> WebhookResult {
-            WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: message, retryable: false))
+            WebhookResult(verified: false, problem: AdapterProblem(code: .webhookUnverified, message: message, retryable: false))
         }
         guard let body = Data(base64Encoded: request.body) else { return refused("the body is not base64") }
         // An empty key would make every signature computable by anyone: refused like a missing one.
@@ -208,7 +208,7 @@ extension MockAdapter {
         return try withLedger { ledger in
             guard let payment = ledger.payments[notification.providerReference].map({ settle($0, in: &ledger) }) else {
                 return WebhookResult(verified: true, eventId: notification.eventId, providerReference: notification.providerReference,
-                                     problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false))
+                                     problem: AdapterProblem(code: .unknownPayment, message: "no such payment", retryable: false))
             }
             // The notification only says "look again": the state comes from the ledger, as a verify would.
             return WebhookResult(verified: true, eventId: notification.eventId, paymentId: payment.paymentId,
@@ -243,10 +243,10 @@ extension MockAdapter {
             let answer: AdapterResult
             if request.amount.currency != payment.approved.currency {
                 answer = AdapterResult(status: .failed, providerReference: payment.reference,
-                                       problem: AdapterProblem(code: "currency_mismatch", message: "the payment is in \(payment.approved.currency)", retryable: false))
+                                       problem: AdapterProblem(code: .currencyMismatch, message: "the payment is in \(payment.approved.currency)", retryable: false))
             } else if request.amount.value <= 0 {
                 answer = AdapterResult(status: .failed, providerReference: payment.reference,
-                                       problem: AdapterProblem(code: "invalid_amount", message: "amount must be positive", retryable: false))
+                                       problem: AdapterProblem(code: .invalidAmount, message: "amount must be positive", retryable: false))
             } else if let problem = apply(&payment) {
                 answer = AdapterResult(status: .failed, providerReference: payment.reference, problem: problem)
             } else {
@@ -268,7 +268,7 @@ extension MockAdapter {
     }
 
     static func unknown(_ reference: String) -> AdapterResult {
-        AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "the mock gateway has no payment \(reference.prefix(64))", retryable: false))
+        AdapterResult(status: .failed, problem: AdapterProblem(code: .unknownPayment, message: "the mock gateway has no payment \(reference.prefix(64))", retryable: false))
     }
     /// What identifies a request under its idempotency key: the SHA-256 of
     /// its canonical JSON (the payload writer sorts every object's members).

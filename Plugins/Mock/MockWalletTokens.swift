@@ -36,7 +36,7 @@ extension MockAdapter {
         } catch let refusal as WalletTokenRefusal where ["no_merchant_keys", "malformed_request", "merchant_identity"].contains(refusal.code) {
             throw AdapterError.invalidRequest("this mock cannot open \(wallet) tokens: \(refusal.message)")
         } catch let refusal as WalletTokenRefusal {
-            return AdapterProblem(code: "wallet_declined", message: "the \(wallet) token was refused: \(refusal.code)", retryable: false,
+            return AdapterProblem(code: .walletDeclined, message: "the \(wallet) token was refused: \(refusal.code)", retryable: false,
                                   providerCode: refusal.code)
         }
         guard wallet == "applepay" else { return nil }
@@ -44,7 +44,7 @@ extension MockAdapter {
         let amount = (data?["transactionAmount"] as? NSNumber)?.int64Value
         let currency = data?["currencyCode"] as? String
         guard amount == request.amount.value, currency == request.amount.knownCurrency?.numericCode else {
-            return AdapterProblem(code: "wallet_declined", message: "the Apple Pay token was made for another amount or currency", retryable: false,
+            return AdapterProblem(code: .walletDeclined, message: "the Apple Pay token was made for another amount or currency", retryable: false,
                                   providerCode: "amount_mismatch")
         }
         return nil

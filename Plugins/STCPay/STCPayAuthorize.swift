@@ -55,18 +55,18 @@ extension STCPayAdapter {
     /// The result for STC Pay's error `code` (2023, 2026, 2027, 2031, 2037, 2001, …).
     func refusal(_ code: Int, _ answer: STCPayAnswer, safeElsewhere: Bool) -> AdapterResult {
         let text = String((answer.failure?.Text ?? "").prefix(200))
-        func problem(_ name: String, _ message: String, retryable: Bool) -> AdapterProblem {
+        func problem(_ name: ProblemCode, _ message: String, retryable: Bool) -> AdapterProblem {
             AdapterProblem(code: name, message: message + (text.isEmpty ? "" : " (STC Pay: \(text))"), retryable: retryable,
                            safeToRetryElsewhere: safeElsewhere, providerCode: String(code))
         }
         if answer.status == 401 || answer.status == 403 {
-            return AdapterResult(status: .failed, problem: problem("provider_error", "STC Pay refused the merchant's credentials (check config.merchant_id and the client certificate)", retryable: false), providerStatus: String(code))
+            return AdapterResult(status: .failed, problem: problem(.providerError, "STC Pay refused the merchant's credentials (check config.merchant_id and the client certificate)", retryable: false), providerStatus: String(code))
         }
         return switch code {
-        case 2023: AdapterResult(status: .failed, problem: problem("insufficient_funds", "the STC Pay wallet has insufficient balance", retryable: false), providerStatus: String(code))
-        case 2026: AdapterResult(status: .failed, problem: problem("expired", "the STC Pay payment request expired", retryable: false), providerStatus: String(code))
-        case 2027: AdapterResult(status: .cancelled, problem: problem("user_cancelled", "the payer cancelled the payment in STC Pay", retryable: true), providerStatus: String(code))
-        default: AdapterResult(status: .failed, problem: problem("provider_error", "STC Pay refused the request with code \(code)", retryable: false), providerStatus: String(code))
+        case 2023: AdapterResult(status: .failed, problem: problem(.insufficientFunds, "the STC Pay wallet has insufficient balance", retryable: false), providerStatus: String(code))
+        case 2026: AdapterResult(status: .failed, problem: problem(.expired, "the STC Pay payment request expired", retryable: false), providerStatus: String(code))
+        case 2027: AdapterResult(status: .cancelled, problem: problem(.userCancelled, "the payer cancelled the payment in STC Pay", retryable: true), providerStatus: String(code))
+        default: AdapterResult(status: .failed, problem: problem(.providerError, "STC Pay refused the request with code \(code)", retryable: false), providerStatus: String(code))
         }
     }
 

@@ -35,7 +35,7 @@ extension STCPayAdapter {
             case 1: return wrongOTP(reference, request.providerReference, answer)
             case 5:
                 return AdapterResult(status: .failed, providerReference: request.providerReference, problem: AdapterProblem(
-                    code: "otp_attempts_exceeded", message: "the one-time password is no longer valid after too many wrong tries or its expiry",
+                    code: .otpAttemptsExceeded, message: "the one-time password is no longer valid after too many wrong tries or its expiry",
                     retryable: false, providerCode: "2031"), providerStatus: "5")
             default: return try await verify(paymentId: request.paymentId, reference: request.providerReference)
             }
@@ -53,7 +53,7 @@ extension STCPayAdapter {
     func wrongOTP(_ reference: STCPayReference, _ text: String, _ answer: STCPayAnswer) -> AdapterResult {
         let said = (answer.failure?.Text).map { " (STC Pay: \($0.prefix(200)))" } ?? ""
         return AdapterResult(status: .pending, providerReference: text, action: action(reference), problem: AdapterProblem(
-            code: "otp_invalid", message: "wrong one-time password; ask the payer to type it again" + said, retryable: true,
+            code: .otpInvalid, message: "wrong one-time password; ask the payer to type it again" + said, retryable: true,
             providerCode: answer.failure?.Code.map(String.init)), providerStatus: "1")
     }
 }

@@ -8,7 +8,7 @@ extension STCPayAdapter {
         guard let current = transactions.first(where: { $0.PaymentStatus == 2 }) ?? transactions.last else {
             // STC Pay lists every authorization under a RefNum: none means nothing was asked, nothing charged.
             return AdapterResult(status: .failed, providerReference: reference, problem: AdapterProblem(
-                code: "unknown_payment", message: "STC Pay has no payment with RefNum \(paymentId.prefix(50))", retryable: false))
+                code: .unknownPayment, message: "STC Pay has no payment with RefNum \(paymentId.prefix(50))", retryable: false))
         }
         let status = current.PaymentStatus ?? 0
         let amount = Self.money(current.Amount)
@@ -19,10 +19,10 @@ extension STCPayAdapter {
             return AdapterResult(status: .succeeded, providerReference: reference, amount: amount, providerStatus: "2")
         case 4:
             return AdapterResult(status: .cancelled, providerReference: reference, problem: AdapterProblem(
-                code: "user_cancelled", message: "the payment was cancelled in STC Pay", retryable: true, providerCode: "4"), providerStatus: "4")
+                code: .userCancelled, message: "the payment was cancelled in STC Pay", retryable: true, providerCode: "4"), providerStatus: "4")
         case 5:
             return AdapterResult(status: .failed, providerReference: reference, problem: AdapterProblem(
-                code: "expired", message: "the STC Pay payment request expired unpaid", retryable: false, providerCode: "5"), providerStatus: "5")
+                code: .expired, message: "the STC Pay payment request expired unpaid", retryable: false, providerCode: "5"), providerStatus: "5")
         default:
             throw AdapterError.outcomeUnknown("STC Pay reported RefNum \(paymentId.prefix(50)) with unknown PaymentStatus \(status)")
         }
@@ -30,16 +30,16 @@ extension STCPayAdapter {
 
     func refund(_ request: AmountRequest) async throws -> AdapterResult {
         guard request.amount.currency == "SAR" else {
-            return Self.refundFailure("currency_mismatch", "STC Pay refunds SAR only, not \(request.amount.currency.prefix(8))")
+            return Self.refundFailure(.currencyMismatch, "STC Pay refunds SAR only, not \(request.amount.currency.prefix(8))")
         }
-        guard request.amount.value > 0 else { return Self.refundFailure("invalid_amount", "a refund amount must be positive") }
+        guard request.amount.value > 0 else { return Self.refundFailure(.invalidAmount, "a refund amount must be positive") }
         guard !request.idempotencyKey.isEmpty else {
             throw AdapterError.invalidRequest("idempotencyKey is required: it is the refund's RefNum at STC Pay, which makes a retry refund once")
         }
         let refNum = STCPayRefundRefNum.make(idempotencyKey: request.idempotencyKey)
         let transactions = try await client.inquiry(request.paymentId)
         guard let paid = transactions.first(where: { $0.PaymentStatus == 2 }), let stcPayRefNum = paid.STCPayRefNum else {
-            return Self.refundFailure("invalid_state", "STC Pay holds no paid payment for RefNum \(request.paymentId.prefix(50))")
+            return Self.refundFailure(.invalidState, "STC Pay holds no paid payment for RefNum \(request.paymentId.prefix(50))")
         }
         let answer: STCPayAnswer
         do {
@@ -55,10 +55,10 @@ extension STCPayAdapter {
         guard (400..<500).contains(answer.status), let code = answer.failure?.Code else {
             throw AdapterError.outcomeUnknown("STC Pay's RefundPayment answered \(answer.summary)")
         }
-        return Self.refundFailure("invalid_state", "STC Pay refused the refund: \(answer.summary)", providerCode: String(code))
+        return Self.refundFailure(.invalidState, "STC Pay refused the refund: \(answer.summary)", providerCode: String(code))
     }
 
-    static func refundFailure(_ code: String, _ message: String, providerCode: String? = nil) -> AdapterResult {
+    static func refundFailure(_ code: ProblemCode, _ message: String, providerCode: String? = nil) -> AdapterResult {
         AdapterResult(status: .failed, problem: AdapterProblem(code: code, message: message, retryable: false, providerCode: providerCode),
                       providerStatus: providerCode)
     }

@@ -69,7 +69,7 @@ extension SwedbankPayAdapter {
         if created.status >= 500 || created.status == 429 { return Self.notCreated("creating the payment order answered \(created.summary)") }
         guard created.ok else {
             return AdapterResult(status: .failed, problem: AdapterProblem(
-                code: "provider_error", message: "Swedbank Pay refused the payment order: \(created.summary)", retryable: false,
+                code: .providerError, message: "Swedbank Pay refused the payment order: \(created.summary)", retryable: false,
                 safeToRetryElsewhere: true, providerCode: created.problem?.name ?? "HTTP \(created.status)"))
         }
         guard let answer = created.decode(SwedbankPayWire.OrderAnswer.self), let id = answer.paymentOrder?.id, SwedbankPayReference.isOrderID(id) else {
@@ -115,7 +115,7 @@ extension SwedbankPayAdapter {
             guard let start = sessionAnswer.paymentSession?.methods?.first(where: { $0.paymentMethod == method })?.operations?.named("start-payment-attempt") else {
                 return try await abandon(reference, problem: SwedbankPayWire.Problem(
                     type: "local/paymentmethodunavailable", title: "\(method) is not available for this payment", status: nil, detail: nil, problems: nil),
-                    instrument: method, fallback: "method_unavailable")
+                    instrument: method, fallback: .methodUnavailable)
             }
             let started = try await client.follow(start, body)
             if let problem = started.problem, started.status < 500 {
@@ -222,7 +222,7 @@ extension SwedbankPayAdapter {
 
     static func phoneRefused(_ why: String) -> AdapterResult {
         AdapterResult(status: .failed, problem: AdapterProblem(
-            code: "invalid_phone_number", message: "Swish: \(why); nothing was sent", retryable: true, safeToRetryElsewhere: false,
+            code: .invalidPhoneNumber, message: "Swish: \(why); nothing was sent", retryable: true, safeToRetryElsewhere: false,
             field: "instrument.msisdn"))
     }
 
@@ -256,13 +256,13 @@ extension SwedbankPayAdapter {
 
     static func notCreated(_ why: String) -> AdapterResult {
         AdapterResult(status: .failed, problem: AdapterProblem(
-            code: "provider_error", message: "Swedbank Pay: \(why); no payment order reached the payer, so nothing was charged",
+            code: .providerError, message: "Swedbank Pay: \(why); no payment order reached the payer, so nothing was charged",
             retryable: true, safeToRetryElsewhere: true))
     }
 
     /// The order exists but its state is not known: pending, for verify.
     static func lost(_ reference: SwedbankPayReference, _ why: String) -> AdapterResult {
         AdapterResult(status: .pending, providerReference: reference.text, problem: AdapterProblem(
-            code: "network_error", message: "Swedbank Pay: \(why); the payment order is verified", retryable: true))
+            code: .networkError, message: "Swedbank Pay: \(why); the payment order is verified", retryable: true))
     }
 }

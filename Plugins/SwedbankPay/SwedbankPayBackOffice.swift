@@ -8,15 +8,15 @@ import GatewayAdapterSDK
 /// made (in the order's transactions) instead of making another.
 extension SwedbankPayAdapter {
     func capture(_ request: AmountRequest) async throws -> AdapterResult {
-        try await move(request, rel: "capture", type: "Capture", remaining: \.remainingCaptureAmount, exceeds: "amount_exceeds_authorized")
+        try await move(request, rel: "capture", type: "Capture", remaining: \.remainingCaptureAmount, exceeds: .amountExceedsAuthorized)
     }
 
     func refund(_ request: AmountRequest) async throws -> AdapterResult {
-        try await move(request, rel: "reversal", type: "Reversal", remaining: \.remainingReversalAmount, exceeds: "amount_exceeds_captured")
+        try await move(request, rel: "reversal", type: "Reversal", remaining: \.remainingReversalAmount, exceeds: .amountExceedsCaptured)
     }
 
     private func move(_ request: AmountRequest, rel: String, type: String, remaining: KeyPath<SwedbankPayWire.Order, Int64?>,
-                      exceeds: String) async throws -> AdapterResult {
+                      exceeds: ProblemCode) async throws -> AdapterResult {
         guard let reference = SwedbankPayReference(request.providerReference) else {
             throw AdapterError.invalidRequest("providerReference is not a Swedbank Pay payment order")
         }
@@ -34,7 +34,7 @@ extension SwedbankPayAdapter {
             }
             guard let operation = answer.operations?.named(rel) else {
                 return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                    code: "invalid_state", message: "Swedbank Pay's order (\(order.status ?? "?")) offers no \(rel) now", retryable: false),
+                    code: .invalidState, message: "Swedbank Pay's order (\(order.status ?? "?")) offers no \(rel) now", retryable: false),
                     providerStatus: order.status)
             }
             guard request.amount.value > 0, request.amount.value <= order[keyPath: remaining] ?? 0 else {
@@ -57,7 +57,7 @@ extension SwedbankPayAdapter {
             // Only a refusal of the caller's credentials proves nothing moved; any other may hide an earlier try in flight.
             if sent.status == 401 || sent.status == 403 {
                 return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                    code: "provider_error", message: "Swedbank Pay refused the \(rel): \(sent.summary)", retryable: false,
+                    code: .providerError, message: "Swedbank Pay refused the \(rel): \(sent.summary)", retryable: false,
                     providerCode: sent.problem?.name), providerStatus: order.status)
             }
             throw AdapterError.outcomeUnknown("Swedbank Pay's \(rel) answered \(sent.summary); an earlier try under this key may still land")
@@ -105,7 +105,7 @@ extension SwedbankPayAdapter {
                     "payeeReference": .string(Self.moveReference(request.idempotencyKey))])]))
             guard let operation else {
                 return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                    code: "invalid_state", message: "Swedbank Pay's order (\(order.status ?? "?")) cannot be voided: something was captured", retryable: false),
+                    code: .invalidState, message: "Swedbank Pay's order (\(order.status ?? "?")) cannot be voided: something was captured", retryable: false),
                     providerStatus: order.status)
             }
             let sent = try await client.follow(operation, body)

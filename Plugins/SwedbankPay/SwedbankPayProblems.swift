@@ -6,7 +6,7 @@ import GatewayAdapterSDK
 /// the host's catalogue by code.
 enum SwedbankPayProblems {
     struct Mapping: Sendable, Equatable {
-        var code: String
+        var code: ProblemCode
         var status: PaymentStatus
         var retryable: Bool
         var field: String? = nil
@@ -15,34 +15,34 @@ enum SwedbankPayProblems {
     static func mapping(of name: String) -> Mapping {
         switch name {
         case "3dsecuredeclined", "authenticationstatusrejected":
-            Mapping(code: "authentication_failed", status: .failed, retryable: false)
+            Mapping(code: .authenticationFailed, status: .failed, retryable: false)
         case "3dsecurerequired", "authenticationrequired":
-            Mapping(code: "authentication_failed", status: .failed, retryable: true)
+            Mapping(code: .authenticationFailed, status: .failed, retryable: true)
         case "3dsecureusercancelled", "3dsecureusercanceled", "usercancelled", "usercanceled", "bankidcancelled":
-            Mapping(code: "user_cancelled", status: .cancelled, retryable: true)
+            Mapping(code: .userCancelled, status: .cancelled, retryable: true)
         case "frauddetected", "acquirerpossiblefraud":
-            Mapping(code: "fraud_detected", status: .failed, retryable: false)
+            Mapping(code: .fraudDetected, status: .failed, retryable: false)
         case "acquirerinsufficientfunds":
-            Mapping(code: "insufficient_funds", status: .failed, retryable: false)
+            Mapping(code: .insufficientFunds, status: .failed, retryable: false)
         case "carddeclined", "acquirercardexpired", "acquirercardstolen", "cardblacklisted", "acquirercardblacklisted", "velocitycheck",
              "acquirererrordonotretry", "dailylimitexceeded", "monthlylimitexceeded":
-            Mapping(code: "card_declined", status: .failed, retryable: false)
+            Mapping(code: .cardDeclined, status: .failed, retryable: false)
         case "paymenttokeninactive", "cardbranddisabled", "cardtyperejected", "accountholdertyperejected":
-            Mapping(code: "method_unavailable", status: .failed, retryable: false)
+            Mapping(code: .methodUnavailable, status: .failed, retryable: false)
         case "clientapplaunchfailed":
-            Mapping(code: "app_launch_failed", status: .failed, retryable: true)
+            Mapping(code: .appLaunchFailed, status: .failed, retryable: true)
         case "swishdeclined":
-            Mapping(code: "wallet_declined", status: .failed, retryable: false)
+            Mapping(code: .walletDeclined, status: .failed, retryable: false)
         case "swishtimeout":
-            Mapping(code: "expired", status: .failed, retryable: false)
+            Mapping(code: .expired, status: .failed, retryable: false)
         case "inputerror":
-            Mapping(code: "invalid_phone_number", status: .failed, retryable: true, field: "instrument.msisdn")
+            Mapping(code: .invalidPhoneNumber, status: .failed, retryable: true, field: "instrument.msisdn")
         case "swisherror", "swishgatewaytimeout", "bankiderror", "swishalreadyinuse", "bankidalreadyinuse", "3dsecureerror",
              "3dsecureacquirergatewayerror", "acquirererror", "acquirergatewayerror", "acquirergatewaytimeout", "badgateway",
              "internalservererror", "systemerror":
-            Mapping(code: "provider_error", status: .failed, retryable: true)
+            Mapping(code: .providerError, status: .failed, retryable: true)
         default:
-            Mapping(code: "payment_failed", status: .failed, retryable: false)
+            Mapping(code: .paymentFailed, status: .failed, retryable: false)
         }
     }
 
@@ -53,7 +53,7 @@ enum SwedbankPayProblems {
         let name = problem.name
         var mapping = mapping(of: name)
         // An input error is about the phone only on Swish.
-        if name == "inputerror", instrument != "Swish" { mapping = Mapping(code: "payment_failed", status: .failed, retryable: false) }
+        if name == "inputerror", instrument != "Swish" { mapping = Mapping(code: .paymentFailed, status: .failed, retryable: false) }
         return AdapterResult(status: mapping.status, providerReference: reference, problem: AdapterProblem(
             code: mapping.code, message: "Swedbank Pay: \(problem.title ?? name)" + (problem.detail.map { " (\($0))" } ?? "") + "; nothing was charged",
             retryable: mapping.retryable, safeToRetryElsewhere: false, providerCode: name, field: mapping.field), providerStatus: "Aborted")

@@ -47,7 +47,7 @@ extension SwedbankPayAdapter {
     /// and only once a `GET` shows it aborted is the failure answered.
     /// Otherwise the attempt stays pending (verify tries again).
     func abandon(_ reference: SwedbankPayReference, problem: SwedbankPayWire.Problem, instrument: String?,
-                 fallback: String? = nil) async throws -> AdapterResult {
+                 fallback: ProblemCode? = nil) async throws -> AdapterResult {
         let read = try await client.order(reference.orderID)
         guard read.ok, let order = read.decode(SwedbankPayWire.OrderAnswer.self) else {
             return Self.lost(reference, "reading the order after a failed attempt answered \(read.summary)")
@@ -152,7 +152,7 @@ extension SwedbankPayAdapter {
             return AdapterResult(status: .succeeded, providerReference: reference.text, amount: amount, providerStatus: "Reversed", totals: totals)
         case "Cancelled":
             return AdapterResult(status: .cancelled, providerReference: reference.text, problem: AdapterProblem(
-                code: "voided", message: "Swedbank Pay: the authorization was cancelled", retryable: false), providerStatus: "Cancelled", totals: totals)
+                code: .voided, message: "Swedbank Pay: the authorization was cancelled", retryable: false), providerStatus: "Cancelled", totals: totals)
         case "Aborted", "Failed":
             let last = order.failedAttempts?.failedAttemptList?.last
             if let type = last?.problem?.type {
@@ -162,7 +162,7 @@ extension SwedbankPayAdapter {
                 return result
             }
             return AdapterResult(status: .cancelled, providerReference: reference.text, problem: AdapterProblem(
-                code: "user_cancelled", message: "Swedbank Pay: the payment order was \(status.lowercased()) before it was paid", retryable: true),
+                code: .userCancelled, message: "Swedbank Pay: the payment order was \(status.lowercased()) before it was paid", retryable: true),
                 providerStatus: status)
         case "Initialized":
             guard let view = answer.operations?.named("view-paymentsession") else {
@@ -246,7 +246,7 @@ extension SwedbankPayAdapter {
         }
         guard let body = Data(base64Encoded: request.body), let callback = try? JSONDecoder().decode(Callback.self, from: body),
               let id = callback.paymentOrder?.id, SwedbankPayReference.isOrderID(id) else {
-            return WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: "not a Swedbank Pay callback", retryable: false))
+            return WebhookResult(verified: false, problem: AdapterProblem(code: .webhookUnverified, message: "not a Swedbank Pay callback", retryable: false))
         }
         let read: SwedbankPayAnswer
         do { read = try await client.order(id, expand: "paid,financialtransactions,failedattempts,metadata") } catch let error as HTTPEgressError {
@@ -254,14 +254,14 @@ extension SwedbankPayAdapter {
         }
         guard read.ok, let answer = read.decode(SwedbankPayWire.OrderAnswer.self), let order = answer.paymentOrder else {
             return WebhookResult(verified: false, problem: AdapterProblem(
-                code: "webhook_unverified", message: "Swedbank Pay does not know the order the callback names (\(read.summary))", retryable: false))
+                code: .webhookUnverified, message: "Swedbank Pay does not know the order the callback names (\(read.summary))", retryable: false))
         }
         let moves = order.financialTransactions?.financialTransactionsList?.count ?? 0
         let eventId = "\(id):\(order.paid?.number ?? 0):\(order.status ?? ""):\(moves)"
         guard let paymentId = order.metadata?["gatewayPaymentId"]?.text,
               let capture = order.metadata?["gatewayCapture"]?.text.flatMap(CaptureMode.init(rawValue:)) else {
             return WebhookResult(verified: true, eventId: eventId, problem: AdapterProblem(
-                code: "unknown_payment", message: "Swedbank Pay's order \(id) was not made by this gateway", retryable: false))
+                code: .unknownPayment, message: "Swedbank Pay's order \(id) was not made by this gateway", retryable: false))
         }
         let menu = order.metadata?["gatewayFlow"]?.text != "native"
         let reference = SwedbankPayReference(capture: capture, menu: menu, orderID: id)

@@ -9,9 +9,9 @@ extension TabbyAdapter {
     /// lost answer captures nothing twice.
     func capture(_ request: AmountRequest) async throws -> AdapterResult {
         try await move(request, path: "captures", what: "capture") { payment, amount in
-            guard payment.status == "AUTHORIZED" else { return ("invalid_state", "only an AUTHORIZED payment can be captured (it is \(payment.status ?? "?"))") }
+            guard payment.status == "AUTHORIZED" else { return (.invalidState, "only an AUTHORIZED payment can be captured (it is \(payment.status ?? "?"))") }
             let left = payment.total - payment.captured
-            if amount > left { return ("amount_exceeds_authorized", "capture of \(amount) exceeds the \(left) left") }
+            if amount > left { return (.amountExceedsAuthorized, "capture of \(amount) exceeds the \(left) left") }
             return nil
         }
     }
@@ -21,10 +21,10 @@ extension TabbyAdapter {
     func refund(_ request: AmountRequest) async throws -> AdapterResult {
         try await move(request, path: "refunds", what: "refund") { payment, amount in
             guard payment.status == "CLOSED", payment.captured > 0 else {
-                return ("invalid_state", "only a captured, CLOSED payment can be refunded (it is \(payment.status ?? "?"), \(payment.captured) captured)")
+                return (.invalidState, "only a captured, CLOSED payment can be refunded (it is \(payment.status ?? "?"), \(payment.captured) captured)")
             }
             let left = payment.captured - payment.refunded
-            if amount > left { return ("amount_exceeds_captured", "refund of \(amount) exceeds the \(left) left") }
+            if amount > left { return (.amountExceedsCaptured, "refund of \(amount) exceeds the \(left) left") }
             return nil
         }
     }
@@ -45,7 +45,7 @@ extension TabbyAdapter {
     /// as it stands (`why`: the problem code and message, or nil when the
     /// payment does not explain it).
     private func move(_ request: AmountRequest, path: String, what: String,
-                      why: (TabbyWire.Payment, Int64) -> (String, String)?) async throws -> AdapterResult {
+                      why: (TabbyWire.Payment, Int64) -> (ProblemCode, String)?) async throws -> AdapterResult {
         let reference = try TabbyReference(request.providerReference)
         guard request.amount.value > 0 else { throw AdapterError.invalidRequest("amount.value must be positive") }
         let amount: String
@@ -60,7 +60,7 @@ extension TabbyAdapter {
             if let earlier = movements.first(where: { [referenceId, request.idempotencyKey].contains($0.referenceId ?? "") }) {
                 guard payment.money(earlier.amount) == request.amount else {
                     return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                        code: "invalid_state", message: "Tabby holds a \(what) under this key with another amount (\(earlier.amount ?? "?"))",
+                        code: .invalidState, message: "Tabby holds a \(what) under this key with another amount (\(earlier.amount ?? "?"))",
                         retryable: false), providerStatus: payment.status)
                 }
                 host.log(.info, "Tabby already holds the \(what) under this key on \(reference.paymentId): answered from the payment, nothing sent again")
@@ -80,21 +80,21 @@ extension TabbyAdapter {
             let payment = answer.decode(TabbyWire.Payment.self)
             return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: payment?.status)
         }
-        func failed(_ code: String, _ message: String) -> AdapterResult {
+        func failed(_ code: ProblemCode, _ message: String) -> AdapterResult {
             AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
                 code: code, message: "Tabby refused the \(what): \(message)", retryable: false, providerCode: answer.errorType), providerStatus: answer.errorType)
         }
         switch answer.status {
-        case 404: return failed("unknown_payment", answer.summary)
-        case 409: return failed("invalid_state", "reference_id \(referenceId) (of key \(request.idempotencyKey.prefix(64))) was used before with another amount (\(answer.summary))")
+        case 404: return failed(.unknownPayment, answer.summary)
+        case 409: return failed(.invalidState, "reference_id \(referenceId) (of key \(request.idempotencyKey.prefix(64))) was used before with another amount (\(answer.summary))")
         case 400, 422:
             // Nothing moved: the payment as read before the call says why.
             if let payment = before, let (code, message) = why(payment, request.amount.value) {
                 return failed(code, message)
             }
-            return failed("provider_error", answer.summary)
+            return failed(.providerError, answer.summary)
         default:
-            return failed("provider_error", answer.summary)
+            return failed(.providerError, answer.summary)
         }
     }
 
@@ -110,7 +110,7 @@ extension TabbyAdapter {
         } catch AdapterError.outcomeUnknown(let why) {
             // Only a read was lost: nothing was closed.
             return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                code: "provider_error", message: "\(why); nothing was closed", retryable: true))
+                code: .providerError, message: "\(why); nothing was closed", retryable: true))
         }
         guard let payment else { return Self.unknown(reference) }
         let released = Money(value: payment.total, currency: payment.currency ?? "")
@@ -120,7 +120,7 @@ extension TabbyAdapter {
         }
         guard payment.status == "AUTHORIZED", payment.captured == 0 else {
             return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                code: "invalid_state", message: "only an uncaptured AUTHORIZED Tabby payment can be voided (it is \(payment.status ?? "?"), \(payment.captured) captured)",
+                code: .invalidState, message: "only an uncaptured AUTHORIZED Tabby payment can be voided (it is \(payment.status ?? "?"), \(payment.captured) captured)",
                 retryable: false), providerStatus: payment.status)
         }
         let answer: TabbyAnswer
@@ -132,7 +132,7 @@ extension TabbyAdapter {
         if answer.status >= 500 { throw AdapterError.outcomeUnknown("Tabby's close answered \(answer.summary)") }
         guard answer.ok else {
             return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                code: "invalid_state", message: "Tabby refused to close the payment: \(answer.summary)", retryable: false,
+                code: .invalidState, message: "Tabby refused to close the payment: \(answer.summary)", retryable: false,
                 providerCode: answer.errorType), providerStatus: answer.errorType)
         }
         return AdapterResult(status: .succeeded, providerReference: reference.text, amount: released, providerStatus: "CLOSED")

@@ -45,7 +45,7 @@ extension TabbyAdapter {
         if answer.status >= 500 || answer.status == 429 { return Self.notCreated("creating the checkout session answered \(answer.summary)") }
         guard answer.ok, let session = answer.decode(TabbyWire.CheckoutAnswer.self) else {
             return AdapterResult(status: .failed, problem: AdapterProblem(
-                code: "provider_error", message: "Tabby refused the checkout session: \(answer.summary)",
+                code: .providerError, message: "Tabby refused the checkout session: \(answer.summary)",
                 retryable: false, safeToRetryElsewhere: true, providerCode: answer.errorType ?? "HTTP \(answer.status)"))
         }
         let paymentId = session.payment?.id
@@ -53,14 +53,14 @@ extension TabbyAdapter {
         if session.status == "rejected" {
             let reason = session.configuration?.products?.installments?.rejectionReason ?? "rejected"
             return AdapterResult(status: .failed, providerReference: reference?.text, problem: AdapterProblem(
-                code: "bnpl_declined", message: "Tabby's pre-scoring turned the buyer down (\(reason)); nothing was charged",
+                code: .bnplDeclined, message: "Tabby's pre-scoring turned the buyer down (\(reason)); nothing was charged",
                 retryable: false, safeToRetryElsewhere: true, providerCode: reason), providerStatus: "rejected")
         }
         guard session.status == "created", let reference,
               let url = session.configuration?.availableProducts?.installments?.compactMap(\.webUrl).first,
               url.hasPrefix("https://") || url.hasPrefix("http://") else {
             return AdapterResult(status: .failed, problem: AdapterProblem(
-                code: "provider_error", message: "Tabby answered the checkout session with status \(session.status ?? "none") and no usable payment page",
+                code: .providerError, message: "Tabby answered the checkout session with status \(session.status ?? "none") and no usable payment page",
                 retryable: true, safeToRetryElsewhere: true, providerCode: session.status))
         }
         let expires = session.payment?.expiresAt ?? Self.timestamp(host.now.addingTimeInterval(30 * 60))
@@ -71,7 +71,7 @@ extension TabbyAdapter {
 
     static func notCreated(_ why: String) -> AdapterResult {
         AdapterResult(status: .failed, problem: AdapterProblem(
-            code: "provider_error", message: "Tabby: \(why); no payment page reached the payer, so nothing was charged",
+            code: .providerError, message: "Tabby: \(why); no payment page reached the payer, so nothing was charged",
             retryable: true, safeToRetryElsewhere: true))
     }
 

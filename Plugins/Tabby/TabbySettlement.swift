@@ -51,7 +51,7 @@ extension TabbyAdapter {
         let status = payment.status ?? ""
         let currency = payment.currency ?? ""
         let said = "Tabby payment \(reference.paymentId) is \(status)"
-        func problem(_ result: PaymentStatus, _ code: String, retryable: Bool, elsewhere: Bool, _ message: String) -> AdapterResult {
+        func problem(_ result: PaymentStatus, _ code: ProblemCode, retryable: Bool, elsewhere: Bool, _ message: String) -> AdapterResult {
             AdapterResult(status: result, providerReference: reference.text, problem: AdapterProblem(
                 code: code, message: message, retryable: retryable, safeToRetryElsewhere: elsewhere, providerCode: status), providerStatus: status)
         }
@@ -65,7 +65,7 @@ extension TabbyAdapter {
         case "AUTHORIZED" where payment.captured == 0:
             // Automatic capture that has not happened yet (Tabby refused it): a later verify tries again.
             return AdapterResult(status: .pending, providerReference: reference.text, problem: AdapterProblem(
-                code: "provider_error", message: "\(said) and not yet captured", retryable: true), providerStatus: status)
+                code: .providerError, message: "\(said) and not yet captured", retryable: true), providerStatus: status)
         case "AUTHORIZED":
             // Partly captured under automatic capture: what is captured is charged.
             return AdapterResult(status: .succeeded, providerReference: reference.text,
@@ -74,22 +74,22 @@ extension TabbyAdapter {
             return AdapterResult(status: .succeeded, providerReference: reference.text,
                                  amount: Money(value: payment.captured, currency: currency), providerStatus: status)
         case "CLOSED":
-            return problem(.cancelled, "voided", retryable: false, elsewhere: false, "\(said) with nothing captured: the authorization was closed")
+            return problem(.cancelled, .voided, retryable: false, elsewhere: false, "\(said) with nothing captured: the authorization was closed")
         case "REJECTED":
-            return problem(.failed, "bnpl_declined", retryable: false, elsewhere: true, "\(said): Tabby turned the buyer down; nothing was charged")
+            return problem(.failed, .bnplDeclined, retryable: false, elsewhere: true, "\(said): Tabby turned the buyer down; nothing was charged")
         case "EXPIRED" where payerCancelled:
-            return problem(.cancelled, "user_cancelled", retryable: true, elsewhere: false, "the payer cancelled on Tabby's page (\(said))")
+            return problem(.cancelled, .userCancelled, retryable: true, elsewhere: false, "the payer cancelled on Tabby's page (\(said))")
         case "EXPIRED":
-            return problem(.failed, "expired", retryable: false, elsewhere: true, "\(said): it was not authorized within 30 minutes or was abandoned; nothing was charged")
+            return problem(.failed, .expired, retryable: false, elsewhere: true, "\(said): it was not authorized within 30 minutes or was abandoned; nothing was charged")
         default:
             return AdapterResult(status: .pending, providerReference: reference.text, problem: AdapterProblem(
-                code: "provider_error", message: "\(said), a status this adapter does not know", retryable: true), providerStatus: status)
+                code: .providerError, message: "\(said), a status this adapter does not know", retryable: true), providerStatus: status)
         }
     }
 
     static func unknown(_ reference: TabbyReference) -> AdapterResult {
         AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-            code: "unknown_payment", message: "Tabby's \(reference.region.rawValue) host does not know payment \(reference.paymentId)",
+            code: .unknownPayment, message: "Tabby's \(reference.region.rawValue) host does not know payment \(reference.paymentId)",
             retryable: false, providerCode: "not_found"))
     }
 }

@@ -75,6 +75,6 @@ extension TabbyAdapter {
     }
 
     static func unverified(_ reason: String) -> WebhookResult {
-        WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: reason, retryable: false))
+        WebhookResult(verified: false, problem: AdapterProblem(code: .webhookUnverified, message: reason, retryable: false))
     }
 }

@@ -43,7 +43,7 @@ extension TamaraAdapter {
               let checkoutId = created.checkoutId, let url = created.checkoutUrl,
               TamaraReference.isIdentifier(orderId), TamaraReference.isIdentifier(checkoutId) else {
             return AdapterResult(status: .failed, problem: AdapterProblem(
-                code: "provider_error", message: "Tamara refused the checkout session: \(answer.summary)",
+                code: .providerError, message: "Tamara refused the checkout session: \(answer.summary)",
                 retryable: false, safeToRetryElsewhere: true, providerCode: answer.errorCode ?? "HTTP \(answer.status)"),
                 providerStatus: answer.errorCode)
         }
@@ -63,7 +63,7 @@ extension TamaraAdapter {
 
     static func notCreated(_ why: String) -> AdapterResult {
         AdapterResult(status: .failed, problem: AdapterProblem(
-            code: "provider_error", message: "Tamara: \(why); no checkout reached the payer, so nothing was charged",
+            code: .providerError, message: "Tamara: \(why); no checkout reached the payer, so nothing was charged",
             retryable: true, safeToRetryElsewhere: true))
     }
 

@@ -32,10 +32,10 @@ extension TamaraAdapter {
             return AdapterResult(status: .succeeded, providerReference: reference.text, amount: request.amount, providerStatus: status)
         }
         guard ["authorised", "updated", "partially_captured"].contains(status) else {
-            return Self.refused("invalid_state", "order \(reference.orderId) is \(status); only an authorised order can be captured", reference, status)
+            return Self.refused(.invalidState, "order \(reference.orderId) is \(status); only an authorised order can be captured", reference, status)
         }
         guard request.amount.value <= order.capturable else {
-            return Self.refused("amount_exceeds_authorized", "capture of \(request.amount.value) exceeds the \(order.capturable) left to capture", reference, status)
+            return Self.refused(.amountExceedsAuthorized, "capture of \(request.amount.value) exceeds the \(order.capturable) left to capture", reference, status)
         }
         let body = TamaraWire.Capture(
             orderId: reference.orderId, totalAmount: try TamaraMoney(request.amount),
@@ -50,7 +50,7 @@ extension TamaraAdapter {
 
     func refund(_ request: AmountRequest) async throws -> AdapterResult {
         let reference = try TamaraReference(request.providerReference)
-        guard request.amount.value > 0 else { return Self.refused("invalid_amount", "amount.value must be positive", reference, nil) }
+        guard request.amount.value > 0 else { return Self.refused(.invalidAmount, "amount.value must be positive", reference, nil) }
         let body = TamaraWire.Refund(totalAmount: try TamaraMoney(request.amount),
                                      comment: String((request.reason ?? "Refund \(request.paymentId)").prefix(255)),
                                      merchantRefundId: Self.refundId(request.idempotencyKey))
@@ -76,7 +76,7 @@ extension TamaraAdapter {
                                  amount: Money(value: order.value(order.canceledAmount), currency: currency), providerStatus: status)
         }
         guard ["authorised", "updated"].contains(status), order.value(order.capturedAmount) == 0, order.capturable > 0 else {
-            return Self.refused("invalid_state", "order \(reference.orderId) is \(status); only an authorised, uncaptured order can be voided", reference, status)
+            return Self.refused(.invalidState, "order \(reference.orderId) is \(status); only an authorised, uncaptured order can be voided", reference, status)
         }
         let left = Money(value: order.capturable, currency: currency)
         let answer = try await post("/orders/\(TamaraClient.segment(reference.orderId))/cancel", TamaraWire.Cancel(totalAmount: try TamaraMoney(left)), what: "cancel")
@@ -96,19 +96,19 @@ extension TamaraAdapter {
             return .success(try await fetch(reference.orderId))
         } catch {
             return .failure(Refusal(result: AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
-                code: "provider_error", message: "Tamara: reading the order failed (\(error)); the \(operation) was not sent", retryable: true))))
+                code: .providerError, message: "Tamara: reading the order failed (\(error)); the \(operation) was not sent", retryable: true))))
         }
     }
 
     static func checkAmount(_ amount: Money, _ order: TamaraWire.Order, _ reference: TamaraReference) -> AdapterResult? {
-        guard amount.value > 0 else { return refused("invalid_amount", "amount.value must be positive", reference, order.status) }
+        guard amount.value > 0 else { return refused(.invalidAmount, "amount.value must be positive", reference, order.status) }
         guard amount.currency == order.currency else {
-            return refused("currency_mismatch", "the order is in \(order.currency ?? "?"), not \(amount.currency)", reference, order.status)
+            return refused(.currencyMismatch, "the order is in \(order.currency ?? "?"), not \(amount.currency)", reference, order.status)
         }
         return nil
     }
 
-    static func refused(_ code: String, _ message: String, _ reference: TamaraReference, _ status: String?) -> AdapterResult {
+    static func refused(_ code: ProblemCode, _ message: String, _ reference: TamaraReference, _ status: String?) -> AdapterResult {
         AdapterResult(status: .failed, providerReference: reference.text,
                       problem: AdapterProblem(code: code, message: "Tamara: \(message)", retryable: false, providerCode: status), providerStatus: status)
     }
@@ -116,13 +116,13 @@ extension TamaraAdapter {
     /// A 4xx answer to capture, refund or cancel, as a problem.
     static func refusedBy(_ answer: TamaraAnswer, _ reference: TamaraReference, operation: String) -> AdapterResult {
         let providerCode = answer.errorCode
-        let code = switch (operation, providerCode ?? "") {
-        case (_, let c) where c.hasPrefix("order_status_not_allowed"): "invalid_state"
-        case ("capture", "total_amount_invalid_limit"): "amount_exceeds_authorized"
-        case ("refund", "total_amount_invalid_limit"): "amount_exceeds_captured"
-        case (_, "order_not_found"): "unknown_payment"
-        case (_, "invalid_currency"): "currency_mismatch"
-        default: "provider_error"
+        let code: ProblemCode = switch (operation, providerCode ?? "") {
+        case (_, let c) where c.hasPrefix("order_status_not_allowed"): .invalidState
+        case ("capture", "total_amount_invalid_limit"): .amountExceedsAuthorized
+        case ("refund", "total_amount_invalid_limit"): .amountExceedsCaptured
+        case (_, "order_not_found"): .unknownPayment
+        case (_, "invalid_currency"): .currencyMismatch
+        default: .providerError
         }
         return AdapterResult(status: .failed, providerReference: reference.text, problem: AdapterProblem(
             code: code, message: "Tamara refused the \(operation): \(answer.summary)", retryable: answer.status == 429, providerCode: providerCode),

@@ -18,7 +18,7 @@ extension TamaraAdapter {
                 let answer = try await client.send("POST", path)
                 if answer.ok, answer.decode(TamaraWire.VoidAnswer.self)?.orderWasVoided == true {
                     return AdapterResult(status: .cancelled, providerReference: reference.text, problem: AdapterProblem(
-                        code: "user_cancelled", message: "the payer cancelled on Tamara's checkout page; the checkout was voided", retryable: true),
+                        code: .userCancelled, message: "the payer cancelled on Tamara's checkout page; the checkout was voided", retryable: true),
                         providerStatus: "canceled")
                 }
             } catch is HTTPEgressError {
@@ -161,7 +161,7 @@ extension TamaraAdapter {
         let currency = order.currency ?? ""
         let captured = Money(value: order.value(order.capturedAmount), currency: currency)
         let said = "Tamara order \(order.orderId?.prefix(64) ?? "?") is \(status)"
-        func failed(_ result: PaymentStatus, _ code: String, retryable: Bool, elsewhere: Bool) -> AdapterResult {
+        func failed(_ result: PaymentStatus, _ code: ProblemCode, retryable: Bool, elsewhere: Bool) -> AdapterResult {
             AdapterResult(status: result, providerReference: reference?.text, problem: AdapterProblem(
                 code: code, message: said, retryable: retryable, safeToRetryElsewhere: elsewhere, providerCode: status), providerStatus: status)
         }
@@ -180,17 +180,17 @@ extension TamaraAdapter {
             return AdapterResult(status: .succeeded, providerReference: reference?.text, amount: captured, providerStatus: status)
         case "declined":
             // Tamara's credit decision: the payer was refused, nothing was charged.
-            return failed(.failed, "bnpl_declined", retryable: false, elsewhere: true)
+            return failed(.failed, .bnplDeclined, retryable: false, elsewhere: true)
         case "expired":
             // Never approved within its lifetime: nothing was charged.
-            return failed(.failed, "expired", retryable: false, elsewhere: true)
+            return failed(.failed, .expired, retryable: false, elsewhere: true)
         case "canceled":
             return order.authorizedAmount == nil
-                ? failed(.cancelled, "user_cancelled", retryable: true, elsewhere: false)
-                : failed(.cancelled, "voided", retryable: false, elsewhere: false)
+                ? failed(.cancelled, .userCancelled, retryable: true, elsewhere: false)
+                : failed(.cancelled, .voided, retryable: false, elsewhere: false)
         default:
             return AdapterResult(status: .pending, providerReference: reference?.text, problem: AdapterProblem(
-                code: "provider_error", message: "\(said), a status this adapter does not know", retryable: true), providerStatus: status)
+                code: .providerError, message: "\(said), a status this adapter does not know", retryable: true), providerStatus: status)
         }
     }
 

@@ -41,7 +41,7 @@ extension TamaraAdapter {
 
     func webhook(_ request: WebhookRequest) async throws -> WebhookResult {
         func refused(_ message: String) -> WebhookResult {
-            WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: message, retryable: false))
+            WebhookResult(verified: false, problem: AdapterProblem(code: .webhookUnverified, message: message, retryable: false))
         }
         guard var key = host.secret("notification_token"), !key.isEmpty else {
             return refused("no notification_token secret is configured, so no notification can be verified")
@@ -72,7 +72,7 @@ extension TamaraAdapter {
             orderId = signedOrder
         } else {
             guard let named = note?.orderId, TamaraReference.isIdentifier(named) else {
-                return WebhookResult(verified: true, problem: AdapterProblem(code: "unknown_payment", message: "the notification names no Tamara order_id", retryable: false))
+                return WebhookResult(verified: true, problem: AdapterProblem(code: .unknownPayment, message: "the notification names no Tamara order_id", retryable: false))
             }
             orderId = named
         }
@@ -85,7 +85,7 @@ extension TamaraAdapter {
         if answer.status == 404 {
             // Acknowledged, so Tamara does not send it again for ever.
             return WebhookResult(verified: true, eventId: makeEventId("unknown"), problem: AdapterProblem(
-                code: "unknown_payment", message: "Tamara has no order \(orderId.prefix(64)): \(answer.summary)", retryable: false))
+                code: .unknownPayment, message: "Tamara has no order \(orderId.prefix(64)): \(answer.summary)", retryable: false))
         }
         let order = try Self.order(from: answer, orderId)
         let eventId = makeEventId(order.status ?? "")

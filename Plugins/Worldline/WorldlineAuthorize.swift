@@ -103,11 +103,11 @@ extension WorldlineAdapter {
         }
         if answer.status == 400, let property = error?.propertyName?.lowercased(), Self.isCardInput(property) {
             return AdapterResult(status: .failed, problem: AdapterProblem(
-                code: "invalid_card_details", message: "Worldline refused the card input: \(answer.summary); nothing was charged", retryable: true,
+                code: .invalidCardDetails, message: "Worldline refused the card input: \(answer.summary); nothing was charged", retryable: true,
                 safeToRetryElsewhere: false, providerCode: error?.errorCode ?? error?.id, field: "instrument"))
         }
         return AdapterResult(status: .failed, problem: AdapterProblem(
-            code: "provider_error", message: "Worldline refused the payment create: \(answer.summary); nothing was charged", retryable: false,
+            code: .providerError, message: "Worldline refused the payment create: \(answer.summary); nothing was charged", retryable: false,
             safeToRetryElsewhere: true, providerCode: error?.errorCode ?? "HTTP \(answer.status)"))
     }
 

@@ -67,14 +67,14 @@ extension WorldlineAdapter {
             return AdapterResult(status: .succeeded, providerReference: id, providerStatus: now.providerStatus, totals: now.totals)
         }
         guard !sent.ok else { throw AdapterError.outcomeUnknown("Worldline accepted the cancel but reports the payment \(now.providerStatus ?? "?")") }
-        return try refusal(of: "cancel", sent, id: id, exceeds: "invalid_state")
+        return try refusal(of: "cancel", sent, id: id, exceeds: .invalidState)
     }
 
     enum Move: String {
         case capture, refund
         /// The answer statuses that mean the money moved (or is moving, and cannot be undone by this request).
         var done: Set<String> { self == .capture ? ["CAPTURED", "CAPTURE_REQUESTED"] : ["REFUNDED", "REFUND_REQUESTED"] }
-        var exceeds: String { self == .capture ? "amount_exceeds_authorized" : "amount_exceeds_captured" }
+        var exceeds: ProblemCode { self == .capture ? .amountExceedsAuthorized : .amountExceedsCaptured }
     }
 
     /// A capture or refund under the operation's idempotency key. Only an
@@ -119,7 +119,7 @@ extension WorldlineAdapter {
     /// A refused capture, refund or cancel the payment shows did not land.
     /// Only a refusal of the request itself is final; a 409 on the key, a
     /// 404, a 5xx or an unreadable answer may hide an earlier try still landing.
-    private func refusal(of name: String, _ sent: WorldlineAnswer, id: String, exceeds: String) throws -> AdapterResult {
+    private func refusal(of name: String, _ sent: WorldlineAnswer, id: String, exceeds: ProblemCode) throws -> AdapterResult {
         let error = sent.error
         let code = error?.errorCode ?? error?.id
         switch sent.status {
@@ -128,11 +128,11 @@ extension WorldlineAdapter {
                 code: exceeds, message: "Worldline refused the \(name): \(sent.summary)", retryable: false, providerCode: code))
         case 400, 401, 403:
             return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
-                code: "provider_error", message: "Worldline refused the \(name): \(sent.summary)", retryable: false, providerCode: code))
+                code: .providerError, message: "Worldline refused the \(name): \(sent.summary)", retryable: false, providerCode: code))
         // 30001002 (and the older 1409): a request under this key is still running.
         case 409 where !Self.inFlightCodes.contains(error?.errorCode ?? ""):
             return AdapterResult(status: .failed, providerReference: id, problem: AdapterProblem(
-                code: "invalid_state", message: "Worldline refused the \(name) in the payment's state: \(sent.summary)", retryable: false, providerCode: code))
+                code: .invalidState, message: "Worldline refused the \(name) in the payment's state: \(sent.summary)", retryable: false, providerCode: code))
         default:
             throw AdapterError.outcomeUnknown("Worldline's \(name) answered \(sent.summary); a retry under the same key is answered, not repeated")
         }

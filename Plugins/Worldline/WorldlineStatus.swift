@@ -29,16 +29,16 @@ enum WorldlineStatus {
             let after3DS = wasRedirected || error?.errorCode == "30891001"
             return with(.failed, problem(code: error?.errorCode, id: error?.id, authentication: after3DS))
         case "REJECTED_CAPTURE":
-            return with(.failed, AdapterProblem(code: "provider_error", message: "Worldline rejected the capture of this payment", retryable: false,
+            return with(.failed, AdapterProblem(code: .providerError, message: "Worldline rejected the capture of this payment", retryable: false,
                                                 providerCode: payment.statusOutput?.errors?.first?.errorCode ?? "REJECTED_CAPTURE"))
         case "CANCELLED":
             if payment.statusOutput?.statusCode == 1 || payment.statusOutput?.errors?.first?.errorCode == "30171001" {
-                return with(.cancelled, AdapterProblem(code: "user_cancelled", message: "Worldline: the payer cancelled", retryable: true,
+                return with(.cancelled, AdapterProblem(code: .userCancelled, message: "Worldline: the payer cancelled", retryable: true,
                                                        providerCode: "30171001"))
             }
-            return with(.cancelled, AdapterProblem(code: "voided", message: "Worldline: the payment was cancelled", retryable: false))
+            return with(.cancelled, AdapterProblem(code: .voided, message: "Worldline: the payment was cancelled", retryable: false))
         default:
-            return with(.pending, AdapterProblem(code: "provider_error", message: "Worldline reported a status this adapter does not know: \(status.prefix(40))",
+            return with(.pending, AdapterProblem(code: .providerError, message: "Worldline reported a status this adapter does not know: \(status.prefix(40))",
                                                  retryable: true))
         }
     }
@@ -55,7 +55,7 @@ enum WorldlineStatus {
     }
 
     struct Mapping: Sendable, Equatable {
-        var code: String
+        var code: ProblemCode
         var retryable: Bool
         var field: String? = nil
     }
@@ -63,16 +63,16 @@ enum WorldlineStatus {
     /// Worldline's platform error codes (their public table; see docs/providers.md).
     static func mapping(errorCode: String?, id: String?) -> Mapping {
         switch errorCode ?? "" {
-        case "30511001", "30611001": Mapping(code: "insufficient_funds", retryable: false)
-        case "30331001", "30541001": Mapping(code: "card_expired", retryable: false)
-        case "30341001", "30341002", "30341003", "30341004", "30341005", "30591001": Mapping(code: "fraud_detected", retryable: false)
-        case "30141001", "30551001", "31061001": Mapping(code: "invalid_card_details", retryable: true, field: "instrument.encryptedCustomerInput")
-        case "30891001", "40001134": Mapping(code: "authentication_failed", retryable: false)
-        case "30171001": Mapping(code: "user_cancelled", retryable: true)
-        case "30171002": Mapping(code: "expired", retryable: false)
-        case "30961001": Mapping(code: "provider_error", retryable: true)
+        case "30511001", "30611001": Mapping(code: .insufficientFunds, retryable: false)
+        case "30331001", "30541001": Mapping(code: .cardExpired, retryable: false)
+        case "30341001", "30341002", "30341003", "30341004", "30341005", "30591001": Mapping(code: .fraudDetected, retryable: false)
+        case "30141001", "30551001", "31061001": Mapping(code: .invalidCardDetails, retryable: true, field: "instrument.encryptedCustomerInput")
+        case "30891001", "40001134": Mapping(code: .authenticationFailed, retryable: false)
+        case "30171001": Mapping(code: .userCancelled, retryable: true)
+        case "30171002": Mapping(code: .expired, retryable: false)
+        case "30961001": Mapping(code: .providerError, retryable: true)
         // Any other issuer or acquirer refusal (3xxxxxxx), and a rejection with no code.
-        default: Mapping(code: "card_declined", retryable: false)
+        default: Mapping(code: .cardDeclined, retryable: false)
         }
     }
 
@@ -80,7 +80,7 @@ enum WorldlineStatus {
     /// (or the card) is the reason, so no other provider is tried for it.
     static func problem(code: String?, id: String?, authentication: Bool = false) -> AdapterProblem {
         var mapping = mapping(errorCode: code, id: id)
-        if authentication, mapping.code == "card_declined" { mapping = Mapping(code: "authentication_failed", retryable: false) }
+        if authentication, mapping.code == .cardDeclined { mapping = Mapping(code: .authenticationFailed, retryable: false) }
         return AdapterProblem(code: mapping.code, message: "Worldline rejected the payment (\(code ?? "no error code")\(id.map { " \($0)" } ?? "")); nothing was charged",
                               retryable: mapping.retryable, safeToRetryElsewhere: false, providerCode: code ?? id, field: mapping.field)
     }

@@ -10,7 +10,7 @@ import GatewayAdapterSDK
 extension WorldlineAdapter {
     func webhook(_ request: WebhookRequest) async throws -> WebhookResult {
         func refused(_ why: String) -> WebhookResult {
-            WebhookResult(verified: false, problem: AdapterProblem(code: "webhook_unverified", message: "Worldline webhook refused: \(why)", retryable: false))
+            WebhookResult(verified: false, problem: AdapterProblem(code: .webhookUnverified, message: "Worldline webhook refused: \(why)", retryable: false))
         }
         guard let body = Data(base64Encoded: request.body) else { return refused("the body is not readable") }
         guard let keyID = request.headers["x-gcs-keyid"], let signature = request.headers["x-gcs-signature"] else {
@@ -40,7 +40,7 @@ extension WorldlineAdapter {
         }
         guard let paymentId = payment.paymentOutput?.references?.merchantReference, !paymentId.isEmpty else {
             return WebhookResult(verified: true, eventId: eventID, providerReference: id, problem: AdapterProblem(
-                code: "unknown_payment", message: "Worldline's payment \(id) carries no merchantReference: it was not made by this gateway", retryable: false))
+                code: .unknownPayment, message: "Worldline's payment \(id) carries no merchantReference: it was not made by this gateway", retryable: false))
         }
         let result = WorldlineStatus.result(payment)
         return WebhookResult(verified: true, eventId: eventID, paymentId: paymentId, providerReference: id,

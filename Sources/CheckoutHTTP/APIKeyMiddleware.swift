@@ -48,7 +48,7 @@ struct APIKeyMiddleware: RouterMiddleware {
 /// a token was given, as RFC 6750 says).
 enum Unauthorized {
     static func response(detail: String, realm: String, tokenGiven: Bool) -> Response {
-        var response = ProblemError.response(for: ProblemCatalog.problem(code: "unauthorized", detail: detail))
+        var response = ProblemError.response(for: ProblemCatalog.problem(code: .unauthorized, detail: detail))
         response.headers[.wwwAuthenticate] = challenge(realm: realm, tokenGiven: tokenGiven)
         return response
     }
@@ -64,7 +64,7 @@ extension GatewayRequestContext {
     /// as unauthorised, never served in some mode.
     func callerMode() throws -> PaymentMode {
         guard let apiKey else {
-            throw ProblemError(code: "unauthorized", detail: "the API needs Authorization: Bearer <key>")
+            throw ProblemError(code: .unauthorized, detail: "the API needs Authorization: Bearer <key>")
         }
         return apiKey.mode
     }

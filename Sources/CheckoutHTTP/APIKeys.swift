@@ -153,7 +153,7 @@ public final class APIKeys: Sendable {
         do {
             found = try await store.apiKey(hash: hash)
         } catch let error where !(error is StoreUnavailable) {
-            throw ProblemCatalog.problem(code: "internal_error", detail: "the API keys cannot be read: \(error)", retryable: true)
+            throw ProblemCatalog.problem(code: .internalError, detail: "the API keys cannot be read: \(error)", retryable: true)
         }
         guard let found, Self.constantTimeEqual(found.hash, hash) else {
             verified.withLock { $0[digest] = nil }

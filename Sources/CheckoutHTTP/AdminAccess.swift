@@ -82,11 +82,11 @@ extension CheckoutAPI {
         } catch {
             switch error {
             case .unreadableFolder, .noSuchProvider:
-                throw ProblemError(code: "not_found", detail: "no valid manifest with id \"\(provider)\" in \(directory.path)")
+                throw ProblemError(code: .notFound, detail: "no valid manifest with id \"\(provider)\" in \(directory.path)")
             case .cannotEdit(let url, let detail):
-                throw ProblemError(code: "invalid_request", detail: "\(url.lastPathComponent): \(detail)")
+                throw ProblemError(code: .invalidRequest, detail: "\(url.lastPathComponent): \(detail)")
             case .wouldBeInvalid(let url):
-                throw ProblemError(code: "invalid_request", detail: "\(url.lastPathComponent): the edited manifest would not be valid; nothing was written")
+                throw ProblemError(code: .invalidRequest, detail: "\(url.lastPathComponent): the edited manifest would not be valid; nothing was written")
             case .writeFailed:
                 throw error  // the host's own failure, not the request's
             }

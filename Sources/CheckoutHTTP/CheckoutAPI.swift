@@ -147,10 +147,10 @@ public struct CheckoutAPI: Sendable {
         let values = request.headers[values: idempotencyKey]
         guard let key = values.first else { return nil }
         guard values.count == 1 else {
-            throw ProblemError(code: "malformed_request", detail: "Idempotency-Key is given \(values.count) times; send it once")
+            throw ProblemError(code: .malformedRequest, detail: "Idempotency-Key is given \(values.count) times; send it once")
         }
         guard (1...255).contains(key.utf8.count), key.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
-            throw ProblemError(code: "malformed_request", detail: "Idempotency-Key must be 1 to 255 visible ASCII characters (! to ~)")
+            throw ProblemError(code: .malformedRequest, detail: "Idempotency-Key must be 1 to 255 visible ASCII characters (! to ~)")
         }
         return key
     }

@@ -95,7 +95,7 @@ enum EventStream {
         writer.member("sequence", event.sequence)
         writer.member("sessionId", event.sessionID)
         writer.member("at", ISO8601DateFormatter.gateway.string(from: event.at))
-        writer.member("type", event.type)
+        writer.member("type", event.type.rawValue)
         writer.member("attemptId", event.attemptID)
         writer.member("status", event.status)
         writer.member("providerId", event.providerID)

@@ -30,29 +30,29 @@ enum JSONBody {
         let bytes = try await collect(request)
         if bytes.readableBytes == 0 || bytes.readableBytesView.allSatisfy(isWhitespace) {
             if let allowEmpty { return allowEmpty }
-            throw ProblemError(code: "malformed_request", detail: "the request needs a JSON object body")
+            throw ProblemError(code: .malformedRequest, detail: "the request needs a JSON object body")
         }
         if let contentType = request.headers[.contentType], !isJSON(contentType) {
-            throw ProblemError(code: "unsupported_media_type", detail: "the body must be application/json (got \(contentType.prefix(100)))")
+            throw ProblemError(code: .unsupportedMediaType, detail: "the body must be application/json (got \(contentType.prefix(100)))")
         }
         do {
             return try JSONDecoder().decode(Strict<Body>.self, from: Data(buffer: bytes)).value
         } catch let error as DecodingError {
             // Foundation may wrap an error a body's own decoding threw.
             if case .dataCorrupted(let context) = error, let own = context.underlyingError as? ProblemError { throw own }
-            throw ProblemError(code: "malformed_request", detail: describe(error))
+            throw ProblemError(code: .malformedRequest, detail: describe(error))
         }
     }
 
     /// The body, or a 413 past the cap.
     static func collect(_ request: Request) async throws -> ByteBuffer {
         if let length = request.headers[.contentLength].flatMap(Int.init), length > maximumBytes {
-            throw ProblemError(code: "payload_too_large", detail: "the request body has \(length) bytes; the limit is \(maximumBytes)")
+            throw ProblemError(code: .payloadTooLarge, detail: "the request body has \(length) bytes; the limit is \(maximumBytes)")
         }
         do {
             return try await request.body.collect(upTo: maximumBytes)
         } catch is NIOTooManyBytesError {
-            throw ProblemError(code: "payload_too_large", detail: "the request body is larger than \(maximumBytes) bytes")
+            throw ProblemError(code: .payloadTooLarge, detail: "the request body is larger than \(maximumBytes) bytes")
         }
     }
 
@@ -120,7 +120,7 @@ private struct Strict<Value: RequestBody>: Decodable {
         do {
             object = try decoder.container(keyedBy: AnyKey.self)
         } catch DecodingError.typeMismatch {
-            throw ProblemError(code: "malformed_request", detail: "the body must be a JSON object")
+            throw ProblemError(code: .malformedRequest, detail: "the body must be a JSON object")
         }
         try Self.refuseUnknown(in: object, allowed: Value.members, at: nil)
         for (member, allowed) in Value.objectMembers.sorted(by: { $0.key < $1.key }) {
@@ -141,11 +141,11 @@ private struct Strict<Value: RequestBody>: Decodable {
         if !unknown.isEmpty {
             let names = unknown.map { "\"\(path.map { "\($0)." } ?? "")\($0.prefix(64))\"" }.joined(separator: ", ")
             throw ProblemError(
-                code: "malformed_request",
+                code: .malformedRequest,
                 detail: "unknown member\(unknown.count == 1 ? "" : "s") \(names); allowed\(path.map { " in \($0)" } ?? ""): \(allowed.sorted().joined(separator: ", "))")
         }
         for key in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where try object.decodeNil(forKey: key) {
-            throw ProblemError(code: "malformed_request",
+            throw ProblemError(code: .malformedRequest,
                                detail: "\(path.map { "\($0)." } ?? "")\(key.stringValue) is null; leave an optional member out instead")
         }
     }
@@ -163,7 +163,7 @@ extension KeyedDecodingContainer {
             // (Foundation throws its own error for 25.5 as an Int64, which ends as "not valid JSON".)
             if case DecodingError.keyNotFound = error { throw error }
             if let number = try? decode(Double.self, forKey: key) {
-                throw ProblemError(code: "malformed_request",
+                throw ProblemError(code: .malformedRequest,
                                    detail: "\(key.stringValue) must be an integer number of minor units (got \(number); 10.50 SAR is 1050)")
             }
             throw DecodingError.typeMismatch(Int64.self, .init(codingPath: codingPath + [key], debugDescription: "not an integer"))

@@ -59,7 +59,7 @@ final class ParseErrorResponder: ChannelDuplexHandler, RemovableChannelHandler {
             return
         }
         guard !refused, pending == nil else { return }
-        let problem = ProblemCatalog.problem(code: "malformed_request", detail: "the request is not valid HTTP/1.1 (\(error)); the connection is closed")
+        let problem = ProblemCatalog.problem(code: .malformedRequest, detail: "the request is not valid HTTP/1.1 (\(error)); the connection is closed")
         if responsesEnded == requestsStarted {
             refuse(problem, context: context)
         } else {

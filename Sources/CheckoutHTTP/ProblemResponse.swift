@@ -21,7 +21,7 @@ extension ProblemCatalog {
     static func storeUnavailable(_ error: any Error, logger: Logger) -> Problem {
         let why = error is StoreUnavailable ? "\(error)" : "the payment store does not answer: \(error)"
         logger.warning("\(why)")
-        return problem(code: "store_unavailable", detail: StoreUnavailable.callerDetail(waiting: storeRetryAfterSeconds))
+        return problem(code: .storeUnavailable, detail: StoreUnavailable.callerDetail(waiting: storeRetryAfterSeconds))
     }
 }
 
@@ -32,7 +32,7 @@ struct ProblemError: Error, HTTPResponseError {
         self.problem = problem
     }
 
-    init(code: String, detail: String) {
+    init(code: ProblemCode, detail: String) {
         problem = ProblemCatalog.problem(code: code, detail: detail)
     }
 
@@ -50,11 +50,11 @@ struct ProblemError: Error, HTTPResponseError {
         // provider's signature, the only credential a notification has.
         // The store is away (its database down or not answering): trying
         // again in a moment (under the same idempotency key) is what helps.
-        if problem.code == "store_unavailable" {
+        if problem.code == .storeUnavailable {
             headers[.retryAfter] = "\(storeRetryAfterSeconds)"
         }
         if problem.status == 401 {
-            headers[.wwwAuthenticate] = problem.code == "webhook_unverified"
+            headers[.wwwAuthenticate] = problem.code == .webhookUnverified
                 ? #"Signature realm="gateway-webhooks""# : Unauthorized.challenge(realm: "gateway", tokenGiven: false)
         }
         return Response(status: HTTPResponse.Status(code: problem.status), headers: headers,
@@ -91,23 +91,23 @@ struct ProblemMiddleware<Context: RequestContext>: RouterMiddleware {
             return ProblemError.response(for: ProblemCatalog.storeUnavailable(unavailable, logger: context.logger))
         } catch let error as HTTPError where error.status == .notFound {
             guard let allowed = routes?.methods(forPath: request.uri.path) else {
-                return ProblemError.response(for: ProblemCatalog.problem(code: "not_found", detail: "no route for \(request.method) \(request.uri.path)"))
+                return ProblemError.response(for: ProblemCatalog.problem(code: .notFound, detail: "no route for \(request.method) \(request.uri.path)"))
             }
             let allow = RouteMethods.allowHeader(allowed)
             var response = ProblemError.response(for: ProblemCatalog.problem(
-                code: "method_not_allowed", detail: "\(request.uri.path) does not accept \(request.method); it accepts \(allow)"))
+                code: .methodNotAllowed, detail: "\(request.uri.path) does not accept \(request.method); it accepts \(allow)"))
             response.headers[.allow] = allow
             return response
         } catch let error as HTTPError {
             let problem: Problem = switch error.status.code {
-            case 413: ProblemCatalog.problem(code: "payload_too_large", detail: "the request body is larger than \(JSONBody.maximumBytes) bytes")
-            case 400..<500: ProblemCatalog.problem(code: "malformed_request", detail: error.body ?? "\(error.status)")
-            default: ProblemCatalog.problem(code: "internal_error", detail: "\(error.status)")
+            case 413: ProblemCatalog.problem(code: .payloadTooLarge, detail: "the request body is larger than \(JSONBody.maximumBytes) bytes")
+            case 400..<500: ProblemCatalog.problem(code: .malformedRequest, detail: error.body ?? "\(error.status)")
+            default: ProblemCatalog.problem(code: .internalError, detail: "\(error.status)")
             }
             return ProblemError.response(for: problem)
         } catch {
             context.logger.error("unhandled error: \(error)")
-            return ProblemError.response(for: ProblemCatalog.problem(code: "internal_error", detail: "the server failed to answer this request"))
+            return ProblemError.response(for: ProblemCatalog.problem(code: .internalError, detail: "the server failed to answer this request"))
         }
     }
 }

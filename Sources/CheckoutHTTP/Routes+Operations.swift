@@ -30,7 +30,7 @@ extension CheckoutAPI {
             }
             let loaded = gateway.providerRecords.filter { $0.state == .loaded }.compactMap(\.id)
             guard !loaded.isEmpty else {
-                throw ProblemError(ProblemCatalog.problem(code: "internal_error", detail: "no provider is loaded and enabled", retryable: true)
+                throw ProblemError(ProblemCatalog.problem(code: .internalError, detail: "no provider is loaded and enabled", retryable: true)
                     .withStatus(503))
             }
             return Self.json(Array(#"{"status":"ready","providers":\#(loaded.count)}"#.utf8))

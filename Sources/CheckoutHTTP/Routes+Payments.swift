@@ -70,7 +70,7 @@ extension CheckoutAPI {
         router.post("/v1/webhooks/:providerId") { request, context -> Response in
             let provider = try context.parameters.require("providerId")
             guard gateway.providers.provider(provider) != nil else {
-                throw ProblemError(code: "not_found", detail: "no provider \(provider.prefix(64)) is loaded in this gateway: nothing can verify its notifications")
+                throw ProblemError(code: .notFound, detail: "no provider \(provider.prefix(64)) is loaded in this gateway: nothing can verify its notifications")
             }
             let body = try await JSONBody.collect(request)
             var headers: [String: String] = [:]

@@ -82,7 +82,7 @@ extension CheckoutAPI {
     static func eventNumber(_ text: String?, named name: String) throws -> Int64? {
         guard let text, !text.isEmpty else { return nil }
         guard text.utf8.count <= 18, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }), let number = Int64(text) else {
-            throw ProblemError(code: "malformed_request", detail: "\(name) must be an event number: 1 to 18 digits")
+            throw ProblemError(code: .malformedRequest, detail: "\(name) must be an event number: 1 to 18 digits")
         }
         return number
     }

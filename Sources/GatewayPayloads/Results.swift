@@ -53,8 +53,9 @@ public struct PaymentAction: Codable, Sendable, Hashable {
 /// Why an operation failed, as the adapter understood its provider.
 public struct AdapterProblem: Codable, Sendable, Hashable {
     /// Stable snake_case code: `insufficient_funds`, `card_declined`,
-    /// `provider_error`, `user_cancelled`, `otp_invalid`, ... (docs/payloads.md).
-    public var code: String
+    /// `provider_error`, `user_cancelled`, `otp_invalid`, ... (docs/payloads.md),
+    /// or the adapter's own (`ProblemCode(rawValue:)`).
+    public var code: ProblemCode
     /// For the engineer; never card data or secrets.
     public var message: String
     /// Whether trying the same thing again later may succeed.
@@ -69,7 +70,7 @@ public struct AdapterProblem: Codable, Sendable, Hashable {
     public var field: String?
 
     public init(
-        code: String, message: String, retryable: Bool, safeToRetryElsewhere: Bool = false,
+        code: ProblemCode, message: String, retryable: Bool, safeToRetryElsewhere: Bool = false,
         providerCode: String? = nil, field: String? = nil
     ) {
         self.field = field

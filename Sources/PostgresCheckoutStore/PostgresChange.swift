@@ -70,7 +70,7 @@ struct PostgresChange: Sendable {
             writer.beginArray()
             writer.string(event.sessionID)
             writer.double(event.at.timeIntervalSince1970)
-            writer.string(event.type)
+            writer.string(event.type.rawValue)
             text(event.attemptID)
             text(event.status)
             text(event.providerID)

@@ -443,7 +443,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
         let (number, session, at, type, attempt, status, provider, amount, currency, detail) =
             try row.decode((Int64, String, Double, String, String?, String?, String?, Int64?, String?, String?).self)
         var event = SessionEvent(
-            sessionID: session, at: Date(timeIntervalSince1970: at), type: type, attemptID: attempt, status: status,
+            sessionID: session, at: Date(timeIntervalSince1970: at), type: SessionEvent.Kind(rawValue: type), attemptID: attempt, status: status,
             providerID: provider, amount: amount.flatMap { value in currency.map { Money(value: value, currency: $0) } }, detail: detail)
         event.sequence = number
         return event

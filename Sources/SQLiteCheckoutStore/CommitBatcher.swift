@@ -151,7 +151,7 @@ struct PreparedChange: Sendable {
                 number = try statements.run(.nextEventNumber, event.sessionID) { try $0.step() ? $0.int64(0) : 1 }
             }
             try statements.execute(
-                .insertEvent, event.sessionID, event.at.timeIntervalSince1970, event.type, event.attemptID, event.status,
+                .insertEvent, event.sessionID, event.at.timeIntervalSince1970, event.type.rawValue, event.attemptID, event.status,
                 event.providerID, event.amount?.value, event.amount?.currency, event.detail, number)
             stored[index].sequence = number
             next[event.sessionID] = number + 1
@@ -301,7 +301,7 @@ final class CommitBatcher: Sendable {
 enum EventRow {
     static func event(from row: Row) -> SessionEvent {
         var event = SessionEvent(
-            sessionID: row["session_id"], at: Date(timeIntervalSince1970: row["at"]), type: row["type"],
+            sessionID: row["session_id"], at: Date(timeIntervalSince1970: row["at"]), type: SessionEvent.Kind(rawValue: row["type"]),
             attemptID: row["attempt_id"], status: row["status"], providerID: row["provider_id"],
             amount: (row["amount"] as Int64?).flatMap { value in (row["currency"] as String?).map { Money(value: value, currency: $0) } },
             detail: row["detail"])

@@ -25,7 +25,7 @@ struct HeldCommand: AsyncParsableCommand {
                 w.member("paymentId", h.paymentID)
                 w.member("sessionId", h.sessionID)
                 w.member("providerId", h.providerID)
-                w.member("operation", h.operation)
+                w.member("operation", h.operation.rawValue)
                 w.member("amount", h.amount)
                 w.member("reason", h.reason)
                 w.member("since", date: h.since)

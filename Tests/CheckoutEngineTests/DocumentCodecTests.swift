@@ -26,7 +26,7 @@ import TestSupport
         // Failed attempts, then maybe a live or paid one.
         for index in 0..<Int.random(in: 0...3, using: &g) {
             var attempt = Attempt(id: "att_\(index)", method: "mada", providerID: "mock", routingReason: text(), requested: amount, at: date())
-            attempt.problem = ProblemCatalog.problem(code: "card_declined", detail: text())
+            attempt.problem = ProblemCatalog.problem(code: .cardDeclined, detail: text())
             attempt.providerStatus = Bool.random(using: &g) ? text() : nil
             try session.start(attempt)
             try session.move(attempt: attempt.id, to: Bool.random(using: &g) ? .failed : .cancelled)
@@ -47,7 +47,7 @@ import TestSupport
             }
         case 1:
             try session.move(attempt: last.id, to: .authorized, approved: Money(value: max(1, amount.value / 2), currency: currency))
-            try session.hold("capture", 1, key: "k:" + text(), of: last.id)
+            try session.hold(.capture, 1, key: "k:" + text(), of: last.id)
         default:
             try session.move(attempt: last.id, to: .succeeded)
             if amount.value > 2 { try session.refund(Money(value: 1, currency: currency), of: last.id) }

@@ -25,8 +25,8 @@ import Testing
         switch pick % 7 {
         case 0: .notSent("refused")
         case 1: .unknown("dropped")
-        case 2: .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "05", retryable: false)))
-        case 3: .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "provider_error", message: "96", retryable: true, safeToRetryElsewhere: true)))
+        case 2: .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .cardDeclined, message: "05", retryable: false)))
+        case 3: .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .providerError, message: "96", retryable: true, safeToRetryElsewhere: true)))
         case 4: .answered(AdapterResult(status: .pending, providerReference: "r-\(call.paymentId)"))
         default: .answered(ScriptedProvider.success(call))
         }

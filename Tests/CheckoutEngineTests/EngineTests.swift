@@ -23,13 +23,13 @@ import Testing
     @Test func unknownCurrencyAndBadCountryAreRefusedWithTheirField() async throws {
         let f = try EngineFixture([(profile("a", priority: 1), .approving("a"))])
         await #expect { try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "XXX"), orderId: "o")) } throws: {
-            ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail.contains("XXX") == true
+            ($0 as? Problem)?.code == .invalidRequest && ($0 as? Problem)?.detail.contains("XXX") == true
         }
         await #expect { try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "sa", orderId: "o")) } throws: {
             ($0 as? Problem)?.detail.contains("country") == true
         }
         await #expect { try await f.checkout.createSession(NewSession(amount: Money(value: 0, currency: "SAR"), orderId: "o")) } throws: {
-            ($0 as? Problem)?.code == "invalid_request"
+            ($0 as? Problem)?.code == .invalidRequest
         }
     }
 
@@ -40,12 +40,12 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), .approving("a"))])
         for order in ["o\u{0000}1", "o\n1", "o\u{7F}"] {
             await #expect { try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), orderId: order)) } throws: {
-                ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail == "orderId must not contain control characters"
+                ($0 as? Problem)?.code == .invalidRequest && ($0 as? Problem)?.detail == "orderId must not contain control characters"
             }
         }
         for key in ["k\u{0000}", "k\r\n"] {
             await #expect { try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), orderId: "o"), idempotencyKey: key) } throws: {
-                ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail == "an idempotency key must not contain control characters"
+                ($0 as? Problem)?.code == .invalidRequest && ($0 as? Problem)?.detail == "an idempotency key must not contain control characters"
             }
         }
         #expect(try await f.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), orderId: "طلب-١"), idempotencyKey: "ключ-1").session.status == .open)
@@ -62,7 +62,7 @@ import Testing
         #expect(after.session.status == .completed)
         #expect(after.availableMethods.isEmpty)
         await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada")) } throws: {
-            ($0 as? Problem)?.code == "invalid_state"
+            ($0 as? Problem)?.code == .invalidState
         }
         let types = try await f.store.events(ofSession: session.id, after: 0).map(\.type)
         #expect(types == ["session.created", "attempt.started", "attempt.succeeded", "session.completed"])
@@ -72,7 +72,7 @@ import Testing
         let declines = Shared(true)
         let a = ScriptedProvider("a") { call in
             if case .authorize = call, declines.withLock({ let d = $0; $0 = false; return d }) {
-                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "05", retryable: false)))
+                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .cardDeclined, message: "05", retryable: false)))
             }
             return .answered(ScriptedProvider.success(call))
         }
@@ -92,7 +92,7 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let session = try await f.session()
         _ = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == .invalidState }
         let other = try await f.session()
         let aborted = try await f.checkout.abort(session: other.id)
         #expect(aborted.session.status == .cancelled)
@@ -108,7 +108,7 @@ import Testing
             case .authorize: .answered(AdapterResult(status: .pending, providerReference: "r", action: PaymentAction(type: .redirect, url: "https://psp.example/3ds")))
             case .void: .answered(AdapterResult(status: .succeeded, providerReference: "r"))
             case .verify: .answered(AdapterResult(status: verified, providerReference: "r", problem: verified == .cancelled
-                    ? AdapterProblem(code: "voided", message: "cancelled at the provider", retryable: false) : nil))
+                    ? AdapterProblem(code: .voided, message: "cancelled at the provider", retryable: false) : nil))
             default: .unknown("not scripted")
             }
         }
@@ -124,7 +124,7 @@ import Testing
             let replay = try await f.checkout.abort(session: session.id, idempotencyKey: "abort-1")
             #expect(replay.session.status == .cancelled && a.count(.void) == 1)
         } else {
-            await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
+            await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == .invalidState }
             let paid = try await f.checkout.session(session.id)
             #expect(paid.session.status == .completed && paid.session.attempts.first?.status == .succeeded)
         }
@@ -143,7 +143,7 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let session = try await f.session()
         let pending = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        await #expect { try await f.checkout.abort(session: session.id) } throws: { ($0 as? Problem)?.code == .invalidState }
         let after = try await f.checkout.session(session.id)
         #expect(after.session.status == .open && after.session.attempts.first?.id == pending.id && after.session.attempts.first?.status == .pending)
         #expect(a.count(.verify) == 0)
@@ -155,7 +155,7 @@ import Testing
             case .authorize: .answered(AdapterResult(status: .pending, providerReference: "r1", action: PaymentAction(type: .otp, otpLength: 6)))
             case .proceed(let r) where r.otp == "123456": .answered(AdapterResult(status: .succeeded, providerReference: "r1"))
             case .proceed: .answered(AdapterResult(status: .pending, providerReference: "r1", action: PaymentAction(type: .otp, otpLength: 6),
-                                                   problem: AdapterProblem(code: "otp_invalid", message: "wrong", retryable: true)))
+                                                   problem: AdapterProblem(code: .otpInvalid, message: "wrong", retryable: true)))
             default: .answered(ScriptedProvider.success(call))
             }
         }
@@ -164,11 +164,11 @@ import Testing
         let pending = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
         #expect(pending.status == .pending && pending.action?.type == .otp)
         let wrong = try await f.checkout.proceed(session: session.id, attempt: pending.id, PayerInput(otp: "000000"))
-        #expect(wrong.status == .pending && wrong.problem?.code == "otp_invalid" && wrong.problem?.retryable == true)
+        #expect(wrong.status == .pending && wrong.problem?.code == .otpInvalid && wrong.problem?.retryable == true)
         let done = try await f.checkout.proceed(session: session.id, attempt: pending.id, PayerInput(otp: "123456"))
         #expect(done.status == .succeeded)
         await #expect { try await f.checkout.proceed(session: session.id, attempt: pending.id, PayerInput(otp: "123456")) } throws: {
-            ($0 as? Problem)?.code == "invalid_state"
+            ($0 as? Problem)?.code == .invalidState
         }
     }
 
@@ -180,7 +180,7 @@ import Testing
         #expect(try attempt.requested.decimalString() == "1.234")
         let reread = try await f.checkout.session(session.id).session
         #expect(try reread.amount.decimalString() == "1.234")
-        let event = try await f.store.events(ofSession: session.id, after: 0).first { $0.type == "attempt.succeeded" }
+        let event = try await f.store.events(ofSession: session.id, after: 0).first { $0.type == .attemptSucceeded }
         #expect(event?.amount == Money(value: 1234, currency: "KWD"))
     }
 }
@@ -224,7 +224,7 @@ import Testing
         for _ in 0..<8 {
             let attempt = try await f.checkout.attempt(session: try await f.session().id, NewAttempt(method: "mada"))
             #expect(attempt.status == .failed && attempt.providerID == "a")
-            #expect(attempt.problem?.code == "invalid_request" && attempt.problem?.retryable == false)
+            #expect(attempt.problem?.code == .invalidRequest && attempt.problem?.retryable == false)
         }
         #expect(b.calls.isEmpty)
         #expect(f.checkout.circuitStates()["a"] == .closed)
@@ -248,11 +248,11 @@ import Testing
         let session = try await f.session()
         let attempt = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
         #expect(attempt.status == .pending && attempt.providerID == "a")
-        #expect(attempt.problem?.code == "network_error")
+        #expect(attempt.problem?.code == .networkError)
         #expect(b.calls.isEmpty)
         // No new attempt may start while the outcome is unknown.
         await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "visa")) } throws: {
-            ($0 as? Problem)?.code == "invalid_state"
+            ($0 as? Problem)?.code == .invalidState
         }
         #expect(b.calls.isEmpty)
         // Reconciliation verifies it with a, and only a.
@@ -268,7 +268,7 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), .approving("a")), (profile("b", priority: 0, enabled: false), b)])
         let session = try await f.session()
         await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "b")) } throws: {
-            ($0 as? Problem)?.code == "method_unavailable" && ($0 as? Problem)?.detail.contains("b: disabled") == true
+            ($0 as? Problem)?.code == .methodUnavailable && ($0 as? Problem)?.detail.contains("b: disabled") == true
         }
         let attempt = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
         #expect(attempt.providerID == "a")
@@ -312,7 +312,7 @@ import Testing
         let session = try await f.session()
         let first = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: "k")
         await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "visa"), idempotencyKey: "k") } throws: {
-            ($0 as? Problem)?.code == "idempotency_conflict" && ($0 as? Problem)?.status == 409
+            ($0 as? Problem)?.code == .idempotencyConflict && ($0 as? Problem)?.status == 409
         }
         // A new engine on the same store: the answer is replayed, with no call.
         let restarted = try EngineFixture([(profile("a", priority: 1), a)], store: f.store)
@@ -328,7 +328,7 @@ import Testing
     /// it is, never a second one.
     @Test func anAttemptsRetryAnswersFromItsKeyWhateverTheSessionBecame() async throws {
         let declined = ScriptedProvider("a") { _ in
-            .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "declined", retryable: false)))
+            .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .cardDeclined, message: "declined", retryable: false)))
         }
         let f = try EngineFixture([(profile("a", priority: 1), declined)])
         let session = try await f.session()
@@ -379,7 +379,7 @@ import Testing
         let seen = try await f.checkout.session(session.id).session
         #expect(seen.status == .completed)
         await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada")) } throws: {
-            ($0 as? Problem)?.code == "invalid_state"
+            ($0 as? Problem)?.code == .invalidState
         }
         #expect(a.count(.authorize) == 1)
     }
@@ -392,7 +392,7 @@ import Testing
         let declineFirst = Shared(true)
         let a = ScriptedProvider("a") { call in
             if case .authorize = call, declineFirst.withLock({ let v = $0; $0 = false; return v }) {
-                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "card_declined", message: "05", retryable: false)))
+                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .cardDeclined, message: "05", retryable: false)))
             }
             return .answered(ScriptedProvider.success(call))
         }
@@ -412,7 +412,7 @@ import Testing
         let second = try await f.session()
         _ = try await other.checkout.attempt(session: second.id, NewAttempt(method: "mada"))
         await #expect { try await f.checkout.attempt(session: second.id, NewAttempt(method: "mada")) } throws: {
-            ($0 as? Problem)?.code == "invalid_state"
+            ($0 as? Problem)?.code == .invalidState
         }
         #expect(a.count(.authorize) == 3)
     }
@@ -428,7 +428,7 @@ import Testing
         let payment = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
         #expect(payment.status == .authorized)
         await #expect { try await f.checkout.capture(payment: payment.id, amount: 600, idempotencyKey: "cap-1") } throws: {
-            ($0 as? Problem)?.code == "outcome_unknown" && ($0 as? Problem)?.retryable == true
+            ($0 as? Problem)?.code == .outcomeUnknown && ($0 as? Problem)?.retryable == true
         }
         let change = try await f.checkout.capture(payment: payment.id, amount: 600, idempotencyKey: "cap-1")
         #expect(change.balance.captured == 600)
@@ -447,16 +447,16 @@ import Testing
         let session = try await f.session(1000, capture: .manual)
         let payment = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
         _ = try await f.checkout.capture(payment: payment.id, amount: 700, idempotencyKey: "op-1")
-        await #expect { try await f.checkout.capture(payment: payment.id, amount: 301, idempotencyKey: "op-2") } throws: { ($0 as? Problem)?.code == "invalid_request" }
-        await #expect { try await f.checkout.void(payment: payment.id, idempotencyKey: "op-3") } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        await #expect { try await f.checkout.capture(payment: payment.id, amount: 301, idempotencyKey: "op-2") } throws: { ($0 as? Problem)?.code == .invalidRequest }
+        await #expect { try await f.checkout.void(payment: payment.id, idempotencyKey: "op-3") } throws: { ($0 as? Problem)?.code == .invalidState }
         _ = try await f.checkout.refund(payment: payment.id, amount: 200, idempotencyKey: "op-4")
         let last = try await f.checkout.refund(payment: payment.id, idempotencyKey: "op-5")
         #expect(last.amount?.value == 500 && last.balance.refundable == 0)
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1, idempotencyKey: "op-6") } throws: { ($0 as? Problem)?.code == "invalid_request" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1, idempotencyKey: "op-6") } throws: { ($0 as? Problem)?.code == .invalidRequest }
         #expect(a.count(.refund) == 2)
         let types = try await f.store.events(ofSession: session.id, after: 0).map(\.type)
-        #expect(types.filter { !$0.hasSuffix("_sent") }.suffix(3) == ["payment.captured", "payment.refunded", "payment.refunded"])
-        #expect(types.filter { $0.hasSuffix("_sent") }.count == 3, "each operation is recorded before it is sent")
+        #expect(types.filter { !$0.rawValue.hasSuffix("_sent") }.suffix(3) == ["payment.captured", "payment.refunded", "payment.refunded"])
+        #expect(types.filter { $0.rawValue.hasSuffix("_sent") }.count == 3, "each operation is recorded before it is sent")
     }
 
     @Test func aProviderDeclineOfARefundChangesNoBalance() async throws {
@@ -479,9 +479,9 @@ import Testing
         }
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(1000).id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == .outcomeUnknown }
         // One money-moving operation per payment at a time: another key waits until r1 is settled.
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r2") } throws: { ($0 as? Problem)?.code == "operation_in_progress" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r2") } throws: { ($0 as? Problem)?.code == .operationInProgress }
         settled.withLock { $0 = true }
         let done = try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1")
         #expect(done.balance.refunded == 1000 && done.balance.inFlight.isEmpty)
@@ -492,7 +492,7 @@ import Testing
         let f = try EngineFixture([(profile("a", priority: 1), .approving("a"))])
         let payment = try await f.checkout.attempt(session: try await f.session().id, NewAttempt(method: "mada"))
         await #expect { try await f.checkout.refund(payment: payment.id, amount: 1) } throws: {
-            ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail.contains("idempotency key") == true
+            ($0 as? Problem)?.code == .invalidRequest && ($0 as? Problem)?.detail.contains("idempotency key") == true
         }
     }
 
@@ -558,7 +558,7 @@ import Testing
         #expect(await Reconciler(checkout: f.checkout).runPass().expired == 1)
         #expect(try await f.checkout.session(session.id).session.status == .expired)
         await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada")) } throws: {
-            ($0 as? Problem)?.code == "session_expired"
+            ($0 as? Problem)?.code == .sessionExpired
         }
     }
 
@@ -600,7 +600,7 @@ import Testing
             var seen: [SessionEvent] = []
             for try await event in events {
                 seen.append(event)
-                if event.type == "session.completed" { break }
+                if event.type == .sessionCompleted { break }
             }
             return seen
         }

@@ -39,7 +39,7 @@ import TestSupport
         #expect(live.availableMethods.isEmpty)
         await #expect { try await f.checkout.attempt(session: live.session.id, NewAttempt(method: "mada")) } throws: {
             let p = $0 as? Problem
-            return p?.code == "method_unavailable" && p?.detail.contains("live") == true
+            return p?.code == .methodUnavailable && p?.detail.contains("live") == true
         }
         let pinned = NewAttempt(method: "mada", provider: "mock")
         await #expect(throws: Problem.self) { try await f.checkout.attempt(session: live.session.id, pinned) }
@@ -54,10 +54,10 @@ import TestSupport
         let test = try await f.checkout.createSession(request, idempotencyKey: "same", mode: .test)
         let live = try await f.checkout.createSession(request, idempotencyKey: "same", mode: .live)
         #expect(test.session.id != live.session.id, "one key in two modes is two requests")
-        await #expect { try await f.checkout.session(live.session.id, mode: .test) } throws: { ($0 as? Problem)?.code == "not_found" }
+        await #expect { try await f.checkout.session(live.session.id, mode: .test) } throws: { ($0 as? Problem)?.code == .notFound }
         let payment = try await f.checkout.attempt(session: live.session.id, NewAttempt(method: "mada"), mode: .live)
         #expect(payment.providerID == "live")
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 10, idempotencyKey: "r", mode: .test) } throws: { ($0 as? Problem)?.code == "not_found" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 10, idempotencyKey: "r", mode: .test) } throws: { ($0 as? Problem)?.code == .notFound }
     }
 
     // MARK: Finding 4: the key was bound only with an answer
@@ -72,8 +72,8 @@ import TestSupport
         }
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(5000).id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 2000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == "idempotency_conflict" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == .outcomeUnknown }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 2000, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == .idempotencyConflict }
         #expect(a.count(.refund) == 1, "the conflicting retry must never reach the provider")
         drop.withLock { $0 = false }
         let settled = try await f.checkout.refund(payment: payment.id, amount: 1000, idempotencyKey: "r1")
@@ -90,7 +90,7 @@ import TestSupport
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let session = try await f.session()
         #expect(try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"), idempotencyKey: "k").status == .failed)
-        await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "visa"), idempotencyKey: "k") } throws: { ($0 as? Problem)?.code == "idempotency_conflict" }
+        await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "visa"), idempotencyKey: "k") } throws: { ($0 as? Problem)?.code == .idempotencyConflict }
     }
 
     @Test func aPendingAttemptRetriedUnderItsKeyIsReturnedAsItNowIsNeverStartedAgain() async throws {
@@ -127,7 +127,7 @@ import TestSupport
         }
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(3000, capture: .manual).id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "c1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
+        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "c1") } throws: { ($0 as? Problem)?.code == .outcomeUnknown }
         // What ops read (GET /v1/payments/{id}): held, why, and when it is next checked.
         var balance = try #require(try await f.checkout.payment(payment.id).balance)
         let held = try #require(balance.inFlight.values.first)
@@ -161,8 +161,8 @@ import TestSupport
         }
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(3000, capture: .manual).id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "c1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
-        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "c1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
+        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "c1") } throws: { ($0 as? Problem)?.code == .outcomeUnknown }
+        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "c1") } throws: { ($0 as? Problem)?.code == .outcomeUnknown }
         var balance = try #require(try await f.checkout.session(ofPayment: payment.id).session.attempts[0].balance)
         #expect(balance.inFlight.count == 1, "the first try may have captured: its hold must stay")
         f.clock.advance(60)
@@ -180,7 +180,7 @@ import TestSupport
         }
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(3000).id, NewAttempt(method: "mada"))
-        await #expect { try await f.checkout.refund(payment: payment.id, amount: 500, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == "outcome_unknown" }
+        await #expect { try await f.checkout.refund(payment: payment.id, amount: 500, idempotencyKey: "r1") } throws: { ($0 as? Problem)?.code == .outcomeUnknown }
         f.clock.advance(60)
         await Reconciler(checkout: f.checkout).runPass()
         #expect(try await f.checkout.session(ofPayment: payment.id).session.attempts[0].balance?.inFlight.count == 1, "still pending: still held")
@@ -237,7 +237,7 @@ import TestSupport
         let f = try EngineFixture([(profile("a", priority: 1), a)])
         let payment = try await f.checkout.attempt(session: try await f.session(3000, capture: .manual).id, NewAttempt(method: "mada"))
         await #expect(throws: Problem.self) { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "A") }
-        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "B") } throws: { ($0 as? Problem)?.code == "operation_in_progress" }
+        await #expect { try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "B") } throws: { ($0 as? Problem)?.code == .operationInProgress }
         lose.withLock { $0 = false }
         _ = try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "A")
         let b = try await f.checkout.capture(payment: payment.id, amount: 1000, idempotencyKey: "B")
@@ -260,7 +260,7 @@ import TestSupport
         _ = try? await f.checkout.refund(payment: payment.id, amount: 700, idempotencyKey: "r1")
         let held = try await f.checkout.heldOperations()
         #expect(held.count == 1)
-        #expect(held.first?.operation == "refund" && held.first?.amount == Money(value: 700, currency: "SAR"))
+        #expect(held.first?.operation == .refund && held.first?.amount == Money(value: 700, currency: "SAR"))
         #expect(held.first?.reason.contains("timed out after sending") == true)
         lose.withLock { $0 = false }
         f.clock.advance(60)
@@ -318,7 +318,7 @@ import TestSupport
         _ = try await f.checkout.verify(attempt: payment.id)
         let session = try await f.checkout.session(ofPayment: payment.id).session
         let events = try await f.store.events(ofSession: session.id, after: 0)
-        let discrepancy = try #require(events.first { $0.type == "payment.discrepancy" })
+        let discrepancy = try #require(events.first { $0.type == .paymentDiscrepancy })
         #expect(discrepancy.detail?.contains("captured 600") == true && discrepancy.detail?.contains("captured 500") == true)
     }
 }

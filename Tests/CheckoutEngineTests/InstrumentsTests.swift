@@ -209,12 +209,12 @@ import TestSupport
                                   fingerprintKey: Data(repeating: 9, count: 32), now: { f.clock.now })
         for id in [foreign, String(tampered), "ins_", "card_0416", Self.reference] {
             await #expect { try await f.checkout.attempt(session: mine.session.id, NewAttempt(method: "visa", instrumentId: id)) } throws: {
-                ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail.contains("not an instrument of this session") == true
+                ($0 as? Problem)?.code == .invalidRequest && ($0 as? Problem)?.detail.contains("not an instrument of this session") == true
             }
         }
         // Ids only open under the key that sealed them.
         await #expect { try await anotherKey.attempt(session: mine.session.id, NewAttempt(method: "visa", instrumentId: own)) } throws: {
-            ($0 as? Problem)?.code == "invalid_request"
+            ($0 as? Problem)?.code == .invalidRequest
         }
         // Past its expiry (the test clock starts in 2027), it is neither shown nor usable.
         f.clock.advance(60 * 60 * 24 * 30)
@@ -238,7 +238,7 @@ import TestSupport
         ]
         for (request, detail) in refusals {
             await #expect { try await f.checkout.attempt(session: created.session.id, request) } throws: {
-                ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail.contains(detail) == true
+                ($0 as? Problem)?.code == .invalidRequest && ($0 as? Problem)?.detail.contains(detail) == true
             }
         }
         #expect(provider.calls.isEmpty)
@@ -255,7 +255,7 @@ import TestSupport
         #expect(now.instruments.isEmpty && now.availableMethods.contains("visa"), "\(now.instruments)")
         let id = try #require(created.instruments["visa"]?.first?.id)
         await #expect { try await f.checkout.attempt(session: created.session.id, NewAttempt(method: "visa", instrumentId: id)) } throws: {
-            ($0 as? Problem)?.code == "method_unavailable"
+            ($0 as? Problem)?.code == .methodUnavailable
         }
         directory.setEnabled("psp", true)
         #expect(try await f.checkout.session(created.session.id).instruments["visa"]?.count == 1)
@@ -288,7 +288,7 @@ import TestSupport
         let f = try EngineFixture([(Self.instrumentProfile("psp", priority: 1), Self.offering("psp"))])
         for bad in ["", "has space", String(repeating: "x", count: 65), "naïve"] {
             await #expect { try await newSession(f, payer: Payer(reference: bad)) } throws: {
-                ($0 as? Problem)?.code == "invalid_request" && ($0 as? Problem)?.detail.contains("payer.reference") == true
+                ($0 as? Problem)?.code == .invalidRequest && ($0 as? Problem)?.detail.contains("payer.reference") == true
             }
         }
     }

@@ -26,7 +26,7 @@ import Testing
                     return .unknown("no answer within the call's timeout")
                 case .verify(let r):
                     guard charged.withLock({ $0 }) else {
-                        return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false)))
+                        return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .unknownPayment, message: "no such payment", retryable: false)))
                     }
                     return .answered(AdapterResult(status: .succeeded, providerReference: "slow-\(r.paymentId)", amount: Money(value: 1000, currency: "SAR")))
                 default:
@@ -81,7 +81,7 @@ import Testing
         let attempt = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada"))
         f.clock.advance(wait)
         let verified = try await f.checkout.verify(attempt: attempt.id)
-        #expect(verified.status == .failed && verified.problem?.code == "unknown_payment", "\(verified.status) \(String(describing: verified.problem))")
+        #expect(verified.status == .failed && verified.problem?.code == .unknownPayment, "\(verified.status) \(String(describing: verified.problem))")
     }
 
     /// The provider charged after the host recorded the attempt failed (past
@@ -122,7 +122,7 @@ import Testing
         slow.charged.withLock { $0 = true }
         let late = try await f.checkout.verify(attempt: first.id)
         #expect(late.status == .succeeded)
-        #expect(late.balance?.inFlight["\(first.id):late-charge-reversal"]?.operation == "refund", "\(String(describing: late.balance))")
+        #expect(late.balance?.inFlight["\(first.id):late-charge-reversal"]?.operation == .refund, "\(String(describing: late.balance))")
         let events = try await f.store.events(ofSession: session.id, after: 0).map(\.type)
         #expect(events.suffix(2) == ["attempt.late_charge", "payment.refund_held"], "\(events)")
 
@@ -133,7 +133,7 @@ import Testing
         #expect(reversed.balance?.refunded == 1000 && reversed.balance?.inFlight.isEmpty == true, "\(String(describing: reversed.balance))")
         #expect(slow.provider.keys(.refund) == ["\(first.id):late-charge-reversal"], "refunded once, under its own key")
         #expect(try settled.attempt(paid.id).status == .succeeded && settled.status == .completed)
-        let refunds = (try await f.store.events(ofSession: session.id, after: 0)).filter { $0.type == "payment.refunded" }
+        let refunds = (try await f.store.events(ofSession: session.id, after: 0)).filter { $0.type == .paymentRefunded }
         #expect(refunds.count == 1 && refunds.first?.attemptID == first.id)
     }
 
@@ -169,7 +169,7 @@ import Testing
 
         succeeds.withLock { $0 = true }
         let paidToo = try await f.checkout.verify(attempt: second.id)
-        #expect(paidToo.status == .succeeded && paidToo.balance?.inFlight[second.id + ":late-charge-reversal"]?.operation == "refund",
+        #expect(paidToo.status == .succeeded && paidToo.balance?.inFlight[second.id + ":late-charge-reversal"]?.operation == .refund,
                 "a second payment kept: \(String(describing: paidToo.balance))")
         await Reconciler(checkout: f.checkout).runPass()
         let settled = try await f.checkout.session(session.id).session
@@ -185,7 +185,7 @@ import Testing
         let slow = SlowProvider()
         let refusing = ScriptedProvider("slow") { call in
             if case .refund = call, refusals.withLock({ count in defer { count -= 1 }; return count > 0 }) {
-                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "provider_error", message: "refund declined for now", retryable: true)))
+                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .providerError, message: "refund declined for now", retryable: true)))
             }
             return await slow.provider.perform(call)
         }
@@ -217,10 +217,10 @@ import Testing
             switch call {
             case .authorize: return .unknown("no answer within the call's timeout")
             case .refund:
-                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "invalid_state", message: "nothing left to refund", retryable: false)))
+                return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .invalidState, message: "nothing left to refund", retryable: false)))
             case .verify(let r):
                 guard charged.withLock({ $0 }) else {
-                    return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false)))
+                    return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .unknownPayment, message: "no such payment", retryable: false)))
                 }
                 let refunded = refundedByHand.withLock { $0 } ? 1000 : 0
                 return .answered(AdapterResult(status: .succeeded, providerReference: "slow-\(r.paymentId)", amount: Money(value: 1000, currency: "SAR"),
@@ -260,7 +260,7 @@ import Testing
             case .authorize: return .unknown("no answer within the call's timeout")
             case .verify(let r):
                 guard charged.withLock({ $0 }) else {
-                    return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: "unknown_payment", message: "no such payment", retryable: false)))
+                    return .answered(AdapterResult(status: .failed, problem: AdapterProblem(code: .unknownPayment, message: "no such payment", retryable: false)))
                 }
                 return .answered(AdapterResult(status: .authorized, providerReference: "slow-\(r.paymentId)", amount: Money(value: 1000, currency: "SAR")))
             default: return .answered(ScriptedProvider.success(call))

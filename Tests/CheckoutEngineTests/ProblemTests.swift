@@ -1,5 +1,5 @@
 import Foundation
-import CheckoutEngine
+@testable import CheckoutEngine
 import GatewayPayloads
 import TestSupport
 import Testing
@@ -8,7 +8,7 @@ import Testing
     @Test(arguments: ["insufficient_funds", "card_declined", "network_error", "provider_error", "user_cancelled",
                       "bnpl_declined", "expired", "otp_invalid", "authentication_failed"])
     func theRequiredProblemsHaveEnglishAndArabic(code: String) {
-        let problem = ProblemCatalog.problem(code: code, detail: "d")
+        let problem = ProblemCatalog.problem(code: ProblemCode(rawValue: code), detail: "d")
         #expect(ProblemCatalog.knownCodes.contains(code))
         #expect(problem.type == "https://gateway.dev/problems/" + code.replacingOccurrences(of: "_", with: "-"))
         #expect(!problem.payerMessage.en.isEmpty)
@@ -41,11 +41,22 @@ import Testing
         #expect(problem.retryable)
         #expect(problem.providerCode == "61")
         #expect(problem.detail == "hyperpay: too many attempts")
-        #expect(problem.payerMessage == ProblemCatalog.problem(code: "payment_failed", detail: "").payerMessage)
+        #expect(problem.payerMessage == ProblemCatalog.problem(code: .paymentFailed, detail: "").payerMessage)
+    }
+
+    /// One list: every code the gateway names has its own entry, and no
+    /// entry exists for a code that has no static member.
+    @Test func everyNamedCodeHasItsOwnEntryAndNoEntryIsUnnamed() {
+        #expect(Set(ProblemCatalog.knownCodes) == Set(ProblemCode.catalogued.map(\.rawValue)))
+        for code in ProblemCode.catalogued {
+            #expect(code.isCatalogued)
+            #expect(ProblemCatalog.problem(code: code, detail: "").title != ProblemCatalog.adapterOwnCode.title || code == .paymentFailed, "\(code)")
+        }
+        #expect(!ProblemCode(rawValue: "velocity_limit").isCatalogued)
     }
 
     @Test func unknownOutcomeTellsThePayerNotToPayAgain() {
-        let problem = ProblemCatalog.problem(code: "network_error", detail: "timeout")
+        let problem = ProblemCatalog.problem(code: .networkError, detail: "timeout")
         #expect(!problem.retryable)
         #expect(problem.payerMessage.en.contains("do not pay again"))
     }

@@ -66,7 +66,7 @@ extension EngineFixture {
         #expect(seen == Array((recorded + 3)...(recorded + 10)))
         try await f.notify(payment)
         let live = try #require(try await resumed.next())
-        #expect(live.sequence == recorded + 11 && live.type == "webhook.received")
+        #expect(live.sequence == recorded + 11 && live.type == .webhookReceived)
     }
 
     /// Events committed after a stream is opened and before its history is

@@ -47,7 +47,7 @@ struct SessionFieldsTests {
         let f = try EngineFixture([(a, providerA), (profile("b", priority: 2), providerB)])
         let session = try await f.session()
         await #expect { try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", instrument: ["phone": .string("12345")])) } throws: {
-            ($0 as? Problem)?.code == "invalid_fields" && ($0 as? Problem)?.problems?.map(\.field) == ["instrument.phone"]
+            ($0 as? Problem)?.code == .invalidFields && ($0 as? Problem)?.problems?.map(\.field) == ["instrument.phone"]
         }
         #expect(providerA.calls.isEmpty && providerB.calls.isEmpty)
         let pinned = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "b", instrument: ["phone": .string("12345")]))

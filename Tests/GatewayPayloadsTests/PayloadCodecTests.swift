@@ -35,7 +35,7 @@ import Testing
         AdapterResult(
             status: PaymentStatus.allCases.randomElement(using: &g)!, providerReference: optional(&g, text), amount: optional(&g, money),
             action: optional(&g) { g in PaymentAction(type: .otp, url: optional(&g, text), formFields: optional(&g) { g in [text(&g): text(&g)] }, otpLength: 6, sandboxOtp: optional(&g, text)) },
-            problem: optional(&g) { g in AdapterProblem(code: text(&g), message: text(&g), retryable: Bool.random(using: &g), safeToRetryElsewhere: Bool.random(using: &g), providerCode: optional(&g, text)) },
+            problem: optional(&g) { g in AdapterProblem(code: ProblemCode(rawValue: text(&g)), message: text(&g), retryable: Bool.random(using: &g), safeToRetryElsewhere: Bool.random(using: &g), providerCode: optional(&g, text)) },
             providerStatus: optional(&g, text))
     }
 

@@ -27,10 +27,10 @@ import Testing
         #expect(pending.status == .pending && pending.action?.type == .threeDS)
         let done = try await gateway.proceed(session: session.session.id, attempt: pending.id, PayerInput(returnParams: ["outcome": "approve"]))
         #expect(done.status == .succeeded)
-        var types: [String] = []
+        var types: [SessionEvent.Kind] = []
         for try await event in events {
             types.append(event.type)
-            if event.type == "session.completed" { break }
+            if event.type == .sessionCompleted { break }
         }
         #expect(types == ["session.created", "attempt.started", "attempt.pending", "attempt.succeeded", "session.completed"])
         let refund = try await gateway.refund(payment: done.id, amount: 2000, idempotencyKey: "r-1")
@@ -44,8 +44,8 @@ import Testing
         let authorized = try await gateway.attempt(session: session.session.id, NewAttempt(method: "visa"))
         #expect(authorized.status == .authorized)
         _ = try await gateway.capture(payment: authorized.id, amount: 1000, idempotencyKey: "op-1")
-        await #expect { try await gateway.refund(payment: authorized.id, amount: 1001, idempotencyKey: "op-2") } throws: { ($0 as? Problem)?.code == "invalid_request" }
-        await #expect { try await gateway.void(payment: authorized.id, idempotencyKey: "op-3") } throws: { ($0 as? Problem)?.code == "invalid_state" }
+        await #expect { try await gateway.refund(payment: authorized.id, amount: 1001, idempotencyKey: "op-2") } throws: { ($0 as? Problem)?.code == .invalidRequest }
+        await #expect { try await gateway.void(payment: authorized.id, idempotencyKey: "op-3") } throws: { ($0 as? Problem)?.code == .invalidState }
         await gateway.shutdown()
     }
 
@@ -60,7 +60,7 @@ import Testing
             let session = try await gateway.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "bad-\(i)"))
             let attempt = try await gateway.attempt(session: session.session.id, NewAttempt(method: "mada", instrument: ["scenario": .string("no_such_scenario")]))
             #expect(attempt.status == .failed)
-            #expect(attempt.problem?.code == "invalid_request")
+            #expect(attempt.problem?.code == .invalidRequest)
             #expect(attempt.problem?.retryable == false)
             #expect(try await gateway.session(session.session.id).session.attempts.count == 1, "no failover on an invalid request")
         }

@@ -31,7 +31,7 @@ import Testing
     }
 
     /// The event types recorded for session `id`, read from the database file.
-    func recordedEvents(_ id: String) async throws -> [String] {
+    func recordedEvents(_ id: String) async throws -> [SessionEvent.Kind] {
         let store = try SQLiteCheckoutStore(path: data.appendingPathComponent("checkout.sqlite").path)
         return try await store.events(ofSession: id, after: 0).map(\.type)
     }
@@ -54,7 +54,7 @@ import Testing
 
         // Forged: signed with another secret. Refused, and the attempt is untouched.
         await #expect { try await gateway.webhook(provider: "mock", headers: signed(body, with: "guess"), body: body) } throws: {
-            ($0 as? Problem)?.code == "webhook_unverified"
+            ($0 as? Problem)?.code == .webhookUnverified
         }
         var stored = try await gateway.session(session.session.id).session
         #expect(stored.attempts[0].status == .pending)

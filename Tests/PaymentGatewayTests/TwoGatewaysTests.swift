@@ -140,5 +140,5 @@ extension TwoGatewaysTests {
 }
 
 private extension Error {
-    var code: String { (self as? Problem)?.code ?? "\(self)" }
+    var code: String { (self as? Problem)?.code.rawValue ?? "\(self)" }
 }

@@ -77,7 +77,7 @@ import X509
 
         let other = try await Self.gateway(isolation: isolation, recipient: "merchant:99", logs: CapturedLogs())
         let refused = try await Self.pay(other, wallet: "googlepay", token: token)
-        #expect(refused.status == .failed && refused.problem?.code == "wallet_declined" && refused.problem?.providerCode == "bad_signature", "\(refused)")
+        #expect(refused.status == .failed && refused.problem?.code == .walletDeclined && refused.problem?.providerCode == "bad_signature", "\(refused)")
         await other.shutdown()
     }
 
@@ -97,7 +97,7 @@ import X509
         let logs = CapturedLogs()
         let gateway = try await Self.gateway(isolation: isolation, logs: logs)
         let other = try await Self.pay(gateway, amount: 25_000, token: try Self.token())
-        #expect(other.status == .failed && other.problem?.code == "wallet_declined" && other.problem?.providerCode == "amount_mismatch", "\(other)")
+        #expect(other.status == .failed && other.problem?.code == .walletDeclined && other.problem?.providerCode == "amount_mismatch", "\(other)")
         #expect(other.balance?.captured ?? 0 == 0)
 
         guard case .object(var token) = try Self.token(), case .object(var paymentData)? = token["paymentData"],
@@ -107,7 +107,7 @@ import X509
         paymentData["data"] = .string(Data(bytes).base64EncodedString())
         token["paymentData"] = .object(paymentData)
         let tampered = try await Self.pay(gateway, token: .object(token))
-        #expect(tampered.status == .failed && tampered.problem?.code == "wallet_declined" && tampered.problem?.providerCode == "tampered_data",
+        #expect(tampered.status == .failed && tampered.problem?.code == .walletDeclined && tampered.problem?.providerCode == "tampered_data",
                 "\(tampered)")
         #expect(logs.all.contains { $0.contains("wallet_decrypt refused: tampered_data") })
         await gateway.shutdown()

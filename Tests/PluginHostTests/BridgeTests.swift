@@ -95,7 +95,7 @@ import TestSupport
                 _ = try await mock.call(.authorize, last)
             }
             let forgotten = try await mock.call(.verify, VerifyRequest(paymentId: first.paymentId, providerReference: nil))
-            #expect(forgotten.problem?.code == "unknown_payment")
+            #expect(forgotten.problem?.code == .unknownPayment)
             let newest = try await mock.call(.verify, VerifyRequest(paymentId: last.paymentId, providerReference: nil))
             #expect(newest.status == .succeeded, "found by its payment id")
         }
@@ -116,12 +116,12 @@ import TestSupport
             let captured = try await mock.call(.capture, AmountRequest(paymentId: "p", idempotencyKey: "c1", providerReference: reference, amount: Money(value: 3000, currency: "SAR")))
             #expect(captured.status == .succeeded)
             let overCapture = try await mock.call(.capture, AmountRequest(paymentId: "p", idempotencyKey: "c2", providerReference: reference, amount: Money(value: 2001, currency: "SAR")))
-            #expect(overCapture.problem?.code == "amount_exceeds_authorized")
+            #expect(overCapture.problem?.code == .amountExceedsAuthorized)
 
             let refunded = try await mock.call(.refund, AmountRequest(paymentId: "p", idempotencyKey: "r1", providerReference: reference, amount: Money(value: 3000, currency: "SAR")))
             #expect(refunded.status == .succeeded)
             let overRefund = try await mock.call(.refund, AmountRequest(paymentId: "p", idempotencyKey: "r2", providerReference: reference, amount: Money(value: 1, currency: "SAR")))
-            #expect(overRefund.problem?.code == "amount_exceeds_captured")
+            #expect(overRefund.problem?.code == .amountExceedsCaptured)
 
             let second = try await mock.call(.authorize, authorize("success", capture: .manual))
             let voided = try await mock.call(.void, VoidRequest(paymentId: "p2", idempotencyKey: "v1", providerReference: try #require(second.providerReference)))
@@ -164,7 +164,7 @@ import TestSupport
     @Test func everyScenarioMapsToItsDocumentedOutcome() async throws {
         try await withFixture { f in
             let mock = try f.mock
-            let expectations: [(String, PaymentStatus, String?)] = [
+            let expectations: [(String, PaymentStatus, ProblemCode?)] = [
                 ("success", .succeeded, nil), ("pending_then_success", .pending, nil), ("three_ds", .pending, nil),
                 ("otp", .pending, nil), ("insufficient_funds", .failed, "insufficient_funds"), ("card_declined", .failed, "card_declined"),
                 ("partial_payment", .succeeded, nil), ("user_cancelled", .cancelled, "user_cancelled"), ("provider_error", .failed, "provider_error"),
@@ -201,7 +201,7 @@ import TestSupport
             let reference = try #require(pending.providerReference)
             let miss = try await mock.call(.continue, ContinueRequest(paymentId: "p", idempotencyKey: "o1", providerReference: reference, otp: "000000"))
             #expect(miss.status == .pending)
-            #expect(miss.problem?.code == "otp_invalid")
+            #expect(miss.problem?.code == .otpInvalid)
             #expect(miss.problem?.retryable == true)
             let hit = try await mock.call(.continue, ContinueRequest(paymentId: "p", idempotencyKey: "o2", providerReference: reference, otp: pending.action?.sandboxOtp))
             #expect(hit.status == .succeeded)
@@ -241,7 +241,7 @@ import TestSupport
             request.idempotencyKey = UUID().uuidString
             let declined = try await exampleC.call(.authorize, request)
             #expect(declined.status == .failed)
-            #expect(declined.problem?.code == "card_declined")
+            #expect(declined.problem?.code == .cardDeclined)
         }
     }
 

@@ -119,7 +119,7 @@ struct HyperPayAdapterTests {
                 amount: Money(value: 1234, currency: "KWD"), country: "KW", orderId: "order-fils", returnUrl: Self.back))
             let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "visa", provider: "hyperpay"))
             #expect(attempt.status == .failed)
-            #expect(attempt.problem?.code == "invalid_request")
+            #expect(attempt.problem?.code == .invalidRequest)
             #expect(attempt.problem?.detail.contains("1.234 KWD cannot be sent exactly") == true, "\(String(describing: attempt.problem))")
             #expect(simulator.checkouts == 0)
 
@@ -128,7 +128,7 @@ struct HyperPayAdapterTests {
                 _ = try await fx.gateway.capture(payment: paid.id, amount: 1005, idempotencyKey: "kwd-fils")
                 Issue.record("a capture of 1.005 KWD was sent")
             } catch let problem as Problem {
-                #expect(problem.code == "invalid_amount", "\(problem)")
+                #expect(problem.code == .invalidAmount, "\(problem)")
                 #expect(problem.detail.contains("1.005 KWD cannot be sent exactly"), "\(problem)")
             }
             #expect(simulator.charges == 0)
@@ -201,7 +201,7 @@ struct HyperPayAdapterTests {
             let onThePA = try await adapter.call(.refund, refund("r-4", 500, refunded: nil, captures: nil))
             #expect(onThePA.status == .failed)
             #expect(onThePA.problem?.providerCode == "700.300.100")
-            #expect(onThePA.problem?.code == "invalid_state")
+            #expect(onThePA.problem?.code == .invalidState)
             #expect(simulator.refunds(of: preAuthorisation).count == 0)
         }
     }
@@ -228,7 +228,7 @@ struct HyperPayAdapterTests {
         try await withGateway { fx, simulator in
             let result = try await pay(fx, try await start(fx), outcome: outcome, code: code)
             #expect(result.status.rawValue == status)
-            #expect(result.problem?.code == problem)
+            #expect(result.problem?.code.rawValue == problem)
             #expect(result.problem?.providerCode == (code ?? (outcome == "cancel" ? "100.396.101" : "800.100.151")))
             #expect(simulator.charges == 0)
         }
@@ -315,7 +315,7 @@ struct HyperPayAdapterTests {
                 _ = try await fx.gateway.capture(payment: paid.id, idempotencyKey: "cap-lookup-lost")
                 Issue.record("the capture should have been refused")
             } catch let problem as Problem {
-                #expect(problem.code == "provider_error")
+                #expect(problem.code == .providerError)
                 #expect(problem.retryable)
             }
             #expect(simulator.charges == 0)
@@ -333,7 +333,7 @@ struct HyperPayAdapterTests {
             let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "visa"))
             let hyperpay = try await fx.attempt(by: "hyperpay", inSession: session.session.id)
             #expect(hyperpay.status == .failed)
-            #expect(hyperpay.problem?.code == "provider_error")
+            #expect(hyperpay.problem?.code == .providerError)
             // Provably not charged, so the engine may try the next provider at once.
             #expect(attempt.providerID != "hyperpay")
             #expect(simulator.charges == 0)

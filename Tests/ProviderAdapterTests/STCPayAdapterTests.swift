@@ -81,7 +81,7 @@ struct STCPayAdapterTests {
                 amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "order-bad-phone", payer: Payer(phone: phone)))
             let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "stcpay", provider: "stcpay"))
             #expect(attempt.status == .failed)
-            #expect(attempt.problem?.code == "invalid_request")
+            #expect(attempt.problem?.code == .invalidRequest)
             #expect(attempt.problem?.detail.contains("payer.phone") == true)
             #expect(simulator.status(ofRefNum: attempt.id) == nil)
         }
@@ -103,7 +103,7 @@ struct STCPayAdapterTests {
                 #expect(simulator.billNumber(ofRefNum: attempt.id) == orderId)
             } else {
                 #expect(attempt.status == .failed)
-                #expect(attempt.problem?.code == "invalid_request")
+                #expect(attempt.problem?.code == .invalidRequest)
                 #expect(simulator.status(ofRefNum: attempt.id) == nil)
             }
         }
@@ -126,7 +126,7 @@ struct STCPayAdapterTests {
             let otp = try #require(started.attempt.action?.sandboxOtp)
             let wrong = try await type(fx, started, Self.wrong(otp))
             #expect(wrong.status == .pending)
-            #expect(wrong.problem?.code == "otp_invalid")
+            #expect(wrong.problem?.code == .otpInvalid)
             #expect(wrong.problem?.retryable == true)
             #expect(wrong.action?.type == .otp)
             #expect(wrong.action?.sandboxOtp == otp)
@@ -145,7 +145,7 @@ struct STCPayAdapterTests {
             for _ in 0..<2 { #expect(try await type(fx, started, Self.wrong(otp)).status == .pending) }
             let burned = try await type(fx, started, Self.wrong(otp))
             #expect(burned.status == .failed)
-            #expect(burned.problem?.code == "otp_attempts_exceeded")
+            #expect(burned.problem?.code == .otpAttemptsExceeded)
             #expect(burned.problem?.retryable == false)
             #expect(simulator.charges == 0)
         }
@@ -158,7 +158,7 @@ struct STCPayAdapterTests {
             #expect(simulator.expire(reference: started.attempt.id))
             let expired = try await type(fx, started, otp)
             #expect(expired.status == .failed)
-            #expect(expired.problem?.code == "expired")
+            #expect(expired.problem?.code == .expired)
             #expect(expired.problem?.retryable == false)
             #expect(expired.problem?.providerCode == "2026")
             #expect(simulator.charges == 0)
@@ -172,7 +172,7 @@ struct STCPayAdapterTests {
             simulator.expire(reference: started.attempt.id)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
             #expect(verified.status == .failed)
-            #expect(verified.problem?.code == "expired")
+            #expect(verified.problem?.code == .expired)
         }
     }
 
@@ -181,7 +181,7 @@ struct STCPayAdapterTests {
             let started = try await start(fx, phone: "0551230000")
             let result = try await type(fx, started, try #require(started.attempt.action?.sandboxOtp))
             #expect(result.status == .failed)
-            #expect(result.problem?.code == "insufficient_funds")
+            #expect(result.problem?.code == .insufficientFunds)
             #expect(result.problem?.providerCode == "2023")
             #expect(simulator.charges == 0)
         }
@@ -192,7 +192,7 @@ struct STCPayAdapterTests {
             let started = try await start(fx, phone: "0551230027")
             let result = try await type(fx, started, try #require(started.attempt.action?.sandboxOtp))
             #expect(result.status == .cancelled)
-            #expect(result.problem?.code == "user_cancelled")
+            #expect(result.problem?.code == .userCancelled)
             #expect(simulator.status(ofRefNum: started.attempt.id) == 4)
             #expect(try await fx.gateway.verify(attempt: started.attempt.id).status == .cancelled)
             #expect(simulator.charges == 0)
@@ -303,7 +303,7 @@ struct STCPayAdapterTests {
             #expect(started.attempt.status == .pending)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
             #expect(verified.status == .failed)
-            #expect(verified.problem?.code == "unknown_payment")
+            #expect(verified.problem?.code == .unknownPayment)
             #expect(simulator.charges == 0)
         }
     }

@@ -116,7 +116,7 @@ struct SwedbankPayAdapterTests {
         try await withGateway { fx, simulator in
             let s = try await session(fx, payer: nil)
             await #expect { _ = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string(typed)]) } throws: { error in
-                guard let problem = error as? Problem, problem.code == "invalid_fields", problem.status == 422,
+                guard let problem = error as? Problem, problem.code == .invalidFields, problem.status == 422,
                       let field = problem.problems?.first, problem.problems?.count == 1 else { return false }
                 return field.field == "instrument.msisdn" && field.code == "msisdn" && !field.payerMessage.en.isEmpty && !field.payerMessage.ar.isEmpty
                     && field.payerMessage.en != field.payerMessage.ar && !problem.detail.contains(typed)
@@ -216,7 +216,7 @@ struct SwedbankPayAdapterTests {
             if outcome == "approve" {
                 #expect(done.status == .succeeded && simulator.charges == 1)
             } else {
-                #expect(done.status == .failed && done.problem?.code == "authentication_failed" && simulator.charges == 0)
+                #expect(done.status == .failed && done.problem?.code == .authenticationFailed && simulator.charges == 0)
                 #expect(simulator.status(ofOrder: Self.order(done)) == "Aborted")
             }
         }
@@ -255,7 +255,7 @@ struct SwedbankPayAdapterTests {
             let paid = try await attempt(fx, s, method, ["paymentData": .object(["version": .string("EC_v1"), "data": .string("c2FuZGJveA==")])])
             #expect(paid.status == .succeeded && simulator.charges == 1)
             let missing = try await attempt(fx, try await session(fx, payer: nil), method, [:])
-            #expect(missing.status == .failed && missing.problem?.code == "invalid_request" && simulator.charges == 1,
+            #expect(missing.status == .failed && missing.problem?.code == .invalidRequest && simulator.charges == 1,
                     "a wallet payment without its token was sent")
         }
     }
@@ -338,7 +338,7 @@ struct SwedbankPayAdapterTests {
             }
             #expect(done.status == status, "\(trigger): \(done)")
             let problem = try #require(done.problem)
-            #expect(problem.code == code, "\(trigger): \(problem)")
+            #expect(problem.code.rawValue == code, "\(trigger): \(problem)")
             #expect(!problem.payerMessage.en.isEmpty && !problem.payerMessage.ar.isEmpty && problem.payerMessage.en != problem.payerMessage.ar)
             #expect(simulator.status(ofOrder: Self.order(done)) == "Aborted" && simulator.charges == 0)
         }
@@ -368,7 +368,7 @@ struct SwedbankPayAdapterTests {
             let simulator: SwedbankPaySimulator = try fx.simulator("swedbankpay")
             let s = try await session(fx, payer: nil)
             let started = try await attempt(fx, s, "swish", ["device": .string("other"), "msisdn": .string("+46701234567")])
-            #expect(started.status == .pending && started.problem?.code == "network_error", "\(started)")
+            #expect(started.status == .pending && started.problem?.code == .networkError, "\(started)")
             let order = Self.order(started)
             // The start landed: the payer approves on the phone.
             _ = try await fx.payerStep(fx.root + "/swedbankpay/ecom/swish/" + (try #require(simulator.token(ofOrder: order))), outcome: "approve")
@@ -431,7 +431,7 @@ struct SwedbankPayAdapterTests {
         do {
             let s = try await session(fx, payer: nil)
             let failed = try await attempt(fx, s, "swish")
-            #expect(failed.status == .failed && failed.problem?.code == "provider_error" && failed.problem?.retryable == true)
+            #expect(failed.status == .failed && failed.problem?.code == .providerError && failed.problem?.retryable == true)
         } catch {
             await fx.stop()
             throw error
@@ -454,7 +454,7 @@ struct SwedbankPayAdapterTests {
             let refund = try await fx.gateway.refund(payment: authorized.id, amount: 7_000, idempotencyKey: "ref-1")
             #expect(refund.balance.refunded == 7_000)
             await #expect { try await fx.gateway.refund(payment: authorized.id, amount: 9_000, idempotencyKey: "ref-2") } throws: {
-                ($0 as? Problem)?.code == "invalid_request" || ($0 as? Problem)?.code == "amount_exceeds_captured"
+                ($0 as? Problem)?.code == .invalidRequest || ($0 as? Problem)?.code == .amountExceedsCaptured
             }
 
             let other = try await session(fx, amount: 12_000, capture: .manual)
@@ -469,7 +469,7 @@ struct SwedbankPayAdapterTests {
         try await withGateway { fx, simulator in
             let s = try await session(fx, payer: nil, capture: .manual)
             let refused = try await attempt(fx, s, "swish")
-            #expect(refused.status == .failed && refused.problem?.code == "invalid_request" && refused.problem?.detail.contains("manual capture") == true)
+            #expect(refused.status == .failed && refused.problem?.code == .invalidRequest && refused.problem?.detail.contains("manual capture") == true)
             #expect(simulator.orderCount == 0)
         }
     }
@@ -496,7 +496,7 @@ struct SwedbankPayAdapterTests {
             // An order the provider does not know is refused.
             let unknown = Data(#"{"orderReference":"x","paymentOrder":{"id":"/psp/paymentorders/00000000-0000-0000-0000-000000000000","number":1}}"#.utf8)
             await #expect { try await fx.gateway.webhook(provider: "swedbankpay", headers: [:], body: unknown) } throws: {
-                ($0 as? Problem)?.code == "webhook_unverified"
+                ($0 as? Problem)?.code == .webhookUnverified
             }
         }
     }

@@ -138,7 +138,7 @@ struct TabbyAdapterTests {
             _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
             let tabby = try await fx.attempt(by: "tabby", inSession: session.session.id)
             #expect(tabby.status == .failed)
-            #expect(tabby.problem?.code == "bnpl_declined")
+            #expect(tabby.problem?.code == .bnplDeclined)
             #expect(tabby.problem?.providerCode == "not_available")
             #expect(simulator.charges == 0)
         }
@@ -149,7 +149,7 @@ struct TabbyAdapterTests {
         try await withGateway { fx, simulator in
             let result = try await pay(fx, try await start(fx), outcome: outcome)
             #expect(result.status == status)
-            #expect(result.problem?.code == problem)
+            #expect(result.problem?.code.rawValue == problem)
             #expect(simulator.charges == 0)
         }
     }
@@ -160,7 +160,7 @@ struct TabbyAdapterTests {
             simulator.age(payment: try Self.paymentId(started.attempt), by: 30 * 60)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
             #expect(verified.status == .failed)
-            #expect(verified.problem?.code == "expired")
+            #expect(verified.problem?.code == .expired)
             #expect(simulator.charges == 0)
         }
     }
@@ -214,7 +214,7 @@ struct TabbyAdapterTests {
             _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tabby", provider: "tabby"))
             let tabby = try await fx.attempt(by: "tabby", inSession: session.session.id)
             #expect(tabby.status == .failed)
-            #expect(tabby.problem?.code == "provider_error")
+            #expect(tabby.problem?.code == .providerError)
             #expect(simulator.charges == 0)
         }
     }
@@ -259,7 +259,7 @@ struct TabbyAdapterTests {
             try await fx.approveOnHostedPage(started)
             let hook = try #require(simulator.webhook(forPayment: try Self.paymentId(started.attempt)))
             await #expect { try await fx.gateway.webhook(provider: "tabby", headers: hook.headers, body: hook.body) } throws: {
-                ($0 as? Problem)?.code == "webhook_unverified"
+                ($0 as? Problem)?.code == .webhookUnverified
             }
             #expect(simulator.charges == 0)
             #expect(try await fx.gateway.session(started.session).session.attempts[0].status == .pending)

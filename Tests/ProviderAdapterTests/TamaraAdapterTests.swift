@@ -110,7 +110,7 @@ struct TamaraAdapterTests {
         try await withGateway { fx, simulator in
             let result = try await pay(fx, try await start(fx), outcome: "decline")
             #expect(result.status == .failed)
-            #expect(result.problem?.code == "bnpl_declined")
+            #expect(result.problem?.code == .bnplDeclined)
             #expect(result.providerStatus == "declined")
             #expect(simulator.charges == 0)
         }
@@ -121,7 +121,7 @@ struct TamaraAdapterTests {
             let started = try await start(fx)
             let result = try await pay(fx, started, outcome: "cancel")
             #expect(result.status == .cancelled)
-            #expect(result.problem?.code == "user_cancelled")
+            #expect(result.problem?.code == .userCancelled)
             #expect(simulator.status(ofOrder: try Self.orderId(started.attempt)) == "canceled")
             // The voided checkout cannot be approved any more.
             let late = try await fx.payerStep(try #require(started.attempt.action?.url), outcome: "approve")
@@ -137,7 +137,7 @@ struct TamaraAdapterTests {
             simulator.age(order: try Self.orderId(started.attempt), by: 31 * 60)
             let verified = try await fx.gateway.verify(attempt: started.attempt.id)
             #expect(verified.status == .failed)
-            #expect(verified.problem?.code == "expired")
+            #expect(verified.problem?.code == .expired)
             #expect(simulator.charges == 0)
         }
     }
@@ -151,7 +151,7 @@ struct TamaraAdapterTests {
             _ = try? await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", provider: "tamara", instrument: Self.address))
             let tamara = try await fx.attempt(by: "tamara", inSession: session.session.id)
             #expect(tamara.status == .failed)
-            #expect(tamara.problem?.code == "provider_error")
+            #expect(tamara.problem?.code == .providerError)
             #expect(tamara.problem?.providerCode == "currency_not_supported_for_country")
             #expect(simulator.charges == 0)
         }
@@ -166,7 +166,7 @@ struct TamaraAdapterTests {
             let attempt = try await fx.gateway.attempt(session: session.session.id, NewAttempt(method: "tamara", instrument: Self.address))
             let tamara = try await fx.attempt(by: "tamara", inSession: session.session.id)
             #expect(tamara.status == .failed)
-            #expect(tamara.problem?.code == "provider_error")
+            #expect(tamara.problem?.code == .providerError)
             #expect(attempt.providerID != "tamara")
             #expect(simulator.charges == 0)
             // The order the lost answer made was found under its reference (the payment id).
@@ -295,7 +295,7 @@ struct TamaraAdapterTests {
             await #expect(throws: Problem.self) { try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-a") }
             #expect(simulator.charges == 1, "capture A landed at Tamara")
             await #expect { try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-b") } throws: {
-                ($0 as? Problem)?.code == "operation_in_progress"
+                ($0 as? Problem)?.code == .operationInProgress
             }
             #expect(simulator.charges == 1)
             let a = try await fx.gateway.capture(payment: paid.id, amount: 5000, idempotencyKey: "cap-a")
@@ -408,13 +408,13 @@ struct TamaraAdapterTests {
             try await fx.approveOnHostedPage(target)
             let otherOrder = String(decoding: note.body, as: UTF8.self).replacingOccurrences(of: signedOrder, with: targetOrder)
             await #expect { try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: Data(otherOrder.utf8)) } throws: {
-                ($0 as? Problem)?.code == "webhook_unverified"
+                ($0 as? Problem)?.code == .webhookUnverified
             }
             #expect(simulator.status(ofOrder: targetOrder) == "approved", "the order the body named was not touched")
             #expect(try await fx.gateway.session(target.session).session.attempts[0].status == .pending)
             let otherEvent = String(decoding: note.body, as: UTF8.self).replacingOccurrences(of: "order_approved", with: "order_canceled")
             await #expect { try await fx.gateway.webhook(provider: "tamara", headers: note.headers, body: Data(otherEvent.utf8)) } throws: {
-                ($0 as? Problem)?.code == "webhook_unverified"
+                ($0 as? Problem)?.code == .webhookUnverified
             }
             #expect(try await fx.gateway.session(signed.session).session.attempts[0].status == .pending)
         }

@@ -185,7 +185,7 @@ struct WorldlineAdapterTests {
             let step = try await fx.payerStep(try #require(started.action?.url), outcome: outcome)
             let ended = try await fx.gateway.proceed(session: s.session.id, attempt: started.id,
                                                      PayerInput(returnParams: SandboxGateway.queryParameters(try #require(step.location))))
-            #expect(ended.status == status && ended.problem?.code == code && simulator.charges == 0, "\(ended)")
+            #expect(ended.status == status && ended.problem?.code.rawValue == code && simulator.charges == 0, "\(ended)")
         }
     }
 
@@ -219,7 +219,7 @@ struct WorldlineAdapterTests {
             let declined = try await pay(fx, s, card: card, cvv: cvv)
             #expect(declined.status == .failed && declined.providerID == "worldline", "\(declined)")
             let problem = try #require(declined.problem)
-            #expect(problem.code == code && problem.retryable == retryable, "\(problem)")
+            #expect(problem.code.rawValue == code && problem.retryable == retryable, "\(problem)")
             #expect(!problem.payerMessage.en.isEmpty && !problem.payerMessage.ar.isEmpty && problem.payerMessage.en != problem.payerMessage.ar)
             #expect(simulator.charges == 0)
         }
@@ -248,7 +248,7 @@ struct WorldlineAdapterTests {
             let other = try await session(fx)
             let replayed = try await fx.gateway.attempt(session: other.session.id, NewAttempt(
                 method: "visa", provider: "worldline", instrument: ["encryptedCustomerInput": .string(jwe)]))
-            #expect(replayed.status == .failed && replayed.problem?.code == "invalid_card_details" && simulator.charges == 1, "\(replayed)")
+            #expect(replayed.status == .failed && replayed.problem?.code == .invalidCardDetails && simulator.charges == 1, "\(replayed)")
             // A JWE made with a client session that has since expired.
             let late = try await session(fx)
             let stale = try await encryptedCard(fx, late, card: "4111111111111111")
@@ -321,7 +321,7 @@ struct WorldlineAdapterTests {
             let refund = try await fx.gateway.refund(payment: authorized.id, amount: 7_000, idempotencyKey: "ref-1")
             #expect(refund.balance.refunded == 7_000 && simulator.payment(authorized.providerReference!)?.refunded == 7_000)
             await #expect { try await fx.gateway.refund(payment: authorized.id, amount: 9_000, idempotencyKey: "ref-2") } throws: {
-                ($0 as? Problem)?.code == "invalid_request" || ($0 as? Problem)?.code == "amount_exceeds_captured"
+                ($0 as? Problem)?.code == .invalidRequest || ($0 as? Problem)?.code == .amountExceedsCaptured
             }
             #expect(simulator.payment(authorized.providerReference!)?.refunded == 7_000)
 
@@ -396,7 +396,7 @@ struct WorldlineAdapterTests {
                 let first = try await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-running")
                 #expect(!first.balance.inFlight.isEmpty, "a running capture was taken as settled: \(first)")
             } catch {
-                #expect((error as? Problem)?.code != "invalid_state", "a running capture was refused as final: \(error)")
+                #expect((error as? Problem)?.code != .invalidState, "a running capture was refused as final: \(error)")
             }
             #expect(try await fx.gateway.payment(authorized.id).balance?.inFlight.isEmpty == false, "the capture is not held")
             let retried = try await fx.gateway.capture(payment: authorized.id, amount: 20_000, idempotencyKey: "cap-running")
@@ -425,7 +425,7 @@ struct WorldlineAdapterTests {
             for (headers, forged) in [(wrongSecret.headers, Data(wrongSecret.body.utf8)), (unknownKey.headers, Data(unknownKey.body.utf8)),
                                       (real.headers, Data(altered.utf8)), (twice, body), ([:], body)] {
                 await #expect { try await fx.gateway.webhook(provider: "worldline", headers: headers, body: forged) } throws: {
-                    ($0 as? Problem)?.code == "webhook_unverified"
+                    ($0 as? Problem)?.code == .webhookUnverified
                 }
             }
             #expect(try await fx.gateway.payment(started.id).status == .pending)

@@ -5,7 +5,7 @@ import GRDB
 @testable import SQLiteCheckoutStore
 import Testing
 
-private func event(_ session: String, _ type: String) -> SessionEvent {
+private func event(_ session: String, _ type: SessionEvent.Kind) -> SessionEvent {
     SessionEvent(sessionID: session, at: Date(), type: type)
 }
 
@@ -31,7 +31,7 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
         }
         let s = commits.filter { $0.first?.sessionID == "s" }
         for pair in s {
-            #expect(pair[1].sequence == pair[0].sequence + 1 && pair[0].type.dropFirst() == pair[1].type.dropFirst())
+            #expect(pair[1].sequence == pair[0].sequence + 1 && pair[0].type.rawValue.dropFirst() == pair[1].type.rawValue.dropFirst())
         }
         #expect(s.flatMap { $0.map(\.sequence) }.sorted() == Array(1...200))
         #expect(commits.filter { $0.first?.sessionID == "t" }.flatMap { $0.map(\.sequence) }.sorted() == Array(1...100))

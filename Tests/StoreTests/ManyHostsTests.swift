@@ -145,7 +145,7 @@ struct ManyHostsTests {
             case .verify(let r):
                 let charged = charges.withLock { $0[r.paymentId, default: 0] }
                 return .answered(charged == 1 ? AdapterResult(status: .succeeded, providerReference: "ref-\(r.paymentId)", amount: Money(value: 1000, currency: "SAR"))
-                                              : AdapterResult(status: .failed, problem: AdapterProblem(code: "not_found", message: "no such payment", retryable: false)))
+                                              : AdapterResult(status: .failed, problem: AdapterProblem(code: .notFound, message: "no such payment", retryable: false)))
             default:
                 return .answered(ScriptedProvider.success(call))
             }
@@ -277,7 +277,7 @@ extension ManyHostsTests {
         await #expect {
             try await other.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o"), idempotencyKey: "k")
         } throws: { error in
-            (error as? Problem)?.code == "store_unavailable"
+            (error as? Problem)?.code == .storeUnavailable
         }
         await #expect {
             try await stranger.session(session.session.id)
@@ -327,7 +327,7 @@ extension ManyHostsTests {
         await #expect {
             try await hosts.engines[1].capture(payment: payment.id, amount: 400, idempotencyKey: "cap-1")
         } throws: { error in
-            (error as? Problem)?.code == "operation_in_progress" && (error as? Problem)?.retryable == true
+            (error as? Problem)?.code == .operationInProgress && (error as? Problem)?.retryable == true
         }
         #expect(provider.count(.capture) == 1, "host B sent the capture again while A waited for its answer")
         releasing.yield()
@@ -377,5 +377,5 @@ extension ManyHostsTests {
 }
 
 private extension Error {
-    var code: String { (self as? Problem)?.code ?? "\(self)" }
+    var code: String { (self as? Problem)?.code.rawValue ?? "\(self)" }
 }

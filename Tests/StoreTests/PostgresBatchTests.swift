@@ -327,8 +327,8 @@ extension PostgresBatchTests {
         try await StoreKind.postgres.raw("ALTER FUNCTION gateway_commit RENAME TO gateway_commit_away", on: store)
         let at = Date(timeIntervalSince1970: 1_700_000_000)
         let first = await store.commit(batch: [
-            StoreChange(session: try Self.session("a"), events: [SessionEvent(sessionID: "a", at: at, type: "session.created"),
-                                                                 SessionEvent(sessionID: "a", at: at, type: "noted")],
+            StoreChange(session: try Self.session("a"), events: [SessionEvent(sessionID: "a", at: at, type: .sessionCreated),
+                                                                 SessionEvent(sessionID: "a", at: at, type: .init(rawValue: "noted"))],
                         answer: Self.answer("ka", "one")),
             StoreChange(session: try Self.session("b"), events: [], webhook: ("p", "evt-1")),
             StoreChange(session: nil, events: [], answer: IdempotentAnswer(key: "kp", fingerprint: "two", body: nil, createdAt: at)),
@@ -340,8 +340,8 @@ extension PostgresBatchTests {
         try a.start(attempt)
         let b = try #require(try await store.session("b"))
         let second = await store.commit(batch: [
-            StoreChange(session: a, events: [SessionEvent(sessionID: "a", at: at, type: "attempt.created", attemptID: "att-a")]),
-            StoreChange(session: b, events: [SessionEvent(sessionID: "b", at: at, type: "noted")]),
+            StoreChange(session: a, events: [SessionEvent(sessionID: "a", at: at, type: .init(rawValue: "attempt.created"), attemptID: "att-a")]),
+            StoreChange(session: b, events: [SessionEvent(sessionID: "b", at: at, type: .init(rawValue: "noted"))]),
             StoreChange(session: nil, events: [], answer: IdempotentAnswer(key: "kp", fingerprint: "two", body: Data("{}".utf8), createdAt: at)),
         ])
         #expect(second.map { (try? $0.get())?.map(\.sequence) } == [[3], [1], []], "\(second)")
@@ -384,12 +384,12 @@ extension PostgresBatchTests {
         try ghost.start(Attempt(id: "att-ghost", method: "mada", providerID: "p", routingReason: "test", requested: Money(value: 1000, currency: "SAR")))
         let outcomes = await store.commit(batch: [
             StoreChange(session: ghost, events: []),
-            StoreChange(session: try Self.session("n1"), events: [SessionEvent(sessionID: "n1", at: at, type: "session.created")]),
-            StoreChange(session: stale, events: [SessionEvent(sessionID: "old", at: at, type: "stale")]),
-            StoreChange(session: try Self.session("n2"), events: [SessionEvent(sessionID: "n2", at: at, type: "session.created")],
+            StoreChange(session: try Self.session("n1"), events: [SessionEvent(sessionID: "n1", at: at, type: .sessionCreated)]),
+            StoreChange(session: stale, events: [SessionEvent(sessionID: "old", at: at, type: .init(rawValue: "stale"))]),
+            StoreChange(session: try Self.session("n2"), events: [SessionEvent(sessionID: "n2", at: at, type: .sessionCreated)],
                         answer: Self.answer("bound", "two")),
             StoreChange(session: try Self.session("n3"), events: [], webhook: ("p", "seen")),
-            StoreChange(session: try Self.session("n4"), events: [SessionEvent(sessionID: "n4", at: at, type: "session.created")],
+            StoreChange(session: try Self.session("n4"), events: [SessionEvent(sessionID: "n4", at: at, type: .sessionCreated)],
                         answer: Self.answer("fresh", "one")),
         ])
         #expect(throws: StoreConflict.staleSession(id: "ghost", expected: 3)) { try outcomes[0].get() }

@@ -59,7 +59,7 @@ private func newSession(_ id: String, amount: Int64 = 1000, expiresAt: Date = .d
                 createdAt: Date(timeIntervalSince1970: 1_700_000_000), expiresAt: expiresAt)
 }
 
-private func event(_ session: String, _ type: String) -> SessionEvent {
+private func event(_ session: String, _ type: SessionEvent.Kind) -> SessionEvent {
     SessionEvent(sessionID: session, at: Date(timeIntervalSince1970: 1_700_000_000.25), type: type)
 }
 
@@ -146,7 +146,7 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
             #expect(try await store.sessionID(ofAttempt: "absent") == nil)
             let recorded = try #require(try await store.events(ofSession: "s-é", after: 0).first)
             #expect(recorded.detail == "" && recorded.attemptID == nil && recorded.amount == Money(value: 7, currency: "KWD"))
-            #expect(recorded.at.timeIntervalSince1970 == 1.5 && recorded.type == "session.created" && recorded.sequence == 1)
+            #expect(recorded.at.timeIntervalSince1970 == 1.5 && recorded.type == .sessionCreated && recorded.sequence == 1)
         }
     }
 
@@ -258,7 +258,7 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
             for s in 0..<4 {
                 let recorded = try await store.events(ofSession: "s\(s)", after: 0)
                 #expect(recorded.map(\.sequence) == Array(1...21))
-                #expect(recorded.dropFirst().map(\.type) == (0..<10).flatMap { ["a\($0)", "b\($0)"] })
+                #expect(recorded.dropFirst().map(\.type.rawValue) == (0..<10).flatMap { ["a\($0)", "b\($0)"] })
                 #expect(try await store.events(ofSession: "s\(s)", after: 15).map(\.sequence) == Array(16...21))
                 #expect(try await store.events(ofSession: "free\(s)", after: 0).map(\.sequence) == Array(1...10))
             }
@@ -314,7 +314,7 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
             }
             try await commit("s5") {
                 try $0.start(attempt("a5")); try $0.move(attempt: "a5", to: .authorized)
-                try $0.hold(PaymentBalance.InFlight(operation: "capture", amount: 400, nextCheckAt: now.addingTimeInterval(500)), key: "cap-1", of: "a5")
+                try $0.hold(PaymentBalance.InFlight(operation: .capture, amount: 400, nextCheckAt: now.addingTimeInterval(500)), key: "cap-1", of: "a5")
             }
             try await commit("s6", expires: now.addingTimeInterval(-1)) { _ in }
             try await commit("s7", expires: now.addingTimeInterval(-1)) { var a = attempt("a7"); a.leaseUntil = now.addingTimeInterval(-20); try $0.start(a) }
@@ -511,7 +511,7 @@ private func event(_ session: String, _ type: String) -> SessionEvent {
             let twice = try await checkout.attempt(session: second.session.id, NewAttempt(method: "visa"), idempotencyKey: "pay-2")
             #expect(twice.status == .pending, "a second payment under one reference was recorded \(twice.status)")
             #expect(twice.providerReference == nil)
-            #expect(twice.problem?.code == "provider_error" && twice.problem?.detail.contains("protocol violation") == true, "\(String(describing: twice.problem))")
+            #expect(twice.problem?.code == .providerError && twice.problem?.detail.contains("protocol violation") == true, "\(String(describing: twice.problem))")
             let events = try await store.events(ofSession: second.session.id, after: 0).map(\.type)
             #expect(events.contains("attempt.protocol_violation") && !events.contains("session.completed"), "\(events)")
             let verified = try await checkout.verify(attempt: twice.id)

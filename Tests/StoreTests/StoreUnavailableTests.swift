@@ -39,7 +39,7 @@ import TestSupport
     /// claims nothing about what was sent and names nothing of the store.
     static func isUnavailableProblem(_ error: any Error, store: UnavailableStore) -> Bool {
         guard let problem = error as? Problem else { return false }
-        return problem.code == "store_unavailable" && problem.status == 503 && problem.retryable
+        return problem.code == .storeUnavailable && problem.status == 503 && problem.retryable
             && problem.detail.hasPrefix("the payment store is unavailable; retry after 2 seconds")
             && problem.detail.contains("same idempotency key")
             && !problem.detail.contains("nothing was sent") && !problem.detail.contains(store.reason)
@@ -131,7 +131,7 @@ import TestSupport
                 try await f.checkout.webhook(provider: "a", headers: [:], body: Data(attempt.id.utf8))
             } throws: { error in
                 let problem = error as? Problem
-                return problem?.status == 503 && problem?.code == "store_unavailable" && problem?.detail.contains(store.reason) == false
+                return problem?.status == 503 && problem?.code == .storeUnavailable && problem?.detail.contains(store.reason) == false
             }
         }
         store.recover()

@@ -41,7 +41,7 @@ public final class ProviderBooks: Sendable {
                 return AdapterResult(status: .succeeded, providerReference: r.providerReference)
             case .verify(let r):
                 guard let p = s.payments[r.paymentId] else {
-                    return AdapterResult(status: .failed, problem: AdapterProblem(code: "payment_failed", message: "no such payment", retryable: false))
+                    return AdapterResult(status: .failed, problem: AdapterProblem(code: .paymentFailed, message: "no such payment", retryable: false))
                 }
                 return AdapterResult(status: p.automatic ? .succeeded : .authorized,
                                      providerReference: "ref-\(r.paymentId)", amount: Money(value: p.authorized, currency: "SAR"))
@@ -73,7 +73,7 @@ public final class ProviderBooks: Sendable {
     }
 
     public static func refused(_ why: String) -> AdapterResult {
-        AdapterResult(status: .failed, problem: AdapterProblem(code: "payment_failed", message: why, retryable: false))
+        AdapterResult(status: .failed, problem: AdapterProblem(code: .paymentFailed, message: why, retryable: false))
     }
 }
 

@@ -65,7 +65,7 @@ extension Problem: JSONPayload {
         w.member("status", Int64(status))
         w.member("detail", detail)
         w.member("retryable", retryable)
-        w.member("code", code)
+        w.member("code", code.rawValue)
         w.member("payerMessage", payerMessage)
         w.member("providerCode", providerCode)
         w.member("field", field)
@@ -120,7 +120,7 @@ extension Problem: JSONPayload {
         }
         self.init(
             type: try required(type, "type", p), title: try required(title, "title", p), status: Int(try required(status, "status", p)),
-            detail: try required(detail, "detail", p), retryable: try required(retryable, "retryable", p), code: try required(code, "code", p),
+            detail: try required(detail, "detail", p), retryable: try required(retryable, "retryable", p), code: ProblemCode(rawValue: try required(code, "code", p)),
             payerMessage: try required(payerMessage, "payerMessage", p), providerCode: providerCode, field: field, problems: problems)
     }
 }
@@ -137,7 +137,7 @@ extension PaymentBalance: JSONPayload {
         for (key, held) in inFlight.sorted(by: { $0.key < $1.key }) {
             w.key(key)
             w.beginObject()
-            w.member("operation", held.operation)
+            w.member("operation", held.operation.rawValue)
             w.member("amount", held.amount)
             w.member("requestKey", held.requestKey)
             w.member("reason", held.reason)
@@ -174,12 +174,12 @@ extension PaymentBalance: JSONPayload {
             case "capturedAutomatically": automatic = try p.bool()
             case "inFlight":
                 try p.object { heldKey, p throws(JSONParseError) in
-                    var operation: String?, amount: Int64?, requestKey: String?, reason: String?, since: Date?, next: Date?
+                    var operation: PaymentOperation?, amount: Int64?, requestKey: String?, reason: String?, since: Date?, next: Date?
                     var checks: Int64 = 0
                     var sentBy: String?
                     try p.object { member, p throws(JSONParseError) in
                         switch member {
-                        case "operation": operation = try p.string()
+                        case "operation": operation = try p.enumeration(PaymentOperation.self)
                         case "amount": amount = try p.integer()
                         case "requestKey": requestKey = try p.optionalString()
                         case "reason": reason = try p.optionalString()

@@ -28,7 +28,8 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
     /// Reconciliation settles it (``Checkout``'s `settleHeld`), so nothing
     /// stays held for ever.
     public struct InFlight: Sendable, Equatable, Codable {
-        public var operation: String
+        /// A capture, refund or void.
+        public var operation: PaymentOperation
         public var amount: Int64
         /// The caller's idempotency key (as the engine stores it): the
         /// settled outcome becomes that key's answer.
@@ -46,7 +47,7 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
         /// while that engine may still be waiting for its answer.
         public var sentBy: String?
 
-        public init(operation: String, amount: Int64, requestKey: String? = nil, reason: String? = nil, since: Date? = nil,
+        public init(operation: PaymentOperation, amount: Int64, requestKey: String? = nil, reason: String? = nil, since: Date? = nil,
                     nextCheckAt: Date? = nil, checks: Int = 0, sentBy: String? = nil) {
             self.operation = operation
             self.amount = amount
@@ -69,15 +70,15 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
         self.capturedAutomatically = capturedAutomatically
     }
 
-    public var capturable: Int64 { voided ? 0 : authorized.value - captured - held("capture") - held("void") }
-    public var refundable: Int64 { captured - refunded - held("refund") }
+    public var capturable: Int64 { voided ? 0 : authorized.value - captured - held(.capture) - held(.void) }
+    public var refundable: Int64 { captured - refunded - held(.refund) }
 
-    private func held(_ operation: String) -> Int64 {
+    private func held(_ operation: PaymentOperation) -> Int64 {
         inFlight.values.reduce(0) { $0 + ($1.operation == operation ? $1.amount : 0) }
     }
 
     /// Holds `amount` back for an operation sent under `key` whose outcome is not known.
-    public mutating func hold(_ operation: String, _ amount: Int64, key: String) {
+    public mutating func hold(_ operation: PaymentOperation, _ amount: Int64, key: String) {
         inFlight[key] = InFlight(operation: operation, amount: amount)
     }
 
@@ -124,7 +125,7 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
     /// Checks a void (release of an uncaptured authorization) without applying it.
     public func checkVoid() throws(DomainError) {
         if voided { throw .alreadyVoided }
-        guard captured == 0, held("capture") == 0 else { throw .voidAfterCapture(captured: captured + held("capture")) }
+        guard captured == 0, held(.capture) == 0 else { throw .voidAfterCapture(captured: captured + held(.capture)) }
     }
 
     public mutating func void() throws(DomainError) {

@@ -146,7 +146,7 @@ public struct Session: Sendable, Equatable, Codable {
     }
 
     /// Holds back, or releases, an amount in flight on payment `id` (see ``PaymentBalance/inFlight``).
-    public mutating func hold(_ operation: String, _ amount: Int64, key: String, of id: String) throws(DomainError) {
+    public mutating func hold(_ operation: PaymentOperation, _ amount: Int64, key: String, of id: String) throws(DomainError) {
         var balance = try paymentBalance(id)
         balance.hold(operation, amount, key: key)
         try setBalance(balance, of: id)

@@ -20,7 +20,7 @@ extension Checkout {
                         mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
         try await guarded {
             let sessionMode = try await self.mode(ofSession: id, caller: mode)
-            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "attempt", target: id, request: request) { key in
+            return try await idempotency.run(idempotencyKey, mode: sessionMode, operation: "attempt", target: id, request: request) { key in
                 try await self.locks.withLock(id) {
                     if let key, let earlier = key.bound?.reference {
                         return try await self.resumeAttempt(id, attempt: earlier, key)
@@ -48,16 +48,16 @@ extension Checkout {
                         idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> Attempt {
         try await guarded {
             let sessionMode = try await self.mode(ofSession: id, caller: mode)
-            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "continue", target: "\(id)/\(attemptID)", request: input) { key in
+            return try await idempotency.run(idempotencyKey, mode: sessionMode, operation: "continue", target: "\(id)/\(attemptID)", request: input) { key in
                 try await self.locks.withLock(id) {
                     var session = try await self.load(id)
                     let attempt: Attempt
                     attempt = try session.attempt(attemptID)
                     guard attempt.status == .pending else {
-                        throw ProblemCatalog.problem(code: "invalid_state", detail: "attempt \(attemptID) is \(attempt.status.rawValue); only a pending attempt can continue")
+                        throw ProblemCatalog.problem(code: .invalidState, detail: "attempt \(attemptID) is \(attempt.status.rawValue); only a pending attempt can continue")
                     }
                     guard let reference = attempt.providerReference else {
-                        throw ProblemCatalog.problem(code: "invalid_state", detail: "attempt \(attemptID) has no provider reference yet; it is being verified", retryable: true)
+                        throw ProblemCatalog.problem(code: .invalidState, detail: "attempt \(attemptID) has no provider reference yet; it is being verified", retryable: true)
                     }
                     let provider = try self.provider(attempt.providerID)
                     if let key, key.bound == nil {
@@ -75,9 +75,9 @@ extension Checkout {
                     case .answered(let result):
                         events = try await self.apply(result, to: &session, attempt: attemptID, at: at)
                     case .notSent(let reason):
-                        throw ProblemCatalog.problem(code: "provider_error", detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
+                        throw ProblemCatalog.problem(code: .providerError, detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
                     case .invalidRequest(let reason):
-                        throw ProblemCatalog.problem(code: "invalid_request", detail: "\(attempt.providerID) refused the request: \(reason); nothing was sent")
+                        throw ProblemCatalog.problem(code: .invalidRequest, detail: "\(attempt.providerID) refused the request: \(reason); nothing was sent")
                     case .unknown(let reason):
                         events = self.markUnknown(&session, attempt: attemptID, reason: reason, at: at)
                     }
@@ -114,107 +114,133 @@ extension Checkout {
     private func runAttempt(_ id: String, _ request: NewAttempt, _ key: IdempotencyScope?, session initial: Session,
                             called: inout Bool) async throws -> Attempt {
         var session = initial
-        var at = now()
+        let at = now()
         if session.status == .open, session.liveAttempt == nil, session.expiresAt <= at {
             try await expireNow(&session, at: at)
         }
         try session.checkCanStartAttempt()
-        // A chosen instrument pins its provider: its reference means nothing elsewhere.
+        var route = try route(request, in: session, at: at)
+        var failedBefore: String?
+        for (index, candidate) in route.candidates.enumerated() {
+            guard let provider = directory.provider(candidate.providerID), breakers.allow(candidate.providerID) else {
+                route.skipped.append("\(candidate.providerID): not reachable now")
+                continue
+            }
+            let attemptID = try await start(candidate, request, in: &session, after: failedBefore, key: key)
+            called = true
+            let reply = await provider.perform(.authorize(AuthorizeRequest(
+                paymentId: attemptID, idempotencyKey: attemptID, amount: session.amount, method: request.method,
+                country: session.country, orderId: session.orderID, capture: session.capture,
+                instrument: route.instrument, payer: session.payer, returnUrl: session.returnURL)))
+            record(reply, for: candidate.providerID)
+            let answeredAt = now()
+            var (events, failover) = try await applyAuthorize(reply, to: &session, attempt: attemptID, of: candidate.providerID,
+                                                              last: index == route.candidates.count - 1, at: answeredAt)
+            let final = try session.attempt(attemptID)
+            if let failover {
+                failedBefore = failover
+                events.append(SessionEvent(sessionID: id, at: answeredAt, type: .attemptFailover, attemptID: attemptID,
+                                           status: final.status.rawValue, providerID: candidate.providerID, detail: failover))
+                // Nothing live under the key now: this try provably charged nothing.
+                session = try await commit(session, events: events, answer: key?.intent(reference: nil, at: answeredAt))
+                continue
+            }
+            // A live attempt (pending, an action to take) is no answer yet: a
+            // retry under the key returns it as it then is.
+            session = try await commit(session, events: events, answer: final.status.isFinal ? key?.answer(final, reference: attemptID, at: answeredAt) : nil)
+            return final
+        }
+        let reasons = route.skipped.isEmpty ? "" : " (" + route.skipped.joined(separator: "; ") + ")"
+        throw ProblemCatalog.problem(
+            code: .methodUnavailable,
+            detail: "no \(session.mode.rawValue) provider can take \(request.method) for \(session.amount.value) \(session.amount.currency)"
+                + (session.country.map { " in \($0)" } ?? "") + " (a \(session.mode.rawValue) session is only ever served by \(session.mode.rawValue) providers)" + reasons)
+    }
+
+    /// Where an attempt may go: its candidates in order, the providers left
+    /// out and why, and the instrument each is sent.
+    private struct AttemptRoute {
+        var candidates: [RoutingDecision.Candidate]
+        var skipped: [String]
+        var instrument: [String: JSONValue]?
+    }
+
+    /// Routes `request` and checks its instrument against the method's form
+    /// (the first candidate's, a pinned provider's own) before any provider
+    /// is called (docs/fields.md). A chosen instrument pins its provider: its
+    /// reference means nothing elsewhere.
+    private func route(_ request: NewAttempt, in session: Session, at: Date) throws -> AttemptRoute {
         let selection = try selection(request, in: session)
         let clock = ContinuousClock.now
         let profiles = directory.profiles()
         var decision = Router.route(
             mode: session.mode, method: request.method, amount: session.amount, country: session.country, capture: session.capture,
-            pinnedProvider: selection?.provider ?? request.provider, profiles: profiles, breakerState: { self.breakerState($0, at: clock) })
-        // The method's form, the first candidate's (a pinned provider's own), checked before any provider is called (docs/fields.md).
+            pinnedProvider: selection?.provider ?? request.provider, profiles: profiles, breakerState: { self.breakers.state(of: $0, at: clock) })
         let first = decision.candidates.first?.providerID
         let form = profiles.first { $0.id == first }?.fields[request.method] ?? []
         let issues = FieldValidation.validate(instrument: request.instrument, against: form, presentOnly: selection != nil, now: at)
         if !issues.isEmpty { throw ProblemCatalog.invalidFields(issues, method: request.method, path: "instrument.") }
         var instrument = request.instrument
-        if let selection { instrument = (instrument ?? [:]).merging([SelectedInstrument.member: selection.selected.jsonValue]) { $1 } }
-        var skipped: [String] = decision.excluded.map { "\($0.providerID): \($0.reason)" }
-        if selection != nil {
+        if let selection {
+            instrument = (instrument ?? [:]).merging([SelectedInstrument.member: selection.selected.jsonValue]) { $1 }
             for index in decision.candidates.indices { decision.candidates[index].reason = "the provider that offered the chosen instrument" }
         }
-        var failedBefore: String?
-        for (index, candidate) in decision.candidates.enumerated() {
-            guard let provider = directory.provider(candidate.providerID), allowCall(candidate.providerID) else {
-                skipped.append("\(candidate.providerID): not reachable now")
-                continue
-            }
-            at = now()
-            let attemptID = Identifiers.make("att")
-            var attempt = Attempt(
-                id: attemptID, method: request.method, providerID: candidate.providerID,
-                routingReason: candidate.reason + (failedBefore.map { "; after \($0)" } ?? ""), requested: session.amount, at: at)
-            let timeout = candidate.callTimeout.components
-            attempt.leaseUntil = at.addingTimeInterval(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18 + configuration.leaseMargin)
-            try session.start(attempt)
-            let started = SessionEvent(sessionID: id, at: at, type: "attempt.started", attemptID: attemptID,
-                                       status: AttemptStatus.processing.rawValue, providerID: candidate.providerID,
-                                       amount: session.amount, detail: attempt.routingReason)
-            do {
-                // The key is bound to this request, and names this attempt, before the provider hears of it.
-                session = try await commit(session, events: [started], answer: key?.intent(reference: attemptID, at: at))
-            } catch let conflict as StoreConflict {
-                releaseProbe(candidate.providerID)
-                throw IntentRefused(conflict: conflict)
-            } catch {
-                releaseProbe(candidate.providerID)
-                throw error
-            }
+        return AttemptRoute(candidates: decision.candidates, skipped: decision.excluded.map { "\($0.providerID): \($0.reason)" },
+                            instrument: instrument)
+    }
 
-            called = true
-            let reply = await provider.perform(.authorize(AuthorizeRequest(
-                paymentId: attemptID, idempotencyKey: attemptID, amount: session.amount, method: request.method,
-                country: session.country, orderId: session.orderID, capture: session.capture,
-                instrument: instrument, payer: session.payer, returnUrl: session.returnURL)))
-            record(reply, for: candidate.providerID)
-            at = now()
-            let isLast = index == decision.candidates.count - 1
-            var events: [SessionEvent]
-            var failover = false
-            switch reply {
-            case .answered(let result):
-                events = try await apply(result, to: &session, attempt: attemptID, at: at)
-                // Failed as applied: an answer kept pending (absence not yet final) never fails over.
-                if (try? session.attempt(attemptID))?.status == .failed, result.problem?.safeToRetryElsewhere == true, !isLast {
-                    failover = true
-                    failedBefore = "\(candidate.providerID) declined before charging (\(result.problem?.code ?? "failed"))"
-                }
-            case .notSent(let reason):
-                let problem = ProblemCatalog.problem(code: "provider_error", detail: "\(candidate.providerID): \(reason); nothing was sent", retryable: true)
-                events = fail(&session, attempt: attemptID, problem: problem, at: at)
-                if !isLast {
-                    failover = true
-                    failedBefore = "\(candidate.providerID) was not reached (\(reason))"
-                }
-            case .invalidRequest(let reason):
-                // The request itself is wrong: every provider would be sent the same.
-                let problem = ProblemCatalog.problem(code: "invalid_request", detail: "\(candidate.providerID) refused the request: \(reason); nothing was sent")
-                events = fail(&session, attempt: attemptID, problem: problem, at: at)
-            case .unknown(let reason):
-                events = markUnknown(&session, attempt: attemptID, reason: reason, at: at)
-            }
-            let final = try session.attempt(attemptID)
-            if failover {
-                events.append(SessionEvent(sessionID: id, at: at, type: "attempt.failover", attemptID: attemptID,
-                                           status: final.status.rawValue, providerID: candidate.providerID, detail: failedBefore))
-                // Nothing live under the key now: this try provably charged nothing.
-                session = try await commit(session, events: events, answer: key?.intent(reference: nil, at: at))
-                continue
-            }
-            // A live attempt (pending, an action to take) is no answer yet: a
-            // retry under the key returns it as it then is.
-            session = try await commit(session, events: events, answer: final.status.isFinal ? key?.answer(final, reference: attemptID, at: at) : nil)
-            return final
+    /// Starts an attempt with `candidate`: committed `processing`, with its
+    /// lease, and the key bound to this request naming it, before the
+    /// provider hears of it. A refused commit gives the probe slot back.
+    private func start(_ candidate: RoutingDecision.Candidate, _ request: NewAttempt, in session: inout Session, after failedBefore: String?,
+                       key: IdempotencyScope?) async throws -> String {
+        let at = now()
+        let attemptID = Identifiers.make("att")
+        var attempt = Attempt(
+            id: attemptID, method: request.method, providerID: candidate.providerID,
+            routingReason: candidate.reason + (failedBefore.map { "; after \($0)" } ?? ""), requested: session.amount, at: at)
+        let timeout = candidate.callTimeout.components
+        attempt.leaseUntil = at.addingTimeInterval(Double(timeout.seconds) + Double(timeout.attoseconds) / 1e18 + configuration.leaseMargin)
+        try session.start(attempt)
+        let started = SessionEvent(sessionID: session.id, at: at, type: .attemptStarted, attemptID: attemptID,
+                                   status: AttemptStatus.processing.rawValue, providerID: candidate.providerID,
+                                   amount: session.amount, detail: attempt.routingReason)
+        do {
+            session = try await commit(session, events: [started], answer: key?.intent(reference: attemptID, at: at))
+        } catch let conflict as StoreConflict {
+            breakers.releaseProbe(candidate.providerID)
+            throw IntentRefused(conflict: conflict)
+        } catch {
+            breakers.releaseProbe(candidate.providerID)
+            throw error
         }
-        let reasons = skipped.isEmpty ? "" : " (" + skipped.joined(separator: "; ") + ")"
-        throw ProblemCatalog.problem(
-            code: "method_unavailable",
-            detail: "no \(session.mode.rawValue) provider can take \(request.method) for \(session.amount.value) \(session.amount.currency)"
-                + (session.country.map { " in \($0)" } ?? "") + " (a \(session.mode.rawValue) session is only ever served by \(session.mode.rawValue) providers)" + reasons)
+        return attemptID
+    }
+
+    /// Applies one candidate's authorize reply to its attempt: the events,
+    /// and why the next candidate may be tried (nil when it may not: only a
+    /// reply that proves nothing was charged fails over, never an unknown
+    /// outcome, and never from the last candidate).
+    private func applyAuthorize(_ reply: ProviderReply, to session: inout Session, attempt attemptID: String, of providerID: String,
+                                last isLast: Bool, at: Date) async throws -> (events: [SessionEvent], failover: String?) {
+        switch reply {
+        case .answered(let result):
+            let events = try await apply(result, to: &session, attempt: attemptID, at: at)
+            // Failed as applied: an answer kept pending (absence not yet final) never fails over.
+            guard !isLast, (try? session.attempt(attemptID))?.status == .failed, result.problem?.safeToRetryElsewhere == true else {
+                return (events, nil)
+            }
+            return (events, "\(providerID) declined before charging (\(result.problem?.code.rawValue ?? "failed"))")
+        case .notSent(let reason):
+            let problem = ProblemCatalog.problem(code: .providerError, detail: "\(providerID): \(reason); nothing was sent", retryable: true)
+            return (fail(&session, attempt: attemptID, problem: problem, at: at), isLast ? nil : "\(providerID) was not reached (\(reason))")
+        case .invalidRequest(let reason):
+            // The request itself is wrong: every provider would be sent the same.
+            let problem = ProblemCatalog.problem(code: .invalidRequest, detail: "\(providerID) refused the request: \(reason); nothing was sent")
+            return (fail(&session, attempt: attemptID, problem: problem, at: at), nil)
+        case .unknown(let reason):
+            return (markUnknown(&session, attempt: attemptID, reason: reason, at: at), nil)
+        }
     }
 
     /// Applies a provider's answer to a live attempt; returns the events.
@@ -234,7 +260,7 @@ extension Checkout {
         guard let attempt = try? session.attempt(attemptID) else { return [] }
         let sessionID = session.id
         let providerID = attempt.providerID
-        func event(_ type: String, _ status: String, amount: Money? = nil, detail: String? = nil) -> SessionEvent {
+        func event(_ type: SessionEvent.Kind, _ status: String, amount: Money? = nil, detail: String? = nil) -> SessionEvent {
             SessionEvent(sessionID: sessionID, at: at, type: type, attemptID: attemptID, status: status, providerID: providerID,
                          amount: amount, detail: detail)
         }
@@ -244,12 +270,12 @@ extension Checkout {
         }
         guard !attempt.status.isFinal else {
             let agrees = result.status.rawValue == attempt.status.rawValue || Self.booksExplain(result.status, of: attempt)
-            var events = [event(agrees ? "attempt.confirmed" : "attempt.discrepancy", attempt.status.rawValue,
+            var events = [event(agrees ? .attemptConfirmed : .attemptDiscrepancy, attempt.status.rawValue,
                                 detail: "the provider reports \(result.status.rawValue)" + (statusNote.map { "; \($0)" } ?? ""))]
             // With nothing held, the provider's totals must be the books'.
             if let totals = result.totals, let balance = attempt.balance, balance.inFlight.isEmpty,
                totals.captured.value != balance.captured || totals.refunded.value != balance.refunded || totals.voided != balance.voided {
-                events.append(event("payment.discrepancy", attempt.status.rawValue, detail:
+                events.append(event(.paymentDiscrepancy, attempt.status.rawValue, detail:
                     "the provider holds captured \(totals.captured.value), refunded \(totals.refunded.value), voided \(totals.voided); "
                     + "the books say captured \(balance.captured), refunded \(balance.refunded), voided \(balance.voided)"))
             }
@@ -259,7 +285,7 @@ extension Checkout {
            let holder = try await paymentHolding(reference, of: providerID, besides: attemptID) {
             logger.error("protocol violation: \(providerID) answered attempt \(attemptID) \(result.status.rawValue) with provider reference \(reference), which attempt \(holder) holds; the outcome is unknown and is reconciled")
             return markUnknown(&session, attempt: attemptID, reason: "protocol violation: \(providerID) answered \(result.status.rawValue) with provider reference \(reference), "
-                               + "which payment \(holder) holds", at: at, event: "attempt.protocol_violation", code: "provider_error")
+                               + "which payment \(holder) holds", at: at, event: .attemptProtocolViolation, code: .providerError)
         }
         try? session.update(attempt: attemptID) { a in
             if let reference = result.providerReference { a.providerReference = reference }
@@ -284,7 +310,7 @@ extension Checkout {
                 return markUnknown(&session, attempt: attemptID, reason: "unusable \(result.status.rawValue) answer: \(error)", at: at)
             }
             try? session.update(attempt: attemptID) { $0.problem = nil }
-            var events = [event("attempt.\(next.rawValue)", next.rawValue, amount: approved, detail: statusNote)]
+            var events = [event(next == .succeeded ? .attemptSucceeded : .attemptAuthorized, next.rawValue, amount: approved, detail: statusNote)]
             if approved.value < attempt.requested.value {
                 events[0].detail = "partial approval: \(approved.value) of \(attempt.requested.value)" + (statusNote.map { "; \($0)" } ?? "")
             }
@@ -293,7 +319,7 @@ extension Checkout {
                 events += try holdReversal(of: attemptID, in: &session, as: next, approved: approved, why: "payment \(paidBy) paid the session first", at: at)
                 return events
             }
-            events.append(SessionEvent(sessionID: sessionID, at: at, type: "session.completed", attemptID: attemptID,
+            events.append(SessionEvent(sessionID: sessionID, at: at, type: .sessionCompleted, attemptID: attemptID,
                                        status: SessionStatus.completed.rawValue, providerID: providerID, amount: approved))
             return events
         case .pending:
@@ -307,8 +333,8 @@ extension Checkout {
                 a.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: checks))
             }
             let detail = result.action.map { "payer action: \($0.type.rawValue)" } ?? result.problem.map { "\($0.code): \($0.message)" } ?? statusNote
-            return [event("attempt.pending", "pending", detail: detail)]
-        case .failed where result.problem?.code == Self.unknownPayment:
+            return [event(.attemptPending, "pending", detail: detail)]
+        case .failed where result.problem?.code == .unknownPayment:
             // Absence is not proof: the provider may act on a request it has not recorded yet.
             let window = profile(providerID)?.absenceWindow ?? ProviderProfile.defaultAbsenceWindow
             let until = attempt.createdAt.addingTimeInterval(window)
@@ -318,13 +344,13 @@ extension Checkout {
             try? session.update(attempt: attemptID) { a in
                 if let next = a.nextCheckAt, next > until { a.nextCheckAt = until }
             }
-            events = events.map { event in var event = event; event.type = "attempt.not_found_yet"; return event }
+            events = events.map { event in var event = event; event.type = .attemptNotFoundYet; return event }
             return events
         case .failed, .cancelled:
-            let code = result.status == .cancelled ? "user_cancelled" : "payment_failed"
+            let code: ProblemCode = result.status == .cancelled ? .userCancelled : .paymentFailed
             let problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: providerID) }
                 ?? ProblemCatalog.problem(code: code, detail: "\(providerID) reported \(result.status.rawValue) without a reason")
-            return fail(&session, attempt: attemptID, problem: problem, as: result.status == .cancelled ? .cancelled : .failed, at: at)
+            return fail(&session, attempt: attemptID, problem: problem, cancelled: result.status == .cancelled, at: at)
         }
     }
 
@@ -346,7 +372,7 @@ extension Checkout {
     func lateCharge(_ result: AdapterResult, to session: inout Session, attempt: Attempt, at: Date) async throws -> [SessionEvent] {
         let providerID = attempt.providerID
         let sessionID = session.id
-        func event(_ type: String, _ status: String, amount: Money? = nil, detail: String?) -> SessionEvent {
+        func event(_ type: SessionEvent.Kind, _ status: String, amount: Money? = nil, detail: String?) -> SessionEvent {
             SessionEvent(sessionID: sessionID, at: at, type: type, attemptID: attempt.id, status: status, providerID: providerID, amount: amount, detail: detail)
         }
         let approved = result.amount ?? attempt.requested
@@ -360,7 +386,7 @@ extension Checkout {
         }
         if let unusable {
             logger.error("\(providerID) reports \(result.status.rawValue) on attempt \(attempt.id), recorded \(attempt.status.rawValue), with \(unusable): not applied; look at it")
-            return [event("attempt.discrepancy", attempt.status.rawValue, detail: "the provider reports \(result.status.rawValue) with \(unusable): not applied")]
+            return [event(.attemptDiscrepancy, attempt.status.rawValue, detail: "the provider reports \(result.status.rawValue) with \(unusable): not applied")]
         }
         let next: AttemptStatus = result.status == .succeeded ? .succeeded : .authorized
         let completes = try session.recordLateCharge(attempt: attempt.id, as: next, approved: approved)
@@ -369,11 +395,11 @@ extension Checkout {
             if let status = result.providerStatus { a.providerStatus = status }
             a.updatedAt = at
         }
-        var events = [event("attempt.late_charge", next.rawValue, amount: approved,
+        var events = [event(.attemptLateCharge, next.rawValue, amount: approved,
                             detail: "\(providerID) reports \(next.rawValue) on an attempt recorded \(attempt.status.rawValue): it acted after the host gave up")]
         if completes {
             logger.warning("\(providerID) charged attempt \(attempt.id) after it was recorded \(attempt.status.rawValue): it is session \(sessionID)'s payment")
-            events.append(SessionEvent(sessionID: sessionID, at: at, type: "session.completed", attemptID: attempt.id,
+            events.append(SessionEvent(sessionID: sessionID, at: at, type: .sessionCompleted, attemptID: attempt.id,
                                        status: SessionStatus.completed.rawValue, providerID: providerID, amount: approved))
             return events
         }
@@ -390,12 +416,12 @@ extension Checkout {
     func holdReversal(of attemptID: String, in session: inout Session, as status: AttemptStatus, approved: Money, why: String,
                       at: Date) throws -> [SessionEvent] {
         let operation: PaymentOperation = status == .authorized ? .void : .refund
-        let held = PaymentBalance.InFlight(operation: operation.rawValue, amount: approved.value,
+        let held = PaymentBalance.InFlight(operation: operation, amount: approved.value,
                                            reason: "reversing a payment the session does not keep: \(why)", since: at, nextCheckAt: at, checks: 0)
         try session.hold(held, key: attemptID + Self.lateChargeReversal, of: attemptID)
         let providerID = (try? session.attempt(attemptID))?.providerID
         logger.warning("payment \(attemptID) of session \(session.id) is reversed (\(why)): its \(operation.rawValue) is held for reconciliation")
-        return [SessionEvent(sessionID: session.id, at: at, type: "payment.\(operation.rawValue)_held", attemptID: attemptID, status: status.rawValue,
+        return [SessionEvent(sessionID: session.id, at: at, type: .held(operation, .held), attemptID: attemptID, status: status.rawValue,
                              providerID: providerID, amount: approved,
                              detail: "reversed (\(why)): reconciliation sends the \(operation.rawValue) until it is settled")]
     }
@@ -403,9 +429,6 @@ extension Checkout {
     /// The end of the provider key a late charge's reversal is held under
     /// (`<attempt>:late-charge-reversal`): one per payment, however often sent.
     static let lateChargeReversal = ":late-charge-reversal"
-
-    /// The problem code of a verify that finds no such payment at the provider.
-    static let unknownPayment = "unknown_payment"
 
     /// Whether a provider's status for a final attempt that differs from the
     /// attempt's is what its books say it should now be (the header's verify):
@@ -421,21 +444,22 @@ extension Checkout {
         }
     }
 
-    func fail(_ session: inout Session, attempt attemptID: String, problem: Problem, as status: AttemptStatus = .failed, at: Date) -> [SessionEvent] {
+    func fail(_ session: inout Session, attempt attemptID: String, problem: Problem, cancelled: Bool = false, at: Date) -> [SessionEvent] {
+        let status: AttemptStatus = cancelled ? .cancelled : .failed
         guard (try? session.move(attempt: attemptID, to: status)) != nil else { return [] }
         try? session.update(attempt: attemptID) { a in
             a.problem = problem
             a.updatedAt = at
         }
         let providerID = (try? session.attempt(attemptID))?.providerID
-        return [SessionEvent(sessionID: session.id, at: at, type: "attempt.\(status.rawValue)", attemptID: attemptID,
+        return [SessionEvent(sessionID: session.id, at: at, type: cancelled ? .attemptCancelled : .attemptFailed, attemptID: attemptID,
                              status: status.rawValue, providerID: providerID, detail: "\(problem.code): \(problem.detail)")]
     }
 
     /// The provider may or may not have acted: the attempt waits, pending,
     /// for a verify. Never retried elsewhere.
     func markUnknown(_ session: inout Session, attempt attemptID: String, reason: String, at: Date,
-                     event type: String = "attempt.pending", code: String = "network_error") -> [SessionEvent] {
+                     event type: SessionEvent.Kind = .attemptPending, code: ProblemCode = .networkError) -> [SessionEvent] {
         guard let attempt = try? session.attempt(attemptID), !attempt.status.isFinal else { return [] }
         if attempt.status == .processing { try? session.move(attempt: attemptID, to: .pending) }
         let checks = attempt.checks
@@ -465,7 +489,7 @@ extension Checkout {
 
     func provider(_ id: String) throws -> any PaymentProvider {
         guard let provider = directory.provider(id) else {
-            throw ProblemCatalog.problem(code: "provider_error", detail: "provider \(id) is not loaded", retryable: true)
+            throw ProblemCatalog.problem(code: .providerError, detail: "provider \(id) is not loaded", retryable: true)
         }
         return provider
     }
@@ -473,51 +497,26 @@ extension Checkout {
     func expireNow(_ session: inout Session, at: Date) async throws {
         try session.expire()
         session.updatedAt = at
-        let event = SessionEvent(sessionID: session.id, at: at, type: "session.expired", status: SessionStatus.expired.rawValue,
+        let event = SessionEvent(sessionID: session.id, at: at, type: .sessionExpired, status: SessionStatus.expired.rawValue,
                                  detail: "unpaid past its deadline")
         session = try await commit(session, events: [event])
     }
 
     // MARK: Circuit breakers
 
-    func breakerState(_ providerID: String, at: ContinuousClock.Instant) -> CircuitBreaker.State {
-        breakers.withLock { $0[providerID]?.state(at: at) ?? .closed }
-    }
-
-    func allowCall(_ providerID: String) -> Bool {
-        let at = ContinuousClock.now
-        return breakers.withLock { all in
-            var breaker = all[providerID] ?? CircuitBreaker(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
-            let allowed = breaker.allow(at: at)
-            all[providerID] = breaker
-            return allowed
-        }
-    }
-
-    /// Gives back a half-open probe slot taken for a call that was never made.
-    func releaseProbe(_ providerID: String) {
-        breakers.withLock { $0[providerID]?.releaseProbe() }
-    }
-
     /// A provider that answered works (a decline included), unless the answer
     /// is its own failure; no answer is a failure.
     func record(_ reply: ProviderReply, for providerID: String) {
         let healthy: Bool = switch reply {
-        case .answered(let result): result.problem?.code != "provider_error"
+        case .answered(let result): result.problem?.code != .providerError
         case .invalidRequest: true
         case .notSent, .unknown: false
         }
-        let at = ContinuousClock.now
-        breakers.withLock { all in
-            var breaker = all[providerID] ?? CircuitBreaker(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
-            if healthy { breaker.recordSuccess() } else { breaker.recordFailure(at: at) }
-            all[providerID] = breaker
-        }
+        breakers.record(healthy: healthy, for: providerID)
     }
 
     /// Each provider's circuit, for operations views.
     public func circuitStates() -> [String: CircuitBreaker.State] {
-        let at = ContinuousClock.now
-        return breakers.withLock { $0.mapValues { $0.state(at: at) } }
+        breakers.states()
     }
 }

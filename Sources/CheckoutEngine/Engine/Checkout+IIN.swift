@@ -11,18 +11,18 @@ extension Checkout {
         try await guarded {
             let session = try await self.load(id, mode: mode)
             guard session.status == .open else {
-                throw ProblemCatalog.problem(code: "invalid_state", detail: "session \(id) is \(session.status.rawValue); only an open session looks up cards")
+                throw ProblemCatalog.problem(code: .invalidState, detail: "session \(id) is \(session.status.rawValue); only an open session looks up cards")
             }
             let ranges: IINRanges
             switch configuration.cardRanges {
             case .success(let loaded): ranges = loaded
-            case .failure(let broken): throw ProblemCatalog.problem(code: "internal_error", detail: "the card ranges could not be read: \(broken)")
+            case .failure(let broken): throw ProblemCatalog.problem(code: .internalError, detail: "the card ranges could not be read: \(broken)")
             }
             let available = Set(self.availableMethods(for: session))
             do throws(IINPrefixError) {
                 return try ranges.details(of: prefix, allowed: { available.contains($0) })
             } catch {
-                throw ProblemCatalog.problem(code: "invalid_request", detail: error.description)
+                throw ProblemCatalog.problem(code: .invalidRequest, detail: error.description)
             }
         }
     }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import GatewayPayloads
 
@@ -114,75 +113,23 @@ extension Checkout {
     /// the id is not an instrument of this session that may be used now, or the request contradicts it.
     func selection(_ request: NewAttempt, in session: Session) throws -> (provider: String, selected: SelectedInstrument)? {
         if request.instrument?[SelectedInstrument.member] != nil {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrument.selected is reserved for the host; choose an instrument with instrumentId")
+            throw ProblemCatalog.problem(code: .invalidRequest, detail: "instrument.selected is reserved for the host; choose an instrument with instrumentId")
         }
         guard let id = request.instrumentId else { return nil }
-        let refused = ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId is not an instrument of this session")
+        let refused = ProblemCatalog.problem(code: .invalidRequest, detail: "instrumentId is not an instrument of this session")
         guard let sealed = sealer.open(id), sealed.session == session.id,
               let offered = session.instruments?.first(where: { $0.id == id }),
               offered.provider == sealed.provider, offered.method == sealed.method
         else { throw refused }
         if let date = offered.instrument.expiryDate, date <= now() {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId names an instrument that expired at \(offered.instrument.expiresAt ?? "")")
+            throw ProblemCatalog.problem(code: .invalidRequest, detail: "instrumentId names an instrument that expired at \(offered.instrument.expiresAt ?? "")")
         }
         guard request.method == sealed.method else {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId is a \(sealed.method) instrument, not \(request.method)")
+            throw ProblemCatalog.problem(code: .invalidRequest, detail: "instrumentId is a \(sealed.method) instrument, not \(request.method)")
         }
         if let provider = request.provider, provider != sealed.provider {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "instrumentId was offered by \(sealed.provider), not \(provider)")
+            throw ProblemCatalog.problem(code: .invalidRequest, detail: "instrumentId was offered by \(sealed.provider), not \(provider)")
         }
         return (sealed.provider, SelectedInstrument(kind: sealed.kind, reference: sealed.reference))
-    }
-}
-
-/// What an instrument id seals: whose it is and the provider's reference.
-struct SealedInstrument: Sendable, Equatable, Codable {
-    var session: String
-    var provider: String
-    var method: String
-    var kind: String
-    var reference: String
-
-    enum CodingKeys: String, CodingKey {
-        case session = "s", provider = "p", method = "m", kind = "k", reference = "r"
-    }
-}
-
-/// Seals and opens instrument ids: `ins_` + base64url(AES-GCM(nonce ‖
-/// ciphertext ‖ tag)) under a key derived (HKDF-SHA256, info
-/// `gateway.instrument-id.v1`) from the fingerprint key, which is kept apart
-/// from the store. An id that does not open is not an instrument.
-struct InstrumentSealer: Sendable {
-    private let key: SymmetricKey
-
-    init(fingerprintKey: Data) {
-        key = HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: fingerprintKey),
-                                     info: Data("gateway.instrument-id.v1".utf8), outputByteCount: 32)
-    }
-
-    func seal(_ value: SealedInstrument) -> String {
-        // Encoding five strings, and sealing with a fresh random nonce under a
-        // 256-bit key, cannot fail.
-        let plain = try! JSONEncoder().encode(value)
-        let box = try! AES.GCM.seal(plain, using: key)
-        return "ins_" + Self.base64url(box.combined!)
-    }
-
-    func open(_ id: String) -> SealedInstrument? {
-        guard id.hasPrefix("ins_"), id.utf8.count <= 4096, let data = Self.data(base64url: String(id.dropFirst(4))),
-              let box = try? AES.GCM.SealedBox(combined: data), let plain = try? AES.GCM.open(box, using: key)
-        else { return nil }
-        return try? JSONDecoder().decode(SealedInstrument.self, from: plain)
-    }
-
-    static func base64url(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func data(base64url text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.utf8.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 }

@@ -53,11 +53,11 @@ extension Checkout {
     private func change(_ operation: PaymentOperation, payment paymentID: String, amount: Int64?,
                         idempotencyKey: String?, mode: PaymentMode?) async throws -> PaymentChange {
         guard let idempotencyKey else {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "\(operation.rawValue) moves money: it needs an idempotency key, so that a retry can never apply it twice")
+            throw ProblemCatalog.problem(code: .invalidRequest, detail: "\(operation.rawValue) moves money: it needs an idempotency key, so that a retry can never apply it twice")
         }
         let sessionID = try await sessionID(ofAttempt: paymentID)
         let sessionMode = try await self.mode(ofSession: sessionID, caller: mode)
-        return try await idempotent(idempotencyKey, mode: sessionMode, operation: operation.rawValue, target: paymentID,
+        return try await idempotency.run(idempotencyKey, mode: sessionMode, operation: operation.rawValue, target: paymentID,
                                     request: AmountBody(amount: amount)) { key in
             try await self.locks.withLock(sessionID) {
                 try await self.changeLocked(operation, sessionID: sessionID, paymentID: paymentID, amount: amount, key: key!)
@@ -80,14 +80,14 @@ extension Checkout {
         // key, and reconciliation settles it.
         if let earlier, earlier.sentBy != engineID, earlier.awaitsItsAnswer(at: now()), let until = earlier.nextCheckAt {
             throw ProblemCatalog.problem(
-                code: "operation_in_progress",
+                code: .operationInProgress,
                 detail: "the \(earlier.operation) under this idempotency key was sent to the provider and its answer is not recorded yet "
                     + "(another host's request is waiting for it); retry with the same key after \(until)")
         }
         balance.release(key: providerKey)
         if let other = balance.inFlight.values.first {
             throw ProblemCatalog.problem(
-                code: "operation_in_progress",
+                code: .operationInProgress,
                 detail: "a \(other.operation) of \(other.amount) on payment \(paymentID) is not settled yet (\(other.reason ?? "held")); "
                     + "one money-moving operation runs at a time: retry once it is settled")
         }
@@ -104,17 +104,17 @@ extension Checkout {
             try balance.checkVoid()
         }
         guard attempt.providerReference != nil else {
-            throw ProblemCatalog.problem(code: "invalid_state", detail: "payment \(paymentID) has no provider reference")
+            throw ProblemCatalog.problem(code: .invalidState, detail: "payment \(paymentID) has no provider reference")
         }
         let provider = try self.provider(attempt.providerID)
         let at = now()
         // Durable intent: the amount is held, and the key bound, before the provider hears of it.
         let held = PaymentBalance.InFlight(
-            operation: operation.rawValue, amount: money?.value ?? balance.capturable, requestKey: key.key,
+            operation: operation, amount: money?.value ?? balance.capturable, requestKey: key.key,
             reason: PaymentBalance.InFlight.sent(to: attempt.providerID), since: earlier?.since ?? at,
             nextCheckAt: leaseEnd(attempt.providerID, from: at), checks: earlier?.checks ?? 0, sentBy: engineID)
         try session.hold(held, key: providerKey, of: paymentID)
-        session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_sent", session: session, attempt: attempt, amount: money, at: at)],
+        session = try await commit(session, events: [paymentEvent(.held(operation, .sent), session: session, attempt: attempt, amount: money, at: at)],
                                    answer: key.bound == nil ? key.intent(reference: providerKey, at: at) : nil)
         let reply = await provider.perform(try call(operation, paymentID: paymentID, providerKey: providerKey, held: held, session: session))
         record(reply, for: attempt.providerID)
@@ -156,28 +156,28 @@ extension Checkout {
                         session: inout Session, paymentID: String, key: IdempotencyScope?) async throws -> PaymentChange {
         let attempt = try session.attempt(paymentID)
         guard let held = try session.paymentBalance(paymentID).inFlight[providerKey] else {
-            throw ProblemCatalog.problem(code: "invalid_state", detail: "the \(operation.rawValue) under \(providerKey) is no longer held")
+            throw ProblemCatalog.problem(code: .invalidState, detail: "the \(operation.rawValue) under \(providerKey) is no longer held")
         }
         let at = now()
         let asked: Money? = operation == .void ? nil : Money(value: held.amount, currency: attempt.requested.currency)
-        func keepHeld(_ reason: String, event: String, detail: String?) async throws {
+        func keepHeld(_ reason: String, event stage: SessionEvent.Kind.Stage, detail: String?) async throws {
             var kept = held
             kept.reason = reason
             kept.nextCheckAt = at.addingTimeInterval(configuration.backoff(after: held.checks))
             try session.hold(kept, key: providerKey, of: paymentID)
             session.updatedAt = at
-            session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_\(event)", session: session, attempt: attempt, amount: asked, at: at, detail: detail)])
+            session = try await commit(session, events: [paymentEvent(.held(operation, stage), session: session, attempt: attempt, amount: asked, at: at, detail: detail)])
         }
         func release(_ detail: String) async throws {
             // The reversal of a late charge is the payer's money: refused, it stays held and is sent again.
             if providerKey.hasSuffix(Self.lateChargeReversal) {
                 logger.error("the \(operation.rawValue) reversing a late charge on payment \(paymentID) was refused (\(detail)); it stays held and is sent again")
-                try await keepHeld("refused (\(detail)); a late charge is reversed, so it is sent again until it is", event: "refused", detail: detail)
+                try await keepHeld("refused (\(detail)); a late charge is reversed, so it is sent again until it is", event: .refused, detail: detail)
                 return
             }
             try session.release(key: providerKey, of: paymentID)
             session.updatedAt = at
-            session = try await commit(session, events: [paymentEvent("payment.\(operation.rawValue)_failed", session: session, attempt: attempt, amount: asked, at: at, detail: detail)])
+            session = try await commit(session, events: [paymentEvent(.held(operation, .failed), session: session, attempt: attempt, amount: asked, at: at, detail: detail)])
         }
         switch reply {
         case .answered(let result) where result.status == .succeeded:
@@ -192,36 +192,31 @@ extension Checkout {
             session.updatedAt = at
             let change = PaymentChange(paymentId: paymentID, operation: operation, amount: moved,
                                        providerReference: result.providerReference, balance: try session.paymentBalance(paymentID))
-            let type = switch operation {
-            case .capture: "payment.captured"
-            case .refund: "payment.refunded"
-            default: "payment.voided"
-            }
-            session = try await commit(session, events: [paymentEvent(type, session: session, attempt: attempt, amount: moved, at: at,
+            session = try await commit(session, events: [paymentEvent(.settled(operation), session: session, attempt: attempt, amount: moved, at: at,
                                                                       detail: result.providerStatus.map { "provider status \($0)" })],
                                        answer: key?.answer(change, reference: providerKey, at: at))
             return change
         case .answered(let result) where result.status == .pending:
-            try await keepHeld("pending at \(attempt.providerID)", event: "pending", detail: result.providerStatus)
+            try await keepHeld("pending at \(attempt.providerID)", event: .pending, detail: result.providerStatus)
             throw ProblemCatalog.problem(
-                code: "outcome_unknown",
+                code: .outcomeUnknown,
                 detail: "\(attempt.providerID) has not finished this \(operation.rawValue); its amount stays held until it is settled. Retry with the same idempotency key to learn the outcome")
         case .answered(let result):
             let problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: attempt.providerID) }
-                ?? ProblemCatalog.problem(code: "payment_failed", detail: "\(attempt.providerID) answered \(result.status.rawValue) to \(operation.rawValue)")
+                ?? ProblemCatalog.problem(code: .paymentFailed, detail: "\(attempt.providerID) answered \(result.status.rawValue) to \(operation.rawValue)")
             try await release("\(problem.code): \(problem.detail)")
             throw problem
         case .notSent(let reason) where !retry, .invalidRequest(let reason) where !retry:
             try await release("not sent: \(reason)")
             if case .invalidRequest = reply {
-                throw ProblemCatalog.problem(code: "invalid_request", detail: "\(attempt.providerID) refused the \(operation.rawValue): \(reason); nothing was sent")
+                throw ProblemCatalog.problem(code: .invalidRequest, detail: "\(attempt.providerID) refused the \(operation.rawValue): \(reason); nothing was sent")
             }
-            throw ProblemCatalog.problem(code: "provider_error", detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
+            throw ProblemCatalog.problem(code: .providerError, detail: "\(attempt.providerID): \(reason); nothing was sent", retryable: true)
         case .notSent(let reason), .invalidRequest(let reason), .unknown(let reason):
             let why = if case .unknown = reply { "outcome unknown: \(reason)" } else { "an earlier try's outcome is unknown; this try sent nothing: \(reason)" }
-            try await keepHeld(why, event: "unknown", detail: reason)
+            try await keepHeld(why, event: .unknown, detail: reason)
             throw ProblemCatalog.problem(
-                code: "outcome_unknown",
+                code: .outcomeUnknown,
                 detail: "\(attempt.providerID): \(reason). Its amount stays held until it is settled; retry with the same idempotency key: the provider receives the same key and cannot apply it twice")
         }
     }
@@ -239,7 +234,7 @@ extension Checkout {
             guard let balance = (try session.attempt(ref.attemptID)).balance else { return 0 }
             let at = self.now()
             for (providerKey, held) in balance.inFlight.sorted(by: { $0.key < $1.key }) where (held.nextCheckAt ?? .distantPast) <= at {
-                guard let operation = PaymentOperation(rawValue: held.operation) else { continue }
+                let operation = held.operation
                 let attempt = try session.attempt(ref.attemptID)
                 var scope: IdempotencyScope?
                 if let requestKey = held.requestKey, let bound = try await self.store.answer(forKey: requestKey), bound.body == nil {
@@ -272,7 +267,7 @@ extension Checkout {
                     _ = try await self.settle(reply, operation: operation, providerKey: providerKey, retry: true, session: &session,
                                               paymentID: ref.attemptID, key: scope)
                     settled += 1
-                } catch let problem as Problem where problem.code != "outcome_unknown" {
+                } catch let problem as Problem where problem.code != .outcomeUnknown {
                     settled += 1  // settled as not done: the hold is released
                 }
             }
@@ -298,7 +293,7 @@ extension Checkout {
                                        providerStatus: state.providerStatus))
     }
 
-    private func paymentEvent(_ type: String, session: Session, attempt: Attempt, amount: Money?, at: Date,
+    private func paymentEvent(_ type: SessionEvent.Kind, session: Session, attempt: Attempt, amount: Money?, at: Date,
                               detail: String? = nil) -> SessionEvent {
         SessionEvent(sessionID: session.id, at: at, type: type, attemptID: attempt.id, status: attempt.status.rawValue,
                      providerID: attempt.providerID, amount: amount, detail: detail)

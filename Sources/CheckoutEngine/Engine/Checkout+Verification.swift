@@ -35,13 +35,13 @@ extension Checkout {
             if let lease = attempt.leaseUntil, lease > at {
                 // Its engine is still waiting for the provider's answer.
                 if explicit {
-                    throw ProblemCatalog.problem(code: "invalid_state", detail: "attempt \(ref.attemptID) is still being processed; verify after \(lease)", retryable: true)
+                    throw ProblemCatalog.problem(code: .invalidState, detail: "attempt \(ref.attemptID) is still being processed; verify after \(lease)", retryable: true)
                 }
                 return attempt
             }
             // The engine that sent it stopped (a crash) before recording an answer.
             events += markUnknown(&session, attempt: ref.attemptID, reason: "its engine stopped before the provider's answer was recorded",
-                                  at: at, event: "attempt.interrupted")
+                                  at: at, event: .attemptInterrupted)
             attempt = try session.attempt(ref.attemptID)
         }
         if !explicit, attempt.status.isFinal { return attempt }
@@ -59,7 +59,7 @@ extension Checkout {
         case .answered(let result):
             events += try await apply(result, to: &session, attempt: ref.attemptID, at: at)
         case .notSent(let reason), .invalidRequest(let reason), .unknown(let reason):
-            events.append(SessionEvent(sessionID: ref.sessionID, at: at, type: "attempt.verify_failed", attemptID: ref.attemptID,
+            events.append(SessionEvent(sessionID: ref.sessionID, at: at, type: .attemptVerifyFailed, attemptID: ref.attemptID,
                                        status: attempt.status.rawValue, providerID: attempt.providerID, detail: reason))
         }
         let live = !(try session.attempt(ref.attemptID)).status.isFinal
@@ -100,7 +100,7 @@ extension Checkout {
             let request = WebhookRequest(headers: Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { a, _ in a }),
                                          body: body.base64EncodedString())
             guard let result = await provider.webhook(request), result.verified else {
-                throw ProblemCatalog.problem(code: "webhook_unverified", detail: "\(providerID) could not verify this notification; nothing changed")
+                throw ProblemCatalog.problem(code: .webhookUnverified, detail: "\(providerID) could not verify this notification; nothing changed")
             }
             if let eventID = result.eventId, try await store.hasWebhook(provider: providerID, eventID: eventID) {
                 return .duplicate
@@ -118,7 +118,7 @@ extension Checkout {
                     return .ignored("payment \(paymentID) belongs to \(attempt.providerID), not \(providerID)")
                 }
                 let at = self.now()
-                var events = [SessionEvent(sessionID: sessionID, at: at, type: "webhook.received", attemptID: paymentID,
+                var events = [SessionEvent(sessionID: sessionID, at: at, type: .webhookReceived, attemptID: paymentID,
                                            status: result.status?.rawValue, providerID: providerID, amount: result.amount,
                                            detail: result.eventId.map { "event \($0)" })]
                 if let status = result.status {
@@ -131,7 +131,7 @@ extension Checkout {
                                                                                  providerReference: attempt.providerReference ?? result.providerReference)))
                         self.record(reply, for: providerID)
                         guard case .answered(let confirmed) = reply else {
-                            throw ProblemCatalog.problem(code: "provider_error", detail: "\(providerID) reports a charge on \(paymentID), recorded \(attempt.status.rawValue), which its verify could not confirm now; the provider will resend", retryable: true)
+                            throw ProblemCatalog.problem(code: .providerError, detail: "\(providerID) reports a charge on \(paymentID), recorded \(attempt.status.rawValue), which its verify could not confirm now; the provider will resend", retryable: true)
                         }
                         answer = confirmed
                     }
@@ -143,7 +143,7 @@ extension Checkout {
                 } catch StoreConflict.duplicateWebhook {
                     return .duplicate
                 } catch let conflict as StoreConflict {
-                    throw ProblemCatalog.problem(code: "invalid_state", detail: "\(conflict): changed concurrently; the provider will resend", retryable: true)
+                    throw ProblemCatalog.problem(code: .invalidState, detail: "\(conflict): changed concurrently; the provider will resend", retryable: true)
                 } catch {
                     throw self.storeProblem(error)
                 }

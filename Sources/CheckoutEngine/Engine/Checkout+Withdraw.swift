@@ -22,7 +22,7 @@ extension Checkout {
         guard case .answered(let result) = verified else { return session }
         var session = session
         let at = now()
-        var events = [SessionEvent(sessionID: session.id, at: at, type: "attempt.withdrawn", attemptID: attempt.id, status: attempt.status.rawValue,
+        var events = [SessionEvent(sessionID: session.id, at: at, type: .attemptWithdrawn, attemptID: attempt.id, status: attempt.status.rawValue,
                                    providerID: attempt.providerID, detail: "voided at \(attempt.providerID) for the merchant's abort")]
         events += try await apply(result, to: &session, attempt: attempt.id, at: at)
         return try await commit(session, events: events)

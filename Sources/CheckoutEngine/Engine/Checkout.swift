@@ -35,12 +35,12 @@ public final class Checkout: Sendable {
     let hub = EventHub()
     let locks = SessionLocks()
     let sessions = SessionCache()
-    let gate = IdempotencyGate<any Sendable>()
-    let breakers = Mutex<[String: CircuitBreaker]>([:])
-    let fingerprinter: Fingerprinter
+    let breakers: CircuitBreakers
+    /// Runs each mutating request once per idempotency key.
+    let idempotency: IdempotentRuns
     let sealer: InstrumentSealer
-    /// Relays other hosts' events (``relayOtherHostsEvents()``), once started.
-    let relay = Mutex<Task<Void, Never>?>(nil)
+    /// Relays other hosts' events to this host's readers, once started.
+    let relay: EventRelay
     /// This engine's name among the hosts that share its store: what it
     /// claims due reconciliation work under (``Reconciler``).
     public let engineID = Identifiers.make("eng")
@@ -52,7 +52,7 @@ public final class Checkout: Sendable {
                 configuration: CheckoutConfiguration = .init(),
                 logger: Logger = Logger(label: "gateway.checkout"), now: @escaping @Sendable () -> Date = { Date() }) {
         precondition(fingerprintKey.count >= 32, "the fingerprint key must have at least 32 bytes")
-        self.fingerprinter = Fingerprinter(key: SymmetricKey(data: fingerprintKey))
+        self.idempotency = IdempotentRuns(store: store, fingerprinter: Fingerprinter(key: SymmetricKey(data: fingerprintKey)))
         self.sealer = InstrumentSealer(fingerprintKey: fingerprintKey)
         self.store = store
         if let shared = store as? any SharedFingerprintKey {
@@ -63,10 +63,8 @@ public final class Checkout: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
-    }
-
-    deinit {
-        relay.withLock { $0?.cancel() }
+        self.breakers = CircuitBreakers(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
+        self.relay = EventRelay(store: store, hub: hub, logger: logger)
     }
 
     // MARK: Sessions
@@ -76,20 +74,20 @@ public final class Checkout: Sendable {
     ///   providers of this mode ever serve the session.
     public func createSession(_ request: NewSession, idempotencyKey: String? = nil, mode: PaymentMode = .test) async throws(Problem) -> SessionSnapshot {
         try await guarded {
-            try await idempotent(idempotencyKey, mode: mode, operation: "create_session", target: "", request: request) { key in
+            try await idempotency.run(idempotencyKey, mode: mode, operation: "create_session", target: "", request: request) { key in
                 let at = self.now()
                 guard Currency(code: request.amount.currency) != nil else {
-                    throw ProblemCatalog.problem(code: "invalid_request", detail: "amount.currency \(request.amount.currency) is not a known ISO 4217 currency")
+                    throw ProblemCatalog.problem(code: .invalidRequest, detail: "amount.currency \(request.amount.currency) is not a known ISO 4217 currency")
                 }
                 if let country = request.country, !Self.isCountryCode(country) {
-                    throw ProblemCatalog.problem(code: "invalid_request", detail: "country must be an ISO 3166-1 alpha-2 code such as SA (got \(country))")
+                    throw ProblemCatalog.problem(code: .invalidRequest, detail: "country must be an ISO 3166-1 alpha-2 code such as SA (got \(country))")
                 }
-                guard !request.orderId.isEmpty else { throw ProblemCatalog.problem(code: "invalid_request", detail: "orderId must not be empty") }
+                guard !request.orderId.isEmpty else { throw ProblemCatalog.problem(code: .invalidRequest, detail: "orderId must not be empty") }
                 guard !Self.hasControlCharacter(request.orderId) else {
-                    throw ProblemCatalog.problem(code: "invalid_request", detail: "orderId must not contain control characters")
+                    throw ProblemCatalog.problem(code: .invalidRequest, detail: "orderId must not contain control characters")
                 }
                 if let reference = request.payer?.reference, !Payer.isValidReference(reference) {
-                    throw ProblemCatalog.problem(code: "invalid_request", detail: "payer.reference must be 1 to 64 visible ASCII characters with no spaces")
+                    throw ProblemCatalog.problem(code: .invalidRequest, detail: "payer.reference must be 1 to 64 visible ASCII characters with no spaces")
                 }
                 var session: Session
                 do {
@@ -108,7 +106,7 @@ public final class Checkout: Sendable {
                 let snapshot = SessionSnapshot(session: committed, availableMethods: offer.methods,
                                                instruments: self.instrumentsView(for: session, availableMethods: offer.methods),
                                                fields: offer.fields)
-                let event = SessionEvent(sessionID: session.id, at: at, type: "session.created", status: SessionStatus.open.rawValue,
+                let event = SessionEvent(sessionID: session.id, at: at, type: .sessionCreated, status: SessionStatus.open.rawValue,
                                          amount: session.amount, detail: "order \(session.orderID)" + (offered.summary.map { "; \($0)" } ?? ""))
                 try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
                 return snapshot
@@ -153,7 +151,7 @@ public final class Checkout: Sendable {
     public func abort(session id: String, idempotencyKey: String? = nil, mode: PaymentMode? = nil) async throws(Problem) -> SessionSnapshot {
         try await guarded {
             let sessionMode = try await self.mode(ofSession: id, caller: mode)
-            return try await idempotent(idempotencyKey, mode: sessionMode, operation: "abort", target: id, request: EmptyBody()) { key in
+            return try await idempotency.run(idempotencyKey, mode: sessionMode, operation: "abort", target: id, request: EmptyBody()) { key in
                 try await self.locks.withLock(id) {
                     var session = try await self.load(id)
                     if session.status == .open, let live = session.liveAttempt, live.status == .pending {
@@ -165,7 +163,7 @@ public final class Checkout: Sendable {
                     var committed = session
                     committed.version += 1
                     let snapshot = SessionSnapshot(session: committed, availableMethods: [])
-                    let event = SessionEvent(sessionID: id, at: at, type: "session.cancelled", status: session.status.rawValue, detail: "aborted by the merchant")
+                    let event = SessionEvent(sessionID: id, at: at, type: .sessionCancelled, status: session.status.rawValue, detail: "aborted by the merchant")
                     try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
                     return snapshot
                 }
@@ -180,47 +178,8 @@ public final class Checkout: Sendable {
                        buffer: Int = SessionEvents.defaultBuffer) async throws(Problem) -> SessionEvents {
         try await guarded {
             _ = try await load(id, mode: mode)
-            relayOtherHostsEvents()
+            relay.start()
             return SessionEvents(sessionID: id, after: after, store: store, hub: hub, buffer: max(buffer, 1))
-        }
-    }
-
-    /// On a store several hosts share (``CommittedEventFeed``), hands the
-    /// events other hosts commit to this host's readers, from the first
-    /// stream opened on: for each notice of a session someone reads here, the
-    /// events after the last one its readers were handed are read from the
-    /// store and published (a reader drops what it has, and fills any gap
-    /// from the store: ``SessionEvents``). After a lost feed, every watched
-    /// session is read again.
-    func relayOtherHostsEvents() {
-        guard let feed = store as? any CommittedEventFeed else { return }
-        relay.withLock { running in
-            guard running == nil else { return }
-            let notices = feed.committedEvents()
-            running = Task { [weak self] in
-                for await notice in notices {
-                    guard let self else { return }
-                    switch notice {
-                    case .recorded(let session, let last):
-                        let (watched, delivered) = self.hub.watching(session)
-                        guard watched, (delivered ?? 0) < last else { continue }
-                        await self.publishRecorded(session, after: delivered ?? last - 1)
-                    case .resync:
-                        for (session, delivered) in self.hub.watched() {
-                            await self.publishRecorded(session, after: delivered ?? 0)
-                        }
-                    }
-                }
-            }
-        }
-    }
-
-    private func publishRecorded(_ session: String, after: Int64) async {
-        do {
-            hub.publish(try await store.events(ofSession: session, after: after))
-        } catch {
-            // The readers fill the gap from the store with the next event.
-            logger.warning("events of \(session) committed by another host could not be read: \(error)")
         }
     }
 
@@ -256,11 +215,11 @@ public final class Checkout: Sendable {
         try await guarded {
             let session = try await self.load(id, mode: mode)
             guard session.status == .open else {
-                throw ProblemCatalog.problem(code: "invalid_state", detail: "session \(id) is \(session.status.rawValue); only an open session's fields are checked")
+                throw ProblemCatalog.problem(code: .invalidState, detail: "session \(id) is \(session.status.rawValue); only an open session's fields are checked")
             }
             let offer = self.offer(for: session)
             guard offer.methods.contains(method) else {
-                throw ProblemCatalog.problem(code: "method_unavailable", detail: "\(method.prefix(40)) is not available for session \(id)")
+                throw ProblemCatalog.problem(code: .methodUnavailable, detail: "\(method.prefix(40)) is not available for session \(id)")
             }
             let issues = FieldValidation.validate(values, against: offer.fields[method] ?? [], now: self.now())
             if !issues.isEmpty { throw ProblemCatalog.invalidFields(issues, method: method, path: "values.") }
@@ -273,7 +232,7 @@ public final class Checkout: Sendable {
     /// all ask (the router asks the same per method).
     func serves(_ profile: ProviderProfile, _ session: Session, at: ContinuousClock.Instant) -> Bool {
         profile.refusal(amount: session.amount, country: session.country, capture: session.capture, mode: session.mode) == nil
-            && breakerState(profile.id, at: at) != .open
+            && breakers.state(of: profile.id, at: at) != .open
     }
 
     // MARK: Shared machinery
@@ -285,12 +244,12 @@ public final class Checkout: Sendable {
         if let cached = sessions.get(id), try await store.sessionVersion(id) == cached.version {
             session = cached
         } else {
-            guard let found = try await store.session(id) else { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+            guard let found = try await store.session(id) else { throw ProblemCatalog.problem(code: .notFound, detail: "no session \(id)") }
             sessions.put(found)
             session = found
         }
         // Another mode's session does not exist for this caller.
-        if let mode, session.mode != mode { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+        if let mode, session.mode != mode { throw ProblemCatalog.problem(code: .notFound, detail: "no session \(id)") }
         return session
     }
 
@@ -300,12 +259,12 @@ public final class Checkout: Sendable {
     /// answers without a read of the store.
     func mode(ofSession id: String, caller: PaymentMode?) async throws -> PaymentMode {
         guard let cached = sessions.get(id) else { return try await load(id, mode: caller).mode }
-        if let caller, cached.mode != caller { throw ProblemCatalog.problem(code: "not_found", detail: "no session \(id)") }
+        if let caller, cached.mode != caller { throw ProblemCatalog.problem(code: .notFound, detail: "no session \(id)") }
         return cached.mode
     }
 
     func sessionID(ofAttempt attemptID: String) async throws -> String {
-        guard let found = try await store.sessionID(ofAttempt: attemptID) else { throw ProblemCatalog.problem(code: "not_found", detail: "no payment or attempt \(attemptID)") }
+        guard let found = try await store.sessionID(ofAttempt: attemptID) else { throw ProblemCatalog.problem(code: .notFound, detail: "no payment or attempt \(attemptID)") }
         return found
     }
 
@@ -343,88 +302,14 @@ public final class Checkout: Sendable {
         if let unavailable = error as? StoreUnavailable {
             logger.warning("\(unavailable)")
             return ProblemCatalog.problem(
-                code: "store_unavailable",
+                code: .storeUnavailable,
                 detail: "\(unavailable.callerDetail); retrying with the same idempotency key is safe and learns this request's outcome")
         }
         logger.error("store failure: \(error)")
         return ProblemCatalog.problem(
-            code: "provider_error",
+            code: .providerError,
             detail: "the payment store failed (the host logged why); retrying with the same idempotency key is safe and learns this request's outcome",
             retryable: true)
-    }
-
-    /// Runs `body` once per idempotency key (see the type's rules).
-    ///
-    /// Keys are scoped by `mode` (a test key and a live key never meet). A
-    /// key whose request is already bound (an earlier try recorded its
-    /// intent) runs `body` again only with the same request, and `body` is
-    /// told what the earlier try left (``IdempotencyScope/bound``) so it can
-    /// settle or resume it rather than start anew.
-    func idempotent<Request: Fingerprintable, Response: JSONPayload>(
-        _ key: String?, mode: PaymentMode, operation: String, target: String, request: Request,
-        _ body: @escaping @Sendable (IdempotencyScope?) async throws -> Response
-    ) async throws -> Response {
-        guard let key else { return try await body(nil) }
-        guard !key.isEmpty, key.utf8.count <= 255 else {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must have 1 to 255 bytes")
-        }
-        // As an HTTP header's value could not: two keys must never become one in a store.
-        guard !Self.hasControlCharacter(key) else {
-            throw ProblemCatalog.problem(code: "invalid_request", detail: "an idempotency key must not contain control characters")
-        }
-        let scoped = "\(mode.rawValue):\(key)"
-        let fingerprint = fingerprinter.of(operation: operation, target: target, body: request)
-        let store = self.store
-        // Made only when thrown: a problem's text is built with string searches.
-        let conflict: @Sendable () -> Problem = { ProblemCatalog.problem(code: "idempotency_conflict", detail: "idempotency key \"\(key)\" was already used with a different request") }
-        // The key's answer if it has one, else `body` told what it is bound to.
-        let once: @Sendable () async throws -> Response = {
-            let stored = try await store.answer(forKey: scoped)
-            if let stored {
-                guard stored.fingerprint == fingerprint else { throw conflict() }
-                if let body = stored.body { return try DocumentCoding.decode(Response.self, from: body) }
-            }
-            return try await body(IdempotencyScope(key: scoped, fingerprint: fingerprint, bound: stored))
-        }
-        do {
-            let answer = try await gate.run(key: scoped, fingerprint: fingerprint) { () async throws -> any Sendable in
-                // The gate serialises one key in this process only: another
-                // host sharing the store may bind the key between this try's
-                // read and its first write, and this try then wrote and sent
-                // nothing. Answered as a retry under the key would be: from
-                // the other host's answer, or its try as it now is. That can
-                // race the other host again (its answer recorded meanwhile):
-                // a few rounds, each reading what the store has.
-                var round = 0
-                while true {
-                    do {
-                        return try await once()
-                    } catch let error where round < 3 && Self.lostTheKeyToAnotherHost(error) {
-                        round += 1
-                        guard let stored = try await store.answer(forKey: scoped) else { throw error }
-                        guard stored.fingerprint == fingerprint else { throw conflict() }
-                    }
-                }
-            }
-            return answer as! Response
-        } catch is IdempotencyGate<any Sendable>.Refusal {
-            throw conflict()
-        } catch StoreConflict.duplicateKey {
-            throw ProblemCatalog.problem(code: "operation_in_progress", detail: "idempotency key \"\(key)\" is being answered by another host; retry with the same key for its answer")
-        }
-    }
-
-    /// Errors a try meets, before it writes or sends anything, when another
-    /// host's try under the same key got ahead: the key bound already (the
-    /// commit refused), or that try's attempt live, or the session paid
-    /// (completed) already. Only acted on when the key turns out bound to
-    /// this same request.
-    static func lostTheKeyToAnotherHost(_ error: any Error) -> Bool {
-        switch error {
-        case StoreConflict.duplicateKey, is IntentRefused: true
-        case DomainError.attemptInProgress, DomainError.sessionAlreadyPaid, DomainError.sessionNotOpen(.completed): true
-        default: false
-        }
     }
 
     /// Runs an operation's body and reports whatever it throws as a problem.
@@ -436,18 +321,12 @@ public final class Checkout: Sendable {
         } catch let refused as DomainError {
             throw ProblemCatalog.problem(from: refused)
         } catch let conflict as StoreConflict {
-            throw ProblemCatalog.problem(code: "invalid_state", detail: "\(conflict): another request changed it first; read it again", retryable: true)
+            throw ProblemCatalog.problem(code: .invalidState, detail: "\(conflict): another request changed it first; read it again", retryable: true)
         } catch let refused as IntentRefused {
-            throw ProblemCatalog.problem(code: "invalid_state", detail: "\(refused.conflict): another request changed it first; nothing was sent; read it again", retryable: true)
+            throw ProblemCatalog.problem(code: .invalidState, detail: "\(refused.conflict): another request changed it first; nothing was sent; read it again", retryable: true)
         } catch {
             throw storeProblem(error)
         }
-    }
-
-    /// A try's first commit (its intent: the attempt `processing`, the key
-    /// bound) was refused: nothing was written and no provider was called.
-    struct IntentRefused: Error {
-        var conflict: StoreConflict
     }
 
     /// U+0000 to U+001F or U+007F to U+009F: never in an identifier a caller gives.
@@ -458,30 +337,6 @@ public final class Checkout: Sendable {
     static func isCountryCode(_ code: String) -> Bool {
         code.utf8.count == 2 && code.utf8.allSatisfy { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") }
     }
-}
-
-/// The key and fingerprint a mutating call runs under; makes the intent and
-/// the answer to commit.
-struct IdempotencyScope: Sendable {
-    /// The key as stored: scoped by the session's mode.
-    var key: String
-    var fingerprint: String
-    /// What an earlier try under this key recorded (its intent, no answer
-    /// yet); nil on a first try.
-    var bound: IdempotentAnswer?
-
-    func answer(_ value: some JSONPayload, reference: String? = nil, at: Date) -> IdempotentAnswer {
-        IdempotentAnswer(key: key, fingerprint: fingerprint, body: DocumentCoding.encode(value), reference: reference, createdAt: at)
-    }
-
-    /// Binds the key to this request before any provider hears of it;
-    /// `reference` names what it acts on (nil: nothing live under it now).
-    func intent(reference: String?, at: Date) -> IdempotentAnswer {
-        IdempotentAnswer(key: key, fingerprint: fingerprint, body: nil, reference: reference, createdAt: bound?.createdAt ?? at)
-    }
-
-    /// The provider-side idempotency key of a follow-up operation under this key.
-    func providerKey(_ operation: String, of paymentID: String) -> String { "\(paymentID):\(operation):\(key)" }
 }
 
 /// How the engine's documents are encoded at rest: sessions and committed

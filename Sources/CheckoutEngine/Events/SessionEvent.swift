@@ -10,8 +10,8 @@ public struct SessionEvent: Sendable, Equatable, Codable {
     public var sequence: Int64
     public var sessionID: String
     public var at: Date
-    /// `session.created`, `attempt.started`, `attempt.succeeded`, ... (docs in README).
-    public var type: String
+    /// `session.created`, `attempt.started`, ... (``Kind/all``; README "Session events").
+    public var type: Kind
     public var attemptID: String?
     /// The session's or attempt's status after the event.
     public var status: String?
@@ -24,7 +24,7 @@ public struct SessionEvent: Sendable, Equatable, Codable {
     /// store's text cannot (PostgreSQL refuses it): it is U+FFFD here, so
     /// every store, and every reader, live or resumed, sees the same event.
     /// (The ids and the type are the engine's own, never such text.)
-    public init(sessionID: String, at: Date, type: String, attemptID: String? = nil, status: String? = nil,
+    public init(sessionID: String, at: Date, type: Kind, attemptID: String? = nil, status: String? = nil,
                 providerID: String? = nil, amount: Money? = nil, detail: String? = nil) {
         self.sequence = 0
         self.sessionID = sessionID

@@ -8,7 +8,7 @@ public struct HeldOperation: Sendable, Equatable {
     public var paymentID: String
     public var sessionID: String
     public var providerID: String
-    public var operation: String
+    public var operation: PaymentOperation
     public var amount: Money
     /// Sent and unanswered, outcome unknown (and why), or pending at the provider.
     public var reason: String

@@ -304,7 +304,7 @@ extension PaymentAction: JSONPayload {
 extension AdapterProblem: JSONPayload {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
-        w.member("code", code)
+        w.member("code", code.rawValue)
         w.member("message", message)
         w.member("retryable", retryable)
         w.member("safeToRetryElsewhere", safeToRetryElsewhere)
@@ -327,7 +327,7 @@ extension AdapterProblem: JSONPayload {
             }
         }
         self.init(
-            code: try required(code, "code", p), message: try required(message, "message", p),
+            code: ProblemCode(rawValue: try required(code, "code", p)), message: try required(message, "message", p),
             retryable: try required(retryable, "retryable", p), safeToRetryElsewhere: try required(elsewhere, "safeToRetryElsewhere", p),
             providerCode: providerCode, field: field)
     }

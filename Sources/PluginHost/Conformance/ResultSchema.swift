@@ -33,8 +33,8 @@ enum ResultSchema {
         if let amount = result.amount { money("amount", amount, into: &rows) }
         let final = result.status == .failed || result.status == .cancelled
         if let problem = result.problem {
-            row("problem.code", shown(problem.code), "snake_case (^[a-z][a-z0-9_]*$)",
-                problem.code.range(of: "^[a-z][a-z0-9_]*$", options: .regularExpression) != nil)
+            row("problem.code", shown(problem.code.rawValue), "snake_case (^[a-z][a-z0-9_]*$)",
+                problem.code.rawValue.range(of: "^[a-z][a-z0-9_]*$", options: .regularExpression) != nil)
             row("problem.message", shown(problem.message), "a non-empty string for the engineer", !problem.message.isEmpty)
             row("problem.retryable", "\(problem.retryable)", "a boolean, required", true)
             row("problem.safeToRetryElsewhere", "\(problem.safeToRetryElsewhere)", "a boolean, required; true only on a failed result (nothing was charged)",
