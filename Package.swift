@@ -118,13 +118,15 @@ let package = Package(
                 "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "PaymentFields",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]),
         // The checkout API over HTTP (Hummingbird 2): v1 routes, admin, operations,
         // live manifests, metrics. `gateway serve` runs it.
         .target(
             name: "CheckoutHTTP",
             dependencies: [
-                "PaymentGateway", "CheckoutEngine", "PluginHost", "GatewayPayloads", "PaymentFields",
+                // No PluginHost: the HTTP layer sees the gateway through PaymentGateway's façade only.
+                "PaymentGateway", "CheckoutEngine", "GatewayPayloads", "PaymentFields",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -275,7 +277,7 @@ let package = Package(
         .testTarget(name: "GatewayPayloadsTests", dependencies: ["GatewayPayloads", "TestSupport"]),
         .testTarget(
             name: "GatewayCLITests",
-            dependencies: ["PluginHost", "CheckoutEngine", "CheckoutHTTP", "SQLiteCheckoutStore", "GatewayPayloads", "TestSupport"]),
+            dependencies: ["PluginHost", "CheckoutEngine", "CheckoutHTTP", "PaymentGateway", "SQLiteCheckoutStore", "GatewayPayloads", "TestSupport"]),
         .testTarget(
             name: "PaymentGatewayTests",
             dependencies: [

@@ -23,7 +23,7 @@ import CheckoutEngine
 import Foundation
 import GatewayPayloads
 import Logging
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import PostgresCheckoutStore
 import SQLiteCheckoutStore

@@ -3,6 +3,7 @@ import Foundation
 import GatewayPayloads
 import HTTPTypes
 import Hummingbird
+import PaymentGateway
 
 /// Every `/v1` route but the providers' webhooks needs an API key
 /// (``APIKeys``); the key's record goes on the request context, whose mode
@@ -24,16 +25,31 @@ struct APIKeyMiddleware: RouterMiddleware {
         guard let route = context.endpointPath, Self.needsKey(route: route) else {
             return try await next(request, context)
         }
-        switch try await keys.verify(request.headers[.authorization]) {
+        guard let token = request.headers[.authorization].flatMap(Self.bearerToken) else {
+            return Unauthorized.response(detail: "the API needs Authorization: Bearer <key> (a gk_test_… or gk_live_… key; see gateway keys)",
+                                         realm: "gateway", tokenGiven: false)
+        }
+        switch try await keys.verify(token) {
         case .admitted(let key):
             var context = context
             context.apiKey = key
             return try await next(request, context)
-        case .missing(let detail):
-            return Unauthorized.response(detail: detail, realm: "gateway", tokenGiven: false)
         case .refused(let detail):
             return Unauthorized.response(detail: detail, realm: "gateway", tokenGiven: true)
         }
+    }
+
+    /// The token of a `Bearer` credential (the scheme in any case, then one or
+    /// more spaces), or nil when there is none (no header, another scheme,
+    /// nothing after `Bearer`).
+    static func bearerToken(_ field: String) -> String? {
+        let bytes = Array(field.utf8)
+        let scheme = Array("bearer".utf8)
+        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }),
+              bytes[scheme.count] == UInt8(ascii: " ") else { return nil }
+        let token = bytes.dropFirst(scheme.count).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+        let trimmed = token.reversed().drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }.reversed()
+        return trimmed.isEmpty ? nil : String(decoding: trimmed, as: UTF8.self)
     }
 
     /// Whether a route (Hummingbird's pattern) needs an API key: all of

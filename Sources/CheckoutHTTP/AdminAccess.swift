@@ -1,3 +1,4 @@
+import CheckoutEngine
 import Crypto
 import Foundation
 import GatewayPayloads
@@ -5,7 +6,6 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PaymentGateway
-import PluginHost
 
 /// Who may use `/admin`: a bearer token from the environment or a file, never
 /// a default. Without one, the admin routes do not exist.
@@ -70,28 +70,18 @@ extension CheckoutAPI {
             try await Self.setEnabled(false, provider: try context.parameters.require("id"), gateway: gateway)
         }
         group.post("/reload") { _, _ -> Response in
-            let report = try await gateway.manifests.reload()
+            let report = try await gateway.reload()
             return Self.json(Self.reloadJSON(report, gateway: gateway))
         }
     }
 
     static func setEnabled(_ enabled: Bool, provider: String, gateway: PaymentGateway) async throws -> Response {
-        let directory = gateway.configuration.manifests
+        let report: ManifestReloader.Report
         do {
-            _ = try ManifestCatalogue.setMember("enabled", to: enabled ? "true" : "false", ofProvider: provider, in: directory)
-        } catch {
-            switch error {
-            case .unreadableFolder, .noSuchProvider:
-                throw ProblemError(code: .notFound, detail: "no valid manifest with id \"\(provider)\" in \(directory.path)")
-            case .cannotEdit(let url, let detail):
-                throw ProblemError(code: .invalidRequest, detail: "\(url.lastPathComponent): \(detail)")
-            case .wouldBeInvalid(let url):
-                throw ProblemError(code: .invalidRequest, detail: "\(url.lastPathComponent): the edited manifest would not be valid; nothing was written")
-            case .writeFailed:
-                throw error  // the host's own failure, not the request's
-            }
+            report = try await gateway.setEnabled(enabled, provider: provider)
+        } catch let problem as Problem {
+            throw ProblemError(problem)
         }
-        let report = try await gateway.manifests.reload()
         return json(reloadJSON(report, gateway: gateway))
     }
 
@@ -108,7 +98,7 @@ extension CheckoutAPI {
         var bytes = writer.bytes
         bytes.removeLast()
         bytes.append(contentsOf: Array(#","providers":"#.utf8))
-        bytes.append(contentsOf: providersJSON(gateway))
+        bytes.append(contentsOf: providersJSON(gateway.providerReport()))
         bytes.append(UInt8(ascii: "}"))
         return bytes
     }
@@ -121,7 +111,7 @@ struct AdminMiddleware<Context: RequestContext>: RouterMiddleware {
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard access.admits(request) else {
             return Unauthorized.response(detail: "the admin API needs Authorization: Bearer <token>", realm: "gateway-admin",
-                                         tokenGiven: request.headers[.authorization].flatMap(APIKeys.bearerToken) != nil)
+                                         tokenGiven: request.headers[.authorization].flatMap(APIKeyMiddleware.bearerToken) != nil)
         }
         return try await next(request, context)
     }

@@ -7,7 +7,6 @@ import Hummingbird
 import Logging
 import NIOCore
 import PaymentGateway
-import PluginHost
 
 /// The checkout API over HTTP: what a merchant's backend and ops talk to.
 ///
@@ -41,11 +40,11 @@ public struct CheckoutAPI: Sendable {
     public let inFlight = RequestsInFlight()
     let logger: Logger
 
-    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, keys: APIKeys, logger: Logger) {
+    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, logger: Logger) {
         self.gateway = gateway
         self.metrics = metrics
         self.admin = admin
-        self.keys = keys
+        self.keys = gateway.keys
         self.logger = logger
     }
 

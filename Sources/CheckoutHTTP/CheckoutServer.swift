@@ -44,9 +44,9 @@ public struct CheckoutServer: Sendable {
     let configuration: Configuration
     let logger: Logger
 
-    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, keys: APIKeys, configuration: Configuration, logger: Logger) {
+    public init(gateway: PaymentGateway, metrics: GatewayMetrics, admin: AdminAccess?, configuration: Configuration, logger: Logger) {
         self.gateway = gateway
-        self.api = CheckoutAPI(gateway: gateway, metrics: metrics, admin: admin, keys: keys, logger: logger)
+        self.api = CheckoutAPI(gateway: gateway, metrics: metrics, admin: admin, logger: logger)
         self.configuration = configuration
         self.logger = logger
     }
@@ -86,11 +86,13 @@ public struct CheckoutServer: Sendable {
     /// reverse one. `onRunning` and `onWebhooksRunning` get each listener's port.
     public func serviceGroup(signals: [UnixSignal], onRunning: @escaping @Sendable (Int) async -> Void = { _ in },
                              onWebhooksRunning: @escaping @Sendable (Int) async -> Void = { _ in }) -> ServiceGroup {
-        let watcher = WatcherService(watcher: ManifestWatcher(reloader: gateway.manifests, interval: configuration.manifestPoll, logger: logger))
+        let watcher = WatcherService(gateway: gateway, interval: configuration.manifestPoll)
         let inFlight = api.inFlight
         let serving = ShutdownStep("the checkout API", doing: "finishing the requests in flight", logger: logger) { inFlight.describe() }
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: ShutdownStep("the gateway", doing: "the reconciler's pass, then the adapters' calls in flight", logger: logger).service(gateway)),
+            .init(service: ShutdownStep("the gateway", doing: "the reconciler's pass, then the adapters' calls in flight, then the store", logger: logger) { [gateway] in
+                gateway.storeActivity.map { "the store: \($0)" } ?? ""
+            }.service(gateway)),
             .init(service: ShutdownStep("the manifests watcher", logger: logger).service(watcher)),
             .init(service: serving.service(application(onRunning: onRunning))),
         ]
@@ -106,11 +108,11 @@ public struct CheckoutServer: Sendable {
     private func reloadOnHangUp() -> any DispatchSourceSignal {
         signal(SIGHUP, SIG_IGN)
         let source = DispatchSource.makeSignalSource(signal: SIGHUP)
-        let manifests = gateway.manifests
+        let gateway = self.gateway
         let logger = self.logger
         source.setEventHandler {
             do {
-                let report = try manifests.reloadNow()
+                let report = try gateway.reloadNow()
                 logger.info("SIGHUP: manifests reloaded (applied \(report.applied), removed \(report.removed), refused \(report.refused))")
             } catch {
                 logger.error("SIGHUP: cannot read the manifests folder: \(error)")
@@ -123,9 +125,10 @@ public struct CheckoutServer: Sendable {
 
 /// The manifests watcher as a service: polls until graceful shutdown.
 struct WatcherService: Service {
-    let watcher: ManifestWatcher
+    let gateway: PaymentGateway
+    let interval: Duration
 
     func run() async throws {
-        await cancelWhenGracefulShutdown { await watcher.run() }
+        await cancelWhenGracefulShutdown { await gateway.watchManifests(every: interval) }
     }
 }

@@ -5,7 +5,6 @@ import GatewayPayloads
 import Hummingbird
 import Metrics
 import PaymentGateway
-import PluginHost
 import Prometheus
 
 /// The server's metrics, in the Prometheus text format at `GET /metrics`.
@@ -57,45 +56,37 @@ public final class GatewayMetrics: Sendable {
     /// was loaded (an in-process adapter that blocks: see AdapterCallQueue).
     /// Each loaded adapter's health too (0 ready, 1 restarting, 2 quarantined,
     /// 3 closed) and, for an isolated one, its runner's ends and restarts.
-    func exposition(circuits: [String: CircuitBreaker.State], providers: [String], blockedCalls: [String: Int] = [:],
-                    health: [String: AdapterHealthFigures] = [:]) -> [UInt8] {
-        for (provider, count) in blockedCalls {
+    func exposition(_ report: ProviderReport) -> [UInt8] {
+        var blocked: [String: Int] = [:]
+        for provider in report.providers {
+            guard let id = provider.id else { continue }
+            if provider.health != nil { blocked[id, default: 0] += provider.blockedCalls }
+        }
+        for (provider, count) in blocked {
             Gauge(label: "adapter_blocked_calls", dimensions: [("provider", provider)], factory: factory).record(Double(count))
         }
-        for (provider, figures) in health {
-            Gauge(label: "adapter_health", dimensions: [("provider", provider)], factory: factory).record(Double(figures.state))
-            if let crashes = figures.runnerCrashes, let restarts = figures.runnerRestarts {
-                Gauge(label: "adapter_runner_crashes", dimensions: [("provider", provider)], factory: factory).record(Double(crashes))
-                Gauge(label: "adapter_runner_restarts", dimensions: [("provider", provider)], factory: factory).record(Double(restarts))
+        for provider in report.providers {
+            guard let id = provider.id else { continue }
+            if let health = provider.health {
+                let state: Double = switch health {
+                case .ready: 0
+                case .restarting: 1
+                case .quarantined: 2
+                case .closed: 3
+                }
+                Gauge(label: "adapter_health", dimensions: [("provider", id)], factory: factory).record(state)
             }
-        }
-        for provider in providers {
-            let value: Double = switch circuits[provider] ?? .closed {
+            if let crashes = provider.runnerCrashes, let restarts = provider.runnerRestarts {
+                Gauge(label: "adapter_runner_crashes", dimensions: [("provider", id)], factory: factory).record(Double(crashes))
+                Gauge(label: "adapter_runner_restarts", dimensions: [("provider", id)], factory: factory).record(Double(restarts))
+            }
+            let circuit: Double = switch provider.circuit ?? .closed {
             case .closed: 0
             case .halfOpen: 1
             case .open: 2
             }
-            Gauge(label: "provider_circuit_state", dimensions: [("provider", provider)], factory: factory).record(value)
+            Gauge(label: "provider_circuit_state", dimensions: [("provider", id)], factory: factory).record(circuit)
         }
         return registry.emitToBuffer()
     }
 }
-
-/// One adapter's health, for the exposition.
-struct AdapterHealthFigures {
-    var state: Int
-    var runnerCrashes: Int?
-    var runnerRestarts: Int?
-
-    init(_ adapter: AdapterInstance) {
-        state = switch adapter.health {
-        case .ready: 0
-        case .restarting: 1
-        case .quarantined: 2
-        case .closed: 3
-        }
-        runnerCrashes = adapter.runner?.crashes
-        runnerRestarts = adapter.runner?.restarts
-    }
-}
-

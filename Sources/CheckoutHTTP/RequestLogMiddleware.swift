@@ -1,8 +1,8 @@
+import PaymentFields
 import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
-import PluginHost
 
 /// One log line per request, with its request id on it and on every line the
 /// handlers log; the id goes back in `X-Request-Id` (the caller's when it is

@@ -22,36 +22,25 @@ extension CheckoutAPI {
         // Ready when the store answers a read and at least one enabled
         // provider's adapter is loaded.
         let readyz: @Sendable (Request, GatewayRequestContext) async throws -> Response = { _, context in
-            do {
-                _ = try await gateway.store.sessionVersion("readiness-probe")
-            } catch {
+            switch await gateway.readiness() {
+            case .ready(let providers):
+                return Self.json(Array(#"{"status":"ready","providers":\#(providers)}"#.utf8))
+            case .storeUnavailable(let error):
                 // Anyone may ask: why is logged, not told.
                 throw ProblemError(ProblemCatalog.storeUnavailable(error, logger: context.logger))
-            }
-            let loaded = gateway.providerRecords.filter { $0.state == .loaded }.compactMap(\.id)
-            guard !loaded.isEmpty else {
+            case .noProviderLoaded:
                 throw ProblemError(ProblemCatalog.problem(code: .internalError, detail: "no provider is loaded and enabled", retryable: true)
                     .withStatus(503))
             }
-            return Self.json(Array(#"{"status":"ready","providers":\#(loaded.count)}"#.utf8))
         }
         router.get("/readyz", use: readyz)
         router.head("/readyz", use: readyz)
 
         router.get("/metrics") { _, _ -> Response in
-            let records = gateway.providerRecords
-            let ids = records.compactMap(\.id)
-            var blocked: [String: Int] = [:]
-            var health: [String: AdapterHealthFigures] = [:]
-            for record in records {
-                guard let id = record.id, let adapter = record.adapter else { continue }
-                blocked[id, default: 0] += adapter.blockedCalls
-                health[id] = AdapterHealthFigures(adapter)
-            }
             var headers = HTTPFields()
             headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
             return Response(status: .ok, headers: headers,
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(circuits: gateway.checkout.circuitStates(), providers: ids, blockedCalls: blocked, health: health))))
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: metrics.exposition(gateway.providerReport()))))
         }
 
         // The document describes the routes this server serves: without an

@@ -5,7 +5,6 @@ import HTTPTypes
 import Hummingbird
 import NIOCore
 import PaymentGateway
-import PluginHost
 
 extension CheckoutAPI {
     /// Payment operations and the provider list.
@@ -50,9 +49,8 @@ extension CheckoutAPI {
         // The list is a bare array; the host's manifests digest (of the same
         // records) is a header, X-Manifests-Digest, so the body keeps its shape.
         router.get("/v1/providers") { _, _ -> Response in
-            let records = gateway.providerRecords
-            return Self.json(Self.providersJSON(gateway, records: records),
-                             headers: [Self.manifestsDigestHeader: ManifestDigest.host(records)])
+            let report = gateway.providerReport()
+            return Self.json(Self.providersJSON(report), headers: [Self.manifestsDigestHeader: report.manifestsDigest])
         }
     }
 
@@ -69,7 +67,7 @@ extension CheckoutAPI {
         // already has, and so keeps receiving their notifications.
         router.post("/v1/webhooks/:providerId") { request, context -> Response in
             let provider = try context.parameters.require("providerId")
-            guard gateway.providers.provider(provider) != nil else {
+            guard gateway.acceptsWebhooks(from: provider) else {
                 throw ProblemError(code: .notFound, detail: "no provider \(provider.prefix(64)) is loaded in this gateway: nothing can verify its notifications")
             }
             let body = try await JSONBody.collect(request)
@@ -95,66 +93,63 @@ extension CheckoutAPI {
         }
     }
 
-    /// `X-Manifests-Digest` of `GET /v1/providers`: ``ManifestDigest/host(_:)``
-    /// of the records listed, lower-case hex.
+    /// `X-Manifests-Digest` of `GET /v1/providers`: the host's manifests
+    /// digest (``ProviderReport/manifestsDigest``), lower-case hex.
     static let manifestsDigestHeader = HTTPField.Name("X-Manifests-Digest")!
 
-    /// Each manifest's provider: id, version, mode (test or live, as it is
-    /// routed: `--sandbox` runs the shipped providers as test), enabled, state
-    /// (with why when refused), manifest file and its SHA-256, methods, circuit
-    /// state, isolation and health (ready, restarting, quarantined with why;
-    /// an isolated adapter's network confinement). `records`: the gateway's
-    /// current ones when nil.
-    static func providersJSON(_ gateway: PaymentGateway, records: [ProviderRecord]? = nil) -> [UInt8] {
-        let circuits = gateway.checkout.circuitStates()
+    /// Each manifest's provider (``ProviderStatus``): id, version, mode (test
+    /// or live, as it is routed: `--sandbox` runs the shipped providers as
+    /// test), enabled, state (with why when refused), manifest file and its
+    /// SHA-256, methods, circuit state, isolation and health (ready,
+    /// restarting, quarantined with why; an isolated adapter's sandbox).
+    static func providersJSON(_ report: ProviderReport) -> [UInt8] {
         var writer = JSONWriter()
         writer.beginArray()
-        for record in records ?? gateway.providerRecords {
+        for provider in report.providers {
             writer.beginObject()
-            writer.member("id", record.id)
-            writer.member("version", record.version)
-            writer.member("mode", record.manifest?.mode.rawValue)
-            if let enabled = record.enabled { writer.member("enabled", enabled) }
-            writer.member("state", record.state.rawValue)
-            writer.member("manifest", URL(fileURLWithPath: record.manifestPath).lastPathComponent)
-            writer.member("manifestSha256", record.manifestSha256)
+            writer.member("id", provider.id)
+            writer.member("version", provider.version)
+            writer.member("mode", provider.mode?.rawValue)
+            if let enabled = provider.enabled { writer.member("enabled", enabled) }
+            writer.member("state", provider.state.rawValue)
+            writer.member("manifest", URL(fileURLWithPath: provider.manifestPath).lastPathComponent)
+            writer.member("manifestSha256", provider.manifestSha256)
             writer.key("methods")
             writer.beginArray()
-            for method in record.methods { writer.string(method) }
+            for method in provider.methods { writer.string(method) }
             writer.endArray()
-            writer.member("circuit", record.id.map { (circuits[$0] ?? .closed).rawValue })
-            writer.member("isolation", record.manifest?.isolation.rawValue)
-            if let adapter = record.adapter {
-                let health = adapter.health
+            writer.member("circuit", provider.circuit?.rawValue)
+            writer.member("isolation", provider.isolation)
+            if let health = provider.health {
                 writer.member("health", health.name)
                 if case .quarantined(let reason) = health { writer.member("quarantined", reason) }
-                if let sandbox = adapter.sandbox {
-                    writer.member("networkConfined", sandbox.network.confined)
-                    writer.member("networkReason", sandbox.network.reason)
-                    writer.key("sandbox")
+            }
+            if let sandbox = provider.sandbox {
+                writer.member("networkConfined", sandbox.networkConfined)
+                writer.member("networkReason", sandbox.networkReason)
+                writer.key("sandbox")
+                writer.beginArray()
+                for layer in sandbox.layers {
+                    writer.beginObject()
+                    writer.member("layer", layer.layer)
+                    writer.member("inForce", layer.inForce)
+                    writer.member("reason", layer.reason)
+                    writer.endObject()
+                }
+                writer.endArray()
+                if let resources = sandbox.resources {
+                    writer.key("resources")
+                    writer.beginObject()
+                    writer.member("cgroup", resources.cgroup)
+                    writer.key("limits")
                     writer.beginArray()
-                    for layer in sandbox.layers {
-                        writer.beginObject()
-                        writer.member("layer", layer.layer.rawValue)
-                        writer.member("inForce", layer.inForce)
-                        writer.member("reason", layer.reason)
-                        writer.endObject()
-                    }
+                    for limit in resources.limits { writer.string(limit) }
                     writer.endArray()
-                    if let resources = sandbox.resources {
-                        writer.key("resources")
-                        writer.beginObject()
-                        writer.member("cgroup", resources.cgroup)
-                        writer.key("limits")
-                        writer.beginArray()
-                        for limit in resources.limits { writer.string(limit) }
-                        writer.endArray()
-                        writer.member("reason", resources.reason)
-                        writer.endObject()
-                    }
+                    writer.member("reason", resources.reason)
+                    writer.endObject()
                 }
             }
-            writer.member("failure", record.failure.map { "\($0)" })
+            writer.member("failure", provider.failure?.description)
             writer.endObject()
         }
         writer.endArray()

@@ -1,3 +1,4 @@
+import PaymentFields
 import CheckoutEngine
 import GatewayPayloads
 import PluginHost

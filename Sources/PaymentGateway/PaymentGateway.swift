@@ -6,12 +6,20 @@ import PaymentFields
 import PluginHost
 internal import SQLiteCheckoutStore
 import ServiceLifecycle
+import Synchronization
 
 /// The gateway as a library: the plugin host (manifests, adapters), the
 /// checkout engine and its store, and reconciliation, in one value an app
 /// holds. It is a swift-service-lifecycle `Service`: put it in the app's
 /// `ServiceGroup`, and `run()` reconciles in the background until graceful
-/// shutdown, then drains the adapters.
+/// shutdown, then drains the adapters and closes the store.
+///
+/// It is the one API an embedder, the HTTP layer (`CheckoutHTTP`) and the
+/// CLI use: the checkout operations, the providers' statuses
+/// (``providerReport()``), readiness, enable and disable, reload, the API
+/// keys, held operations. Its parts (the engine, the adapters, the store,
+/// the manifests reloader) are `@_spi(Internals)`: for the suite and the
+/// benchmarks, never for a caller.
 ///
 /// ```swift
 /// let gateway = try await PaymentGateway.open(configuration: .init(manifests: "manifests", data: ".gateway"))
@@ -45,6 +53,8 @@ public final class PaymentGateway: Service, Sendable {
         /// What adapters' `wallet_decrypt` trusts (Apple Root CA - G3, five
         /// minutes, the clock); tests give a test root and a fixed "now".
         public var wallets = WalletSettings()
+        /// How long a verified API key is trusted without asking the store again (``APIKeys``).
+        public var keyCache: Duration = .seconds(1)
 
         public init(manifests: String, data: String) {
             self.manifests = URL(fileURLWithPath: manifests, isDirectory: true)
@@ -53,12 +63,15 @@ public final class PaymentGateway: Service, Sendable {
     }
 
     public let configuration: Configuration
-    public let checkout: Checkout
-    public let providers: HostedProviders
-    public let store: any CheckoutStore & APIKeyStore
+    /// The API keys of merchants' backends, kept in the gateway's store.
+    public let keys: APIKeys
+    @_spi(Internals) public let checkout: Checkout
+    @_spi(Internals) public let providers: HostedProviders
+    @_spi(Internals) public let store: any CheckoutStore & APIKeyStore
     /// Applies the manifests folder as it now is (live reload).
-    public let manifests: ManifestReloader
+    @_spi(Internals) public let manifests: ManifestReloader
     let logger: Logger
+    private let closed = Mutex(false)
 
     /// ``init(configuration:logger:)`` for async code: opening the store and
     /// loading the adapters (their code, an isolated adapter's runner
@@ -82,6 +95,7 @@ public final class PaymentGateway: Service, Sendable {
         self.logger = logger
         let store = try configuration.store ?? SQLiteCheckoutStore(path: configuration.data.appendingPathComponent("checkout.sqlite").path)
         self.store = store
+        keys = APIKeys(store: store, cacheFor: configuration.keyCache)
         var loader = AdapterLoader(store: LibraryStore(directory: configuration.libraries ?? configuration.data.appendingPathComponent("plugins")), logger: logger)
         loader.wallets = configuration.wallets
         providers = HostedProviders(observer: configuration.callObserver)
@@ -93,7 +107,7 @@ public final class PaymentGateway: Service, Sendable {
     }
 
     /// What became of each manifest.
-    public var providerRecords: [ProviderRecord] { providers.records }
+    @_spi(Internals) public var providerRecords: [ProviderRecord] { providers.records }
 
     /// The digest of every manifest this host has applied
     /// (``ManifestDigest/host(_:)`` of ``providerRecords``): two hosts over
@@ -114,10 +128,103 @@ public final class PaymentGateway: Service, Sendable {
     /// Stops reloading manifests (a reload in flight is waited for, and any
     /// later one loads nothing), then every adapter (waiting for calls in
     /// flight, up to the grace period): no adapter instance, and no runner,
-    /// outlives it.
+    /// outlives it. Then it closes the store. A second call does nothing.
     public func shutdown() async {
+        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
         await manifests.close(grace: configuration.shutdownGrace)
         await providers.close(grace: configuration.shutdownGrace)
+        await store.close()
+    }
+
+    /// What the store is doing now (its connections and queues), for a
+    /// shutdown that is slow; nil when it has nothing to say.
+    public var storeActivity: String? { store.activity }
+
+    // MARK: Providers and operations
+
+    /// Every provider this host holds now, with its circuit and health, and
+    /// the manifests digest: what `GET /v1/providers`, `/metrics` and
+    /// `/readyz` show.
+    public func providerReport() -> ProviderReport {
+        ProviderReport(providers.records, circuits: checkout.circuitStates())
+    }
+
+    /// The providers of a manifests folder, loaded as a host would load them
+    /// (libraries copied under `data/plugins`) and shut down again, without a
+    /// store or an engine: what `gateway providers` lists. No circuit.
+    public static func inspectProviders(manifests: URL, data: URL, logger: Logger = Logger(label: "gateway")) async throws -> ProviderReport {
+        let loader = AdapterLoader(store: LibraryStore(directory: data.appendingPathComponent("plugins")), logger: logger)
+        let records = try await OffThePool.run("providers-load") { try ProviderRegistry.load(directory: manifests, loader: loader) }
+        let report = ProviderReport(records, circuits: nil)
+        for record in records { await record.adapter?.shutdown(grace: .seconds(1)) }
+        return report
+    }
+
+    /// Whether a provider's notifications have an adapter here to verify
+    /// them: one loaded at the start or since (a provider disabled while
+    /// running keeps its adapter for the payments it has).
+    public func acceptsWebhooks(from provider: String) -> Bool {
+        providers.provider(provider) != nil
+    }
+
+    /// Whether this host can take payments now.
+    public enum Readiness: Sendable {
+        /// The store answers, and this many enabled providers are loaded.
+        case ready(providers: Int)
+        /// The store does not answer (why, for the logs only).
+        case storeUnavailable(any Error)
+        case noProviderLoaded
+    }
+
+    /// Reads from the store, and counts the enabled providers loaded.
+    public func readiness() async -> Readiness {
+        do {
+            _ = try await store.sessionVersion("readiness-probe")
+        } catch {
+            return .storeUnavailable(error)
+        }
+        let loaded = providers.records.filter { $0.state == .loaded }.count
+        return loaded == 0 ? .noProviderLoaded : .ready(providers: loaded)
+    }
+
+    /// Sets `"enabled"` in provider `id`'s manifest (atomically, preserving
+    /// the file's bytes elsewhere), then applies the folder. A problem when
+    /// no valid manifest has that id (`not_found`) or the edit would make it
+    /// invalid (`invalid_request`); nothing is written then.
+    public func setEnabled(_ enabled: Bool, provider id: String) async throws -> ManifestReloader.Report {
+        let directory = configuration.manifests
+        do {
+            _ = try ManifestCatalogue.setMember("enabled", to: enabled ? "true" : "false", ofProvider: id, in: directory)
+        } catch {
+            switch error {
+            case .unreadableFolder, .noSuchProvider:
+                throw ProblemCatalog.problem(code: .notFound, detail: "no valid manifest with id \"\(id)\" in \(directory.path)")
+            case .cannotEdit(let url, let detail):
+                throw ProblemCatalog.problem(code: .invalidRequest, detail: "\(url.lastPathComponent): \(detail)")
+            case .wouldBeInvalid(let url):
+                throw ProblemCatalog.problem(code: .invalidRequest, detail: "\(url.lastPathComponent): the edited manifest would not be valid; nothing was written")
+            case .writeFailed:
+                throw error  // the host's own failure, not the caller's
+            }
+        }
+        return try await manifests.reload()
+    }
+
+    /// Applies the manifests folder as it now is (off the concurrency pool).
+    public func reload() async throws -> ManifestReloader.Report {
+        try await manifests.reload()
+    }
+
+    /// ``reload()`` on the calling thread: for a signal handler's queue.
+    @available(*, noasync, message: "loads adapters on the calling thread; use reload()")
+    public func reloadNow() throws -> ManifestReloader.Report {
+        try manifests.reloadNow()
+    }
+
+    /// Polls the manifests folder every `interval` and applies what changed,
+    /// until the task is cancelled.
+    public func watchManifests(every interval: Duration) async {
+        await ManifestWatcher(reloader: manifests, interval: interval, logger: logger).run()
     }
 
     /// One reconciliation pass now (what `run()` does every interval).
@@ -202,5 +309,10 @@ public final class PaymentGateway: Service, Sendable {
 
     public func events(ofSession id: String, after: Int64 = 0, mode: PaymentMode? = nil) async throws(Problem) -> SessionEvents {
         try await checkout.events(ofSession: id, after: after, mode: mode)
+    }
+
+    /// A session's events as recorded now, numbered after `after`, oldest first (no live ones).
+    public func recordedEvents(ofSession id: String, after: Int64 = 0, mode: PaymentMode? = nil) async throws(Problem) -> [SessionEvent] {
+        try await checkout.recordedEvents(ofSession: id, after: after, mode: mode)
     }
 }

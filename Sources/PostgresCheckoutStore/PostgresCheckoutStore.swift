@@ -85,7 +85,7 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     /// What the store is doing now, for a log (a shutdown that is slow, an
     /// operator's question): the pool's state and each batch queue.
-    public var activity: String {
+    public var activity: String? {
         "pool \(pool.isUp ? "up" : "down"); commits \(commits.load); idempotency answers \(answers.load); versions \(versions.load)"
     }
 

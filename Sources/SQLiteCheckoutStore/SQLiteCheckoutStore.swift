@@ -77,6 +77,12 @@ public final class SQLiteCheckoutStore: CheckoutStore, Sendable {
 
     // MARK: CheckoutStore
 
+    /// Stops the checkpointer's thread. The database files close when the
+    /// last reference to the store goes (GRDB closes its pool then).
+    public func close() async {
+        checkpointer?.stop()
+    }
+
     public func commit(_ change: StoreChange) async throws -> [SessionEvent] {
         let prepared = try PreparedChange(change)
         let events = try await batcher.submit(prepared)

@@ -1,5 +1,5 @@
 import CheckoutEngine
-import CheckoutHTTP
+import PaymentGateway
 import Foundation
 import GatewayPayloads
 import PluginHost
@@ -31,7 +31,7 @@ enum FirstTestKey {
         let issued = APIKeys.newKey(mode: .test, name: "first start of gateway serve")
         try FileManager.default.createDirectory(at: data, withIntermediateDirectories: true)
         try AtomicFile.write(Data((issued.secret + "\n").utf8), to: file, permissions: 0o600)
-        try await keys.store.createAPIKey(issued.record)
+        try await keys.record(issued)
         return .created(file, issued.record)
     }
 }

@@ -15,37 +15,38 @@ struct HeldCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let gateway = try await HostSetup.gateway(host)
-        let held = try await gateway.heldOperations()
-        if json {
-            var w = JSONWriter()
-            w.beginArray()
-            for h in held {
-                w.beginObject()
-                w.member("paymentId", h.paymentID)
-                w.member("sessionId", h.sessionID)
-                w.member("providerId", h.providerID)
-                w.member("operation", h.operation.rawValue)
-                w.member("amount", h.amount)
-                w.member("reason", h.reason)
-                w.member("since", date: h.since)
-                w.member("nextCheckAt", date: h.nextCheckAt)
-                w.member("checks", Int64(h.checks))
-                w.member("providerKey", h.providerKey)
-                w.endObject()
+        try await HostSetup.withGateway(host) { gateway in
+            let held = try await gateway.heldOperations()
+            if json {
+                var w = JSONWriter()
+                w.beginArray()
+                for h in held {
+                    w.beginObject()
+                    w.member("paymentId", h.paymentID)
+                    w.member("sessionId", h.sessionID)
+                    w.member("providerId", h.providerID)
+                    w.member("operation", h.operation.rawValue)
+                    w.member("amount", h.amount)
+                    w.member("reason", h.reason)
+                    w.member("since", date: h.since)
+                    w.member("nextCheckAt", date: h.nextCheckAt)
+                    w.member("checks", Int64(h.checks))
+                    w.member("providerKey", h.providerKey)
+                    w.endObject()
+                }
+                w.endArray()
+                print(String(decoding: w.bytes, as: UTF8.self))
+                return
             }
-            w.endArray()
-            print(String(decoding: w.bytes, as: UTF8.self))
-            return
-        }
-        guard !held.isEmpty else {
-            print("nothing is held: every capture, refund and void is settled")
-            return
-        }
-        let iso = ISO8601DateFormatter()
-        for h in held {
-            print("\(h.paymentID)  \(h.operation) \(CheckoutOutput.display(h.amount)) via \(h.providerID): \(h.reason)")
-            print("    since \(h.since.map(iso.string(from:)) ?? "-"), next check \(h.nextCheckAt.map(iso.string(from:)) ?? "-"), \(h.checks) checks, session \(h.sessionID)")
+            guard !held.isEmpty else {
+                print("nothing is held: every capture, refund and void is settled")
+                return
+            }
+            let iso = ISO8601DateFormatter()
+            for h in held {
+                print("\(h.paymentID)  \(h.operation) \(CheckoutOutput.display(h.amount)) via \(h.providerID): \(h.reason)")
+                print("    since \(h.since.map(iso.string(from:)) ?? "-"), next check \(h.nextCheckAt.map(iso.string(from:)) ?? "-"), \(h.checks) checks, session \(h.sessionID)")
+            }
         }
     }
 }

@@ -38,6 +38,27 @@ enum HostSetup {
         return try await PaymentGateway.open(configuration: configuration)
     }
 
+    /// Runs `body` with the embedded gateway, then shuts it down (its
+    /// adapters, then its store), whatever `body` did.
+    static func withGateway<T>(_ options: HostOptions, verbose: Bool = false, _ body: (PaymentGateway) async throws -> T) async throws -> T {
+        let gateway = try await gateway(options, verbose: verbose)
+        return try await finally(await gateway.shutdown()) { try await body(gateway) }
+    }
+
+    /// Runs `body` with the API keys of the options' store, then closes it.
+    static func withKeys<T>(_ options: HostOptions, _ body: (APIKeys) async throws -> T) async throws -> T {
+        let store = try await store(options)
+        return try await finally(await store.close()) { try await body(APIKeys(store: store)) }
+    }
+
+    /// `body`'s value or error, after `end` ran either way.
+    private static func finally<T>(_ end: @autoclosure () async -> Void, _ body: () async throws -> T) async throws -> T {
+        let result: Result<T, any Error>
+        do { result = .success(try await body()) } catch { result = .failure(error) }
+        await end()
+        return try result.get()
+    }
+
     /// The store the options name: PostgreSQL for `--database postgres://…`,
     /// else SQLite at `<data>/checkout.sqlite` (created and migrated if need
     /// be). A running server on the same store sees what a command writes.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import CheckoutEngine
-import CheckoutHTTP
+import PaymentGateway
 import Foundation
 import GatewayPayloads
 
@@ -32,8 +32,7 @@ struct KeysCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let keys = APIKeys(store: try await HostSetup.store(host))
-            let issued = try await keys.issue(mode: mode, name: name)
+            let issued = try await HostSetup.withKeys(host) { try await $0.issue(mode: mode, name: name) }
             if json {
                 var w = JSONWriter()
                 w.beginObject()
@@ -57,7 +56,7 @@ struct KeysCommand: AsyncParsableCommand {
         @Flag(help: "Print a JSON array.") var json = false
 
         func run() async throws {
-            let records = try await APIKeys(store: try await HostSetup.store(host)).list()
+            let records = try await HostSetup.withKeys(host) { try await $0.list() }
             let iso = ISO8601DateFormatter()
             if json {
                 var w = JSONWriter()
@@ -97,7 +96,7 @@ struct KeysCommand: AsyncParsableCommand {
         @Argument(help: "The key's id (key_…, from gateway keys list).") var id: String
 
         func run() async throws {
-            guard let record = try await APIKeys(store: try await HostSetup.store(host)).revoke(id: id) else {
+            guard let record = try await HostSetup.withKeys(host, { try await $0.revoke(id: id) }) else {
                 throw ValidationError("no API key with id \(id) (see gateway keys list)")
             }
             print("revoked \(record.mode.rawValue) key \(record.id) (\(record.prefix)) as of \(ISO8601DateFormatter().string(from: record.revokedAt ?? Date()))")

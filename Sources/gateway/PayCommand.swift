@@ -55,19 +55,20 @@ struct PayCommand: AsyncParsableCommand {
     var verbose = false
 
     func run() async throws {
-        let gateway = try await HostSetup.gateway(host, verbose: verbose)
-        let orderID = orderID ?? idempotencyKey.map { "cli-\($0)" } ?? "cli-\(UUID().uuidString.prefix(8).lowercased())"
-        let instrument = scenario.map { ["scenario": JSONValue.string($0)] }
-        try await reportingProblems(json: json) {
-            let session = try await gateway.createSession(
-                NewSession(amount: Money(value: amount, currency: currency.uppercased()), country: country?.uppercased(), orderId: orderID, capture: capture),
-                idempotencyKey: idempotencyKey.map { "\($0):session" }, mode: mode)
-            let attempt = try await gateway.attempt(
-                session: session.session.id, NewAttempt(method: method, provider: provider, instrument: instrument),
-                idempotencyKey: idempotencyKey.map { "\($0):attempt" })
-            let current = try await gateway.session(session.session.id).session
-            try CheckoutOutput.print(attempt: attempt, session: current, json: json)
-            if attempt.status == .failed || attempt.status == .cancelled { throw ExitCode(2) }
+        try await HostSetup.withGateway(host, verbose: verbose) { gateway in
+            let orderID = orderID ?? idempotencyKey.map { "cli-\($0)" } ?? "cli-\(UUID().uuidString.prefix(8).lowercased())"
+            let instrument = scenario.map { ["scenario": JSONValue.string($0)] }
+            try await reportingProblems(json: json) {
+                let session = try await gateway.createSession(
+                    NewSession(amount: Money(value: amount, currency: currency.uppercased()), country: country?.uppercased(), orderId: orderID, capture: capture),
+                    idempotencyKey: idempotencyKey.map { "\($0):session" }, mode: mode)
+                let attempt = try await gateway.attempt(
+                    session: session.session.id, NewAttempt(method: method, provider: provider, instrument: instrument),
+                    idempotencyKey: idempotencyKey.map { "\($0):attempt" })
+                let current = try await gateway.session(session.session.id).session
+                try CheckoutOutput.print(attempt: attempt, session: current, json: json)
+                if attempt.status == .failed || attempt.status == .cancelled { throw ExitCode(2) }
+            }
         }
     }
 }
@@ -101,11 +102,12 @@ struct VerifyCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let gateway = try await HostSetup.gateway(host)
-        try await reportingProblems(json: json) {
-            let attempt = try await gateway.verify(attempt: self.attempt)
-            let session = try await gateway.checkout.session(ofPayment: attempt.id).session
-            try CheckoutOutput.print(attempt: attempt, session: session, json: json)
+        try await HostSetup.withGateway(host) { gateway in
+            try await reportingProblems(json: json) {
+                let attempt = try await gateway.verify(attempt: self.attempt)
+                let session = try await gateway.session(ofPayment: attempt.id).session
+                try CheckoutOutput.print(attempt: attempt, session: session, json: json)
+            }
         }
     }
 }
@@ -124,11 +126,12 @@ struct SessionCommand: AsyncParsableCommand {
     var json = false
 
     func run() async throws {
-        let gateway = try await HostSetup.gateway(host)
-        try await reportingProblems(json: json) {
-            let snapshot = id.hasPrefix("att_") ? try await gateway.checkout.session(ofPayment: id) : try await gateway.session(id)
-            let events = try await gateway.store.events(ofSession: snapshot.session.id, after: 0)
-            try CheckoutOutput.print(session: snapshot, events: events, json: json)
+        try await HostSetup.withGateway(host) { gateway in
+            try await reportingProblems(json: json) {
+                let snapshot = id.hasPrefix("att_") ? try await gateway.session(ofPayment: id) : try await gateway.session(id)
+                let events = try await gateway.recordedEvents(ofSession: snapshot.session.id)
+                try CheckoutOutput.print(session: snapshot, events: events, json: json)
+            }
         }
     }
 }
@@ -142,8 +145,9 @@ struct ReconcileCommand: AsyncParsableCommand {
     @OptionGroup var host: HostOptions
 
     func run() async throws {
-        let gateway = try await HostSetup.gateway(host)
-        let pass = await gateway.reconcile()
-        print("verified \(pass.verified), could not verify \(pass.failed), expired \(pass.expired) sessions")
+        try await HostSetup.withGateway(host) { gateway in
+            let pass = await gateway.reconcile()
+            print("verified \(pass.verified), could not verify \(pass.failed), expired \(pass.expired) sessions")
+        }
     }
 }

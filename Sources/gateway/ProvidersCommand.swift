@@ -24,13 +24,13 @@ struct ProvidersCommand: AsyncParsableCommand {
         @Flag(name: .long, help: "Log what the loader does to standard error.") var verbose = false
 
         func run() async throws {
-            let loader = HostSetup.loader(host, verbose: verbose)
+            HostSetup.bootstrapLogging(verbose: verbose)
             let directory = HostSetup.manifestsURL(host)
-            let records: [ProviderRecord]
-            do { records = try await OffThePool.run("providers-load") { try ProviderRegistry.load(directory: directory, loader: loader) } }
+            let report: ProviderReport
+            do { report = try await PaymentGateway.inspectProviders(manifests: directory, data: URL(fileURLWithPath: host.data, isDirectory: true)) }
             catch { throw ValidationError("cannot read the manifests folder \(directory.path): \(error.localizedDescription)") }
-            let rows = records.map(ProviderRow.init)
-            let digest = ManifestDigest.host(records)
+            let rows = report.providers.map(ProviderRow.init)
+            let digest = report.manifestsDigest
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -40,7 +40,6 @@ struct ProvidersCommand: AsyncParsableCommand {
             } else {
                 print(ProviderRow.table(rows, manifestsDigest: digest))
             }
-            for record in records { await record.adapter?.shutdown(grace: .seconds(1)) }
         }
     }
 
@@ -76,66 +75,69 @@ struct ProvidersCommand: AsyncParsableCommand {
     }
 }
 
-/// One line of `gateway providers`.
+/// One line of `gateway providers`, from its ``ProviderStatus``.
 struct ProviderRow: Encodable {
     var id: String?
     var version: String?
     /// `test` or `live`; nil when the manifest is not valid (nothing is loaded).
     var mode: String?
     var enabled: Bool?
-    var state: ProviderRecord.State
+    var state: String
     var reason: String?
     var reasonKind: String?
     var methods: [String]
     var manifest: String
-    /// SHA-256 of the manifest file's bytes (``ProviderRecord/manifestSha256``).
+    /// SHA-256 of the manifest file's bytes.
     var manifestSha256: String?
     /// `in-process` or `process`.
     var isolation: String?
     /// For an isolated adapter: `confined`, or `not confined: <reason>`.
     var network: String?
     /// For an isolated adapter: each sandbox layer, in force or not and why (as /proc shows them).
-    var sandbox: [SandboxReport.Layer]?
+    var sandbox: [ProviderStatus.Sandbox.Layer]?
     /// For an isolated adapter: its cgroup leaf and limits, or why it has none.
-    var resources: SandboxReport.Resources?
+    var resources: ProviderStatus.Sandbox.Resources?
     /// For an adapter in the host's process: why it runs there (the
     /// operator's `"isolation": "in-process"`, or an older file format's default).
     var trusted: String?
     /// ready, restarting, quarantined (a loaded adapter only).
     var health: String?
+    /// For the table: the sandbox in words.
+    private var sandboxSummary: String?
 
-    init(_ record: ProviderRecord) {
-        id = record.id
-        version = record.version
-        mode = record.manifest?.mode.rawValue
-        enabled = record.enabled
-        state = record.state
-        reason = record.failure?.description
-        reasonKind = record.failure?.kind
-        methods = record.methods
-        manifest = record.manifestPath
-        manifestSha256 = record.manifestSha256
-        isolation = record.manifest?.isolation.rawValue
-        network = record.adapter?.networkConfinement?.description
-        sandbox = record.adapter?.sandbox?.layers
-        resources = record.adapter?.sandbox?.resources
-        if let manifest = record.manifest, manifest.isolation == .inProcess {
-            trusted = manifest.isolationByDefault
-                ? "by default of file format \(manifest.fileFormatVersion); from file_format_version 1.\(ManifestValidator.processByDefaultFromMinor).0 a manifest that does not say runs in a process of its own"
-                : "\"isolation\": \"in-process\""
-        }
-        health = record.adapter.map { $0.health.name }
+    private enum CodingKeys: String, CodingKey {
+        case id, version, mode, enabled, state, reason, reasonKind, methods, manifest, manifestSha256, isolation, network, sandbox,
+             resources, trusted, health
+    }
+
+    init(_ status: ProviderStatus) {
+        id = status.id
+        version = status.version
+        mode = status.mode?.rawValue
+        enabled = status.enabled
+        state = status.state.rawValue
+        reason = status.failure?.description
+        reasonKind = status.failure?.kind
+        methods = status.methods
+        manifest = status.manifestPath
+        manifestSha256 = status.manifestSha256
+        isolation = status.isolation
+        network = status.sandbox.map { $0.networkConfined ? "confined" : "not confined: \($0.networkReason ?? "unknown reason")" }
+        sandbox = status.sandbox?.layers
+        resources = status.sandbox?.resources
+        sandboxSummary = status.sandbox?.summary
+        trusted = status.trustedBecause
+        health = status.health?.name
     }
 
     /// The table, then a line per isolated adapter and per refusal, then the
-    /// host's `manifests digest` (``ManifestDigest/host(_:)``); digests show
-    /// their first 12 hex digits.
+    /// host's `manifests digest`; digests show their first 12 hex digits.
     static func table(_ rows: [ProviderRow], manifestsDigest: String) -> String {
         let header = ["ID", "VERSION", "MODE", "ENABLED", "STATE", "ISOLATION", "DIGEST", "METHODS"]
         let cells: [[String]] = rows.map { row -> [String] in
             let digest: String = row.manifestSha256.map { String($0.prefix(12)) } ?? "?"
             return [row.id ?? "?", row.version ?? "?", row.mode ?? "?", row.enabled.map { $0 ? "yes" : "no" } ?? "?",
-                    row.state.rawValue + (row.health.map { $0 == "ready" ? "" : " (\($0))" } ?? ""),
+                    row.state + (row.health.map { $0 == "ready" ? "" : " (\($0))" } ?? ""),
                     row.isolation ?? "?", digest, row.methods.joined(separator: ",")]
         }
         let widths = header.indices.map { column in ([header] + cells).map { $0[column].count }.max()! }
@@ -145,9 +147,9 @@ struct ProviderRow: Encodable {
         }
         var out = [line(header)] + cells.map(line)
         for row in rows {
-            if let layers = row.sandbox {
-                out.append("\(row.id ?? "?") runs in its own process, sandbox: \(SandboxReport(layers: layers, resources: row.resources))")
-            } else if let trusted = row.trusted, row.state == .loaded {
+            if let summary = row.sandboxSummary {
+                out.append("\(row.id ?? "?") runs in its own process, sandbox: \(summary)")
+            } else if let trusted = row.trusted, row.state == "loaded" {
                 out.append("\(row.id ?? "?") runs in the host's process, trusted with everything the host holds (\(trusted))")
             }
         }

@@ -6,7 +6,6 @@ import Logging
 import PaymentGateway
 import PluginHost
 import CheckoutEngine
-import PostgresCheckoutStore
 
 /// `gateway serve`: the checkout API over HTTP on the embedded default.
 struct ServeCommand: AsyncParsableCommand {
@@ -101,6 +100,7 @@ struct ServeCommand: AsyncParsableCommand {
         // until the database answers, and makes the first test key then.
         let store = try await HostSetup.store(host, logger: logger, wait: nil)
         configuration.store = store
+        // The gateway's own keys (the same store) check requests once it is open.
         let keys = APIKeys(store: store)
         let firstKey = Task { [data = configuration.data] in
             while !Task.isCancelled {
@@ -127,7 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
         server.webhookPort = webhookPort
         server.webhookHost = webhookHost
         server.shutdownTimeout = .seconds(shutdownTimeout)
-        let checkoutServer = CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, keys: keys, configuration: server, logger: logger)
+        let checkoutServer = CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, configuration: server, logger: logger)
         let address = self.address
         let webhookAddress = webhookHost ?? address
         let webhooksLine = webhookPort == nil ? "" : "; webhooks only on the webhook listener"
@@ -145,9 +145,6 @@ struct ServeCommand: AsyncParsableCommand {
             throw error
         }
         await simulators?.stop()
-        if let postgres = store as? PostgresCheckoutStore {
-            await ShutdownStep("the PostgreSQL store", logger: logger) { postgres.activity }.run { await postgres.close() }
-        }
     }
 
     static func firstKeyLine(_ outcome: FirstTestKey.Outcome, logger: Logger) -> String {

@@ -7,7 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import SQLiteCheckoutStore
 import Synchronization
 import TestSupport
@@ -96,9 +96,10 @@ final class APIFixture: Sendable {
         self.store = store
         let served = storeInFront(store)
         configuration.store = served
+        configuration.keyCache = keyCache
         gateway = try await PaymentGateway.open(configuration: configuration, logger: logs.logger("gateway"))
         admin = adminToken.flatMap(AdminAccess.init(token:))
-        keys = APIKeys(store: served, cacheFor: keyCache)
+        keys = gateway.keys
     }
 
     /// Stops reloading and every adapter (``PaymentGateway/shutdown()``);
@@ -114,7 +115,7 @@ final class APIFixture: Sendable {
         configuration.port = 0
         configuration.webhookPort = webhookPort
         configuration.manifestPoll = poll
-        return CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, keys: keys, configuration: configuration, logger: logs.logger("http"))
+        return CheckoutServer(gateway: gateway, metrics: metrics, admin: admin, configuration: configuration, logger: logs.logger("http"))
     }
 
     /// The application, for HummingbirdTesting.

@@ -5,7 +5,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import Testing
 

@@ -224,9 +224,9 @@ struct ManyHostsServeTests {
             #expect((stored.json["attempts"] as? [Any])?.count == 1, "nothing half-written: one attempt, the one that paid")
             #expect(try site.charges().count == 1)
             #expect(await host.stop() == .exited(0))
-            // Each step of its shutdown said, the store's last (ShutdownStep).
+            // Each step of its shutdown said; the gateway's closes the store, last (ShutdownStep).
             let stopped = host.stderr.split(separator: "\n").compactMap { $0.firstMatch(of: /shutdown: (.+) stopped \(/).map { String($0.output.1) } }
-            #expect(stopped == ["the checkout API", "the manifests watcher", "the gateway", "the PostgreSQL store"], "\(host.stderr.suffix(3000))")
+            #expect(stopped == ["the checkout API", "the manifests watcher", "the gateway"], "\(host.stderr.suffix(3000))")
 
             // Started while the database is away: up, not ready, 503; ready once it is back.
             try await cluster.stop()

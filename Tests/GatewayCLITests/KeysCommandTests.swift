@@ -1,5 +1,5 @@
 import CheckoutEngine
-import CheckoutHTTP
+import PaymentGateway
 import Foundation
 import SQLiteCheckoutStore
 import Synchronization

@@ -1,7 +1,7 @@
 import CheckoutEngine
 import Foundation
 import GatewayPayloads
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import ServiceLifecycle
 import TestSupport

@@ -2,7 +2,7 @@ import CheckoutEngine
 import Crypto
 import Foundation
 import GatewayPayloads
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import SQLiteCheckoutStore
 import TestSupport
 import Testing

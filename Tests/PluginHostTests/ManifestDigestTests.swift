@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
 import GatewayPayloads
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import Testing
 

@@ -1,5 +1,6 @@
 import Testing
 @testable import PluginHost
+@testable import PaymentFields
 
 /// The card-number masker every log line, problem and provider status goes
 /// through.

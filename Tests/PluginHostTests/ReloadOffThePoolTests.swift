@@ -1,6 +1,6 @@
 import Dispatch
 import Foundation
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import Testing
 
 /// Loading runs adapter code (`dlopen`'s constructors, `create`) that may

@@ -2,7 +2,7 @@ import CGatewayABI
 import CheckoutEngine
 import Foundation
 import GatewayPayloads
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import Synchronization
 import Testing
 

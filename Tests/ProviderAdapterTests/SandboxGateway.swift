@@ -3,7 +3,7 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import ProviderSandbox
 import TestSupport

@@ -1,6 +1,6 @@
 import Foundation
 import Logging
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import Testing
 import TestSupport

@@ -2,7 +2,7 @@ import CheckoutEngine
 import Crypto
 import Foundation
 import GatewayPayloads
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import ProviderSandbox
 import TestSupport

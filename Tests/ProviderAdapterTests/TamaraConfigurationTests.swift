@@ -1,5 +1,5 @@
 import Foundation
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import PluginHost
 import TestSupport
 import Testing

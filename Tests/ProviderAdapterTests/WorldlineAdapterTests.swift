@@ -3,7 +3,7 @@ import Crypto
 import Foundation
 import GatewayPayloads
 import PaymentFields
-import PaymentGateway
+@_spi(Internals) import PaymentGateway
 import ProviderSandbox
 import Testing
 import TestSupport

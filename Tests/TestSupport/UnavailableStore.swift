@@ -94,6 +94,11 @@ public final class UnavailableStore: CheckoutStore, APIKeyStore, Sendable {
         return try await base.expiredSessions(at: now, limit: limit)
     }
 
+    /// Closes the store it stands in front of.
+    public func close() async {
+        await base.close()
+    }
+
     public func hasWebhook(provider: String, eventID: String) async throws -> Bool {
         try check(.hasWebhook)
         return try await base.hasWebhook(provider: provider, eventID: eventID)

@@ -183,6 +183,14 @@ public final class Checkout: Sendable {
         }
     }
 
+    /// A session's events as recorded now, numbered after `after`, oldest first.
+    public func recordedEvents(ofSession id: String, after: Int64 = 0, mode: PaymentMode? = nil) async throws(Problem) -> [SessionEvent] {
+        try await guarded {
+            _ = try await load(id, mode: mode)
+            return try await store.events(ofSession: id, after: after)
+        }
+    }
+
     /// The methods `session` offers now: those an eligible provider offers in its currency (sorted).
     public func availableMethods(for session: Session) -> [String] {
         offer(for: session).methods

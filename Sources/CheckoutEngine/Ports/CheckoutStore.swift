@@ -49,9 +49,19 @@ public protocol CheckoutStore: Sendable {
     func expiredSessions(at now: Date, limit: Int) async throws -> [String]
     /// Whether a provider's notification `eventID` was already applied.
     func hasWebhook(provider: String, eventID: String) async throws -> Bool
+    /// Ends the store's background work and connections; nothing is lost
+    /// (every commit that returned is durable). Whoever runs the store closes
+    /// it, once, after its last call: ``PaymentGateway`` at its shutdown.
+    /// A second call does nothing.
+    func close() async
+    /// What the store is doing now, for a log (a shutdown that is slow):
+    /// its connections and queues; nil when it has nothing to say.
+    var activity: String? { get }
 }
 
 extension CheckoutStore {
+    public var activity: String? { nil }
+
     public func sessionVersion(_ id: String) async throws -> Int? {
         try await session(id)?.version
     }

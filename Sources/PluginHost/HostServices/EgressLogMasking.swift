@@ -1,3 +1,4 @@
+import PaymentFields
 import Foundation
 
 /// Makes egress traffic fit for a debug log: card numbers masked, this

@@ -1,3 +1,4 @@
+import PaymentFields
 import Crypto
 import Foundation
 import GatewayPayloads

@@ -1,3 +1,4 @@
+import PaymentFields
 import CGatewayABI
 import Foundation
 import GatewayPayloads

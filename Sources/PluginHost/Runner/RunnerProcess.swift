@@ -1,3 +1,4 @@
+import PaymentFields
 import Foundation
 import GatewayPayloads
 import Logging

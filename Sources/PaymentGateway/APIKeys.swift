@@ -4,8 +4,9 @@ import Foundation
 import GatewayPayloads
 import Synchronization
 
-/// The API keys of merchants' backends: how one is made, and how the
-/// `Authorization: Bearer <key>` of a request is checked.
+/// The API keys of merchants' backends: how one is made, listed, revoked,
+/// and how a key a request presents is checked (the HTTP layer reads it from
+/// `Authorization: Bearer <key>`; ``PaymentGateway/keys`` is the gateway's).
 ///
 /// - A key names its mode: `gk_test_` or `gk_live_`, then 32 characters of
 ///   base 32, 160 bits drawn from the system's CSPRNG
@@ -30,18 +31,15 @@ public final class APIKeys: Sendable {
         public var record: APIKeyRecord
     }
 
-    /// What a request's `Authorization` comes to.
-    enum Verdict: Sendable, Equatable {
+    /// What a presented key comes to.
+    public enum Verdict: Sendable, Equatable {
         case admitted(APIKeyRecord)
-        /// No bearer token was given (no header, another scheme, nothing after
-        /// `Bearer`): why, for the problem's detail.
-        case missing(String)
-        /// A bearer token that is not a working key: malformed, unknown or
-        /// revoked (why, for the detail; never the token).
+        /// Not a working key: malformed, unknown or revoked (why, for the
+        /// problem's detail; never the key).
         case refused(String)
     }
 
-    public let store: any APIKeyStore
+    let store: any APIKeyStore
     /// How long a verified key is trusted without asking the store again.
     public let cacheFor: Duration
 
@@ -84,8 +82,14 @@ public final class APIKeys: Sendable {
         return revoked
     }
 
+    /// Records a key made with ``newKey(mode:name:at:)`` (`gateway serve`
+    /// writes its first key's file before recording it).
+    public func record(_ issued: Issued) async throws {
+        try await store.createAPIKey(issued.record)
+    }
+
     /// A new key of `mode`, not recorded yet (``issue(mode:name:)`` records
-    /// it; `gateway serve` writes its first key's file before recording it).
+    /// it, or ``record(_:)``).
     public static func newKey(mode: PaymentMode, name: String? = nil, at: Date = Date()) -> Issued {
         var generator = SystemRandomNumberGenerator()
         var secret = Array("gk_\(mode.rawValue)_".utf8)
@@ -131,15 +135,11 @@ public final class APIKeys: Sendable {
 
     // MARK: Checking a request
 
-    /// What the `Authorization` header `field` (nil: none) comes to. Throws
-    /// only when the store cannot be read (never a 401 or an admission):
-    /// ``StoreUnavailable`` as it is, which the API answers `503` with a
-    /// detail that does not repeat its reason (``ProblemMiddleware`` logs
-    /// it), else a 500.
-    func verify(_ field: String?) async throws -> Verdict {
-        guard let field, let token = Self.bearerToken(field) else {
-            return .missing("the API needs Authorization: Bearer <key> (a gk_test_… or gk_live_… key; see gateway keys)")
-        }
+    /// What the key `token` comes to. Throws only when the store cannot be
+    /// read (never a refusal or an admission): ``StoreUnavailable`` as it
+    /// is, which the API answers `503` with a detail that does not repeat
+    /// its reason, else an `internal_error` problem.
+    public func verify(_ token: String) async throws -> Verdict {
         guard Self.mode(ofSecret: token) != nil else {
             return .refused("the bearer token is not an API key (gk_test_… or gk_live_… and 32 characters)")
         }
@@ -168,18 +168,6 @@ public final class APIKeys: Sendable {
             cache[digest] = Verified(record: found, until: now + cacheFor)
         }
         return .admitted(found)
-    }
-
-    /// The token of a `Bearer` credential (the scheme in any case, then one or
-    /// more spaces), or nil when there is none.
-    static func bearerToken(_ field: String) -> String? {
-        let bytes = Array(field.utf8)
-        let scheme = Array("bearer".utf8)
-        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ $0 | 0x20 == $1 }),
-              bytes[scheme.count] == UInt8(ascii: " ") else { return nil }
-        let token = bytes.dropFirst(scheme.count).drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
-        let trimmed = token.reversed().drop { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }.reversed()
-        return trimmed.isEmpty ? nil : String(decoding: trimmed, as: UTF8.self)
     }
 
     /// Whether `a` and `b` are the same, in time that depends on their

@@ -1,5 +1,3 @@
-import PaymentFields
-
 /// Masks what must never reach a log: card numbers keep only their last four
 /// digits.
 ///
