@@ -45,28 +45,21 @@ final class HyperPayAdapter: PaymentAdapter {
     }
 
     let host: AdapterHost
-    let client: HyperPayClient
+    let client: ProviderHTTPClient
     let entityId: String
     let madaEntityId: String
     let widgetPageURL: String
 
     init(host: AdapterHost, configuration: AdapterConfiguration) throws {
         self.host = host
-        let base = try Self.required("base_url", configuration)
-        guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
-            throw AdapterError.invalidConfiguration("config.base_url must be an http(s) URL such as https://eu-prod.oppwa.com (got \(base.prefix(80)))")
-        }
+        client = try ProviderHTTPClient(host: host, provider: "HyperPay", configuration: configuration, example: "https://eu-prod.oppwa.com",
+                                        authorization: .bearer(secret: "access_token"))
         entityId = try Self.required("entity_id", configuration)
         madaEntityId = try Self.required("mada_entity_id", configuration)
         widgetPageURL = try Self.required("widget_page_url", configuration)
         guard widgetPageURL.contains("{checkoutId}") else {
             throw AdapterError.invalidConfiguration("config.widget_page_url must contain {checkoutId}: it is where the payer is sent to pay that checkout")
         }
-        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
-        guard (100...120_000).contains(timeout) else {
-            throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
-        }
-        client = HyperPayClient(host: host, baseURL: base.hasSuffix("/") ? String(base.dropLast()) : base, timeoutMilliseconds: timeout)
         if try !configuration.bool("sandbox", default: false), !host.hasSecret("webhook_key") {
             throw AdapterError.invalidConfiguration("the webhook_key secret is missing or empty: it is the key HyperPay encrypts its notifications with, without which none can be authenticated. Set it (or config.sandbox to true in a test setup, where every notification is then refused)")
         }
@@ -83,16 +76,19 @@ final class HyperPayAdapter: PaymentAdapter {
                            operations: PaymentOperation.paymentOperations, currencies: Self.currencies)
     }
 
-    func handle(_ call: AdapterCall) async throws -> AdapterReply {
-        switch call {
-        case .authorize(let request): .payment(try await authorize(request))
-        case .continue(let request): .payment(try await status(HyperPayReference(request.providerReference)))
-        case .verify(let request): .payment(try await verify(request))
-        case .capture(let request): .payment(try await backOffice("CP", request.providerReference, amount: request.amount, key: request.idempotencyKey))
-        case .refund(let request): .payment(try await refund(request))
-        case .void(let request): .payment(try await backOffice("RV", request.providerReference, amount: nil, key: request.idempotencyKey))
-        case .webhook(let request): .webhook(webhook(request))
-        }
+    /// The payer is back from the widget: the checkout's status says what happened.
+    func proceed(_ request: ContinueRequest) async throws -> AdapterResult {
+        try await status(HyperPayReference(request.providerReference))
+    }
+
+    /// `CP` on the authorization.
+    func capture(_ request: AmountRequest) async throws -> AdapterResult {
+        try await backOffice("CP", request.providerReference, amount: request.amount, key: request.idempotencyKey)
+    }
+
+    /// `RV` on the authorization.
+    func void(_ request: VoidRequest) async throws -> AdapterResult {
+        try await backOffice("RV", request.providerReference, amount: nil, key: request.idempotencyKey)
     }
 
     /// The entity a checkout of `kind` is prepared and queried with.

@@ -34,7 +34,7 @@ extension HyperPayAdapter {
         if let email = request.payer?.email, (6...128).contains(email.count) { form.append(("customer.email", email)) }
         let answer: HyperPayAnswer
         do {
-            answer = try await client.send("POST", "/v1/checkouts", form)
+            answer = HyperPayAnswer(try await client.send("POST", "/v1/checkouts", .form(form)))
         } catch let error as HTTPEgressError {
             return Self.notPrepared("no answer to preparing the checkout (\(error.message))")
         }
@@ -45,7 +45,7 @@ extension HyperPayAdapter {
             return AdapterResult(status: .failed, problem: problem, providerStatus: answer.code)
         }
         let reference = HyperPayReference(kind: kind, checkoutId: checkoutId)
-        let url = widgetPageURL.replacingOccurrences(of: "{checkoutId}", with: HyperPayClient.escape(checkoutId))
+        let url = widgetPageURL.replacingOccurrences(of: "{checkoutId}", with: ProviderHTTPClient.pathSegment(checkoutId))
             .replacingOccurrences(of: "{brands}", with: brand)
         return AdapterResult(status: .pending, providerReference: reference.text, amount: request.amount,
                              action: PaymentAction(type: .redirect, url: url, method: "GET"), providerStatus: answer.code)

@@ -169,7 +169,7 @@ extension HyperPayAdapter {
         }
         let answer: HyperPayAnswer
         do {
-            answer = try await client.send("POST", "/v1/payments/\(HyperPayClient.segment(paymentId))", form)
+            answer = HyperPayAnswer(try await client.send("POST", "/v1/payments/\(ProviderHTTPClient.pathSegment(paymentId))", .form(form)))
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("HyperPay's \(Self.operationName(type)) got no answer: \(error.message); retry with the same key")
         }
@@ -187,7 +187,7 @@ extension HyperPayAdapter {
         let what = Self.operationName(type)
         let answer: HyperPayAnswer
         do {
-            answer = try await client.send("GET", "/v1/query", [("entityId", entity), ("merchantTransactionId", transactionId)])
+            answer = HyperPayAnswer(try await client.send("GET", "/v1/query", .form([("entityId", entity), ("merchantTransactionId", transactionId)])))
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("HyperPay's transaction reports could not say whether a \(what) under this key was made (\(error.message)); nothing sent, retry with the same key")
         }

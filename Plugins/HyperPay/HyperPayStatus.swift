@@ -13,12 +13,8 @@ extension HyperPayAdapter {
 
     /// The status query; a lost answer leaves the outcome unknown.
     func query(_ reference: HyperPayReference) async throws -> HyperPayAnswer {
-        do {
-            return try await client.send("GET", "/v1/checkouts/\(HyperPayClient.segment(reference.checkoutId))/payment",
-                                         [("entityId", entity(reference.kind))])
-        } catch let error as HTTPEgressError {
-            throw AdapterError.outcomeUnknown("HyperPay's status query got no answer: \(error.message)")
-        }
+        HyperPayAnswer(try await client.exchange("GET", "/v1/checkouts/\(ProviderHTTPClient.pathSegment(reference.checkoutId))/payment",
+                                                 .form([("entityId", entity(reference.kind))]), what: "status query"))
     }
 
     /// A payment (status answer or notification payload) as a result.

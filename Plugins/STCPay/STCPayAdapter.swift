@@ -31,13 +31,7 @@ final class STCPayAdapter: PaymentAdapter {
 
     init(host: AdapterHost, configuration: AdapterConfiguration) throws {
         self.host = host
-        let base = try configuration.string("base_url", default: "")
-        guard !base.isEmpty else {
-            throw AdapterError.invalidConfiguration("config.base_url is required for STC Pay (https://<host>/B2B.DirectPayment.WebApi/DirectPayment/V4)")
-        }
-        guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
-            throw AdapterError.invalidConfiguration("config.base_url must be an http(s) URL (got \(base.prefix(80)))")
-        }
+        _ = try configuration.providerURL(provider: "STC Pay", example: "https://<host>/B2B.DirectPayment.WebApi/DirectPayment/V4")
         let merchantId = try configuration.string("merchant_id", default: "")
         guard !merchantId.isEmpty, merchantId.count <= 64, merchantId.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
             throw AdapterError.invalidConfiguration("config.merchant_id (the STC Pay merchant id sent as X-ClientCode) is required: up to 64 visible ASCII characters")
@@ -50,12 +44,7 @@ final class STCPayAdapter: PaymentAdapter {
         case .bool(let flag): sandbox = flag
         default: throw AdapterError.invalidConfiguration("config.sandbox must be true or false")
         }
-        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
-        guard (100...120_000).contains(timeout) else {
-            throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
-        }
-        client = STCPayClient(host: host, baseURL: base.hasSuffix("/") ? String(base.dropLast()) : base,
-                              merchantId: merchantId, timeoutMilliseconds: timeout)
+        client = try STCPayClient(host: host, configuration: configuration, merchantId: merchantId)
     }
 
     var description: AdapterDescription {
@@ -63,14 +52,8 @@ final class STCPayAdapter: PaymentAdapter {
                            operations: [.authorize, .continue, .verify, .refund], currencies: ["SAR"])
     }
 
-    func handle(_ call: AdapterCall) async throws -> AdapterReply {
-        switch call {
-        case .authorize(let request): .payment(try await authorize(request))
-        case .continue(let request): .payment(try await proceed(request))
-        case .verify(let request): .payment(try await verify(paymentId: request.paymentId, reference: request.providerReference))
-        case .refund(let request): .payment(try await refund(request))
-        case .capture, .void, .webhook:
-            throw AdapterError.unsupported("STC Pay charges at confirm and has no capture, void or webhook")
-        }
+    /// Where the payment stands: its PaymentInquiry.
+    func verify(_ request: VerifyRequest) async throws -> AdapterResult {
+        try await verify(paymentId: request.paymentId, reference: request.providerReference)
     }
 }

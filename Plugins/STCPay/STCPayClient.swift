@@ -2,12 +2,9 @@ import Foundation
 import GatewayAdapterSDK
 
 /// One STC Pay answer: the HTTP status and the body.
-struct STCPayAnswer: Sendable {
-    var status: Int
-    var body: Data
+typealias STCPayAnswer = ProviderResponse
 
-    var ok: Bool { (200..<300).contains(status) }
-
+extension ProviderResponse {
     /// The inner `<Op>V4ResponseMessage`, or nil.
     func message<T: Decodable>(_ operation: String, _ type: T.Type) -> T? {
         guard let object = try? JSONSerialization.jsonObject(with: body) as? [String: Any],
@@ -30,20 +27,19 @@ struct STCPayAnswer: Sendable {
 /// `{"<Op>V4RequestMessage": …}`. The client certificate is the host's
 /// business (the manifest's `tls`).
 struct STCPayClient: Sendable {
-    let host: AdapterHost
-    let baseURL: String
-    let merchantId: String
-    let timeoutMilliseconds: Int
+    let http: ProviderHTTPClient
+
+    /// The client of `base_url` and `request_timeout_ms`, sending `merchantId` as `X-ClientCode`.
+    init(host: AdapterHost, configuration: AdapterConfiguration, merchantId: String) throws {
+        var http = try ProviderHTTPClient(host: host, provider: "STC Pay", configuration: configuration,
+                                          example: "https://<host>/B2B.DirectPayment.WebApi/DirectPayment/V4", authorization: .none)
+        http.headers["X-ClientCode"] = merchantId
+        self.http = http
+    }
 
     /// Sends `message` to `operation`. An `HTTPEgressError` (no answer) is the caller's to classify.
-    func send(_ operation: String, _ message: some Encodable) async throws -> STCPayAnswer {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let body = try encoder.encode(STCPayRequestEnvelope(name: operation + "V4RequestMessage", message: message))
-        let headers = ["X-ClientCode": merchantId, "Content-Type": "application/json", "Accept": "application/json"]
-        let response = try await host.send(HTTPRequest(method: "POST", url: baseURL + "/" + operation, headers: headers, body: body,
-                                                       timeoutMilliseconds: timeoutMilliseconds))
-        return STCPayAnswer(status: response.status, body: response.bodyData)
+    func send(_ operation: String, _ message: some Encodable & Sendable) async throws -> STCPayAnswer {
+        try await http.send("POST", "/" + operation, .json(STCPayRequestEnvelope(name: operation + "V4RequestMessage", message: message)))
     }
 
     /// `PaymentInquiry` for `refNum`: its transactions (empty when STC Pay
@@ -71,7 +67,7 @@ struct STCPayKey: CodingKey {
 }
 
 /// `{"<Op>V4RequestMessage": message}`, written.
-struct STCPayRequestEnvelope<M: Encodable>: Encodable {
+struct STCPayRequestEnvelope<M: Encodable & Sendable>: Encodable, Sendable {
     var name: String
     var message: M
     func encode(to encoder: Encoder) throws {

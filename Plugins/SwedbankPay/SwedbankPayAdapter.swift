@@ -43,11 +43,7 @@ final class SwedbankPayAdapter: PaymentAdapter {
 
     init(host: AdapterHost, configuration: AdapterConfiguration) throws {
         self.host = host
-        var base = try configuration.string("base_url", default: "")
-        guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
-            throw AdapterError.invalidConfiguration("config.base_url must be an http(s) URL such as https://api.payex.com (got \(base.prefix(80)))")
-        }
-        if base.hasSuffix("/") { base.removeLast() }
+        client = try SwedbankPayClient(host: host, configuration: configuration)
         payeeID = try configuration.string("payee_id", default: "")
         guard !payeeID.isEmpty else {
             throw AdapterError.invalidConfiguration("config.payee_id is missing or empty: it is the merchant's payee id from Swedbank Pay's admin")
@@ -63,26 +59,11 @@ final class SwedbankPayAdapter: PaymentAdapter {
         let terms = try configuration.string("terms_of_service_url", default: "")
         termsURL = terms.isEmpty ? nil : terms
         userAgent = try configuration.string("user_agent", default: "gateway/1.0")
-        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
-        guard (100...120_000).contains(timeout) else { throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000") }
-        client = SwedbankPayClient(host: host, baseURL: base, timeoutMilliseconds: timeout)
     }
 
     var description: AdapterDescription {
         AdapterDescription(id: Self.id, version: Self.version, methods: Self.methods,
                            operations: PaymentOperation.paymentOperations + [.instruments], currencies: Self.currencies)
-    }
-
-    func handle(_ call: AdapterCall) async throws -> AdapterReply {
-        switch call {
-        case .authorize(let request): .payment(try await authorize(request))
-        case .continue(let request): .payment(try await proceed(request))
-        case .verify(let request): .payment(try await verify(request))
-        case .capture(let request): .payment(try await capture(request))
-        case .refund(let request): .payment(try await refund(request))
-        case .void(let request): .payment(try await void(request))
-        case .webhook(let request): .webhook(try await webhook(request))
-        }
     }
 }
 

@@ -2,14 +2,9 @@ import Foundation
 import GatewayAdapterSDK
 
 /// One Swedbank Pay answer: the HTTP status and the body.
-struct SwedbankPayAnswer: Sendable {
-    var status: Int
-    var body: Data
+typealias SwedbankPayAnswer = ProviderResponse
 
-    var ok: Bool { (200..<300).contains(status) }
-
-    func decode<T: Decodable>(_ type: T.Type) -> T? { try? JSONDecoder().decode(T.self, from: body) }
-
+extension ProviderResponse {
     /// The RFC 7807 problem of a refusal, if the body is one.
     var problem: SwedbankPayWire.Problem? {
         guard !ok, let problem = decode(SwedbankPayWire.Problem.self), problem.type != nil else { return nil }
@@ -31,11 +26,18 @@ struct SwedbankPayAnswer: Sendable {
 /// `href` the provider gave, and an `href` on another origin than
 /// `base_url` is never followed (it would carry the access token elsewhere).
 struct SwedbankPayClient: Sendable {
-    let host: AdapterHost
-    let baseURL: String
-    let timeoutMilliseconds: Int
+    let http: ProviderHTTPClient
+    var baseURL: String { http.baseURL }
 
     static let contentType = "application/json;version=3.1"
+
+    init(host: AdapterHost, configuration: AdapterConfiguration) throws {
+        var http = try ProviderHTTPClient(host: host, provider: "Swedbank Pay", configuration: configuration, example: "https://api.payex.com",
+                                          authorization: .bearer(secret: "access_token"))
+        http.headers["Accept"] = "application/problem+json; q=1.0, application/json; q=0.9"
+        http.jsonContentType = Self.contentType
+        self.http = http
+    }
 
     /// `POST /psp/paymentorders`.
     func create(_ body: SwedbankPayWire.Create) async throws -> SwedbankPayAnswer {
@@ -63,29 +65,9 @@ struct SwedbankPayClient: Sendable {
         return "\(scheme)://\(host)" + (base.port.map { ":\($0)" } ?? "") + (path.hasPrefix(prefix) ? "" : prefix) + path
     }
 
-    /// Whether `url` is on `base_url`'s scheme, host and port.
-    func isOwnOrigin(_ url: String) -> Bool {
-        guard let target = URL(string: url), let base = URL(string: baseURL) else { return false }
-        return target.scheme == base.scheme && target.host == base.host && target.port == base.port
-    }
-
+    /// Sends `body` (nil: none) to `url`, an href on `base_url`'s origin
+    /// (another is never followed: it would carry the access token elsewhere).
     func send(_ method: String, _ url: String, _ body: (any Encodable & Sendable)?) async throws -> SwedbankPayAnswer {
-        guard isOwnOrigin(url) else {
-            throw AdapterError.invalidRequest("Swedbank Pay offered an operation on another origin than config.base_url (\(URL(string: url)?.host ?? "unreadable")); it was not followed")
-        }
-        guard var token = host.secret("access_token"), !token.isEmpty else {
-            throw AdapterError.internal("the access_token secret is not configured, so nothing was sent to Swedbank Pay")
-        }
-        defer { for i in token.indices { token[i] = 0 } }
-        var headers = ["Authorization": "Bearer " + String(decoding: token, as: UTF8.self), "Accept": "application/problem+json; q=1.0, application/json; q=0.9"]
-        var data: Data?
-        if let body {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            data = try encoder.encode(body)
-            headers["Content-Type"] = Self.contentType
-        }
-        let response = try await host.send(HTTPRequest(method: method, url: url, headers: headers, body: data, timeoutMilliseconds: timeoutMilliseconds))
-        return SwedbankPayAnswer(status: response.status, body: response.bodyData)
+        try await http.send(method, url, body.map { .json($0) } ?? .none)
     }
 }

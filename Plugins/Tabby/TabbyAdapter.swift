@@ -48,12 +48,8 @@ final class TabbyAdapter: PaymentAdapter {
         let sharedCode = try configuration.string("merchant_code", default: "")
         for region in TabbyRegion.allCases {
             let key = "base_url_\(region.rawValue)"
-            let base = try configuration.string(key, default: "")
-            if !base.isEmpty {
-                guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
-                    throw AdapterError.invalidConfiguration("config.\(key) must be an http(s) URL such as https://api.tabby.\(region.rawValue) (got \(base.prefix(80)))")
-                }
-                bases[region] = base.hasSuffix("/") ? String(base.dropLast()) : base
+            if try !configuration.string(key, default: "").isEmpty {
+                bases[region] = try configuration.providerURL(key, provider: "Tabby", example: "https://api.tabby.\(region.rawValue)")
             }
             let code = try configuration.string("merchant_code_\(region.rawValue)", default: sharedCode)
             if !code.isEmpty { codes[region] = code }
@@ -77,28 +73,12 @@ final class TabbyAdapter: PaymentAdapter {
                 throw AdapterError.invalidConfiguration("the webhook_header_value secret is missing or empty: it is the value Tabby sends in the \(header) header, without which any notification would be taken as Tabby's. Set it (or config.sandbox to true in a test setup, where every notification is then refused)")
             }
         }
-        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
-        guard (100...120_000).contains(timeout) else {
-            throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
-        }
-        client = TabbyClient(host: host, baseURLs: bases, timeoutMilliseconds: timeout)
+        client = TabbyClient(host: host, bases: bases, timeoutMilliseconds: try configuration.requestTimeoutMilliseconds())
     }
 
     var description: AdapterDescription {
-        let currencies = TabbyRegion.allCases.filter { client.baseURLs[$0] != nil }.flatMap(\.currencies)
+        let currencies = TabbyRegion.allCases.filter { client.regions[$0] != nil }.flatMap(\.currencies)
         return AdapterDescription(id: Self.id, version: Self.version, methods: ["tabby"], operations: PaymentOperation.paymentOperations,
                                   currencies: currencies)
-    }
-
-    func handle(_ call: AdapterCall) async throws -> AdapterReply {
-        switch call {
-        case .authorize(let request): .payment(try await authorize(request))
-        case .continue(let request): .payment(try await proceed(request))
-        case .verify(let request): .payment(try await verify(request))
-        case .capture(let request): .payment(try await capture(request))
-        case .refund(let request): .payment(try await refund(request))
-        case .void(let request): .payment(try await void(request))
-        case .webhook(let request): .webhook(try await webhook(request))
-        }
     }
 }

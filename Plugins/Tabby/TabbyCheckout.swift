@@ -29,7 +29,7 @@ extension TabbyAdapter {
         if let country = request.country?.uppercased(), country != home {
             throw AdapterError.invalidRequest("Tabby takes \(currency) in \(home) only, and the payment's country is \(country.prefix(4)) (SAR: SA, AED: AE, KWD: KW)")
         }
-        guard client.baseURLs[region] != nil else {
+        guard client.regions[region] != nil else {
             throw AdapterError.invalidRequest("\(currency) is paid on Tabby's \(region.rawValue) host, and config.base_url_\(region.rawValue) is not set")
         }
         guard let back = request.returnUrl, back.hasPrefix("https://") || back.hasPrefix("http://") else {

@@ -1,34 +1,24 @@
 import Foundation
 import GatewayAdapterSDK
 
-/// One Tabby answer: the HTTP status and the body.
-struct TabbyAnswer: Sendable {
-    var status: Int
-    var body: Data
+/// One Tabby answer (snake_case JSON): the HTTP status and the body.
+typealias TabbyAnswer = ProviderResponse
 
-    var ok: Bool { (200..<300).contains(status) }
-
-    /// The body as `T` (snake_case members), or nil.
-    func decode<T: Decodable>(_ type: T.Type) -> T? {
-        let decoder = JSONDecoder()
-        decoder.keyDecodingStrategy = .convertFromSnakeCase
-        return try? decoder.decode(T.self, from: body)
-    }
-
+extension ProviderResponse {
     /// Tabby's error document, `{"status": "error", "errorType": …, "error": …}`.
-    struct ErrorDocument: Decodable {
+    struct TabbyErrorDocument: Decodable {
         var errorType: String?
         var error: String?
     }
 
     /// `errorType` (bad_data, not_authorized, no_permission, not_found, conflict), if any.
     var errorType: String? {
-        (try? JSONDecoder().decode(ErrorDocument.self, from: body))?.errorType
+        (try? JSONDecoder().decode(TabbyErrorDocument.self, from: body))?.errorType
     }
 
     /// `HTTP 400 bad_data: <error>`, for messages.
     var summary: String {
-        let document = try? JSONDecoder().decode(ErrorDocument.self, from: body)
+        let document = try? JSONDecoder().decode(TabbyErrorDocument.self, from: body)
         let message = document?.error ?? String(decoding: body.prefix(200), as: UTF8.self)
         return "HTTP \(status)" + (document?.errorType.map { " \($0)" } ?? "") + (message.isEmpty ? "" : ": \(message.prefix(200))")
     }
@@ -37,33 +27,26 @@ struct TabbyAnswer: Sendable {
 /// Tabby's API through the host's egress: JSON bodies with snake_case
 /// members, `Authorization: Bearer <secret_key>`, on the host of the region.
 struct TabbyClient: Sendable {
-    let host: AdapterHost
-    /// Base URL by region; a region without one is not served.
-    let baseURLs: [TabbyRegion: String]
-    let timeoutMilliseconds: Int
+    /// A client by region; a region without one is not served.
+    let regions: [TabbyRegion: ProviderHTTPClient]
+
+    /// The clients of `bases` (each region's base URL).
+    init(host: AdapterHost, bases: [TabbyRegion: String], timeoutMilliseconds: Int) {
+        regions = bases.mapValues { base in
+            var client = ProviderHTTPClient(host: host, provider: "Tabby", baseURL: base, timeoutMilliseconds: timeoutMilliseconds,
+                                            authorization: .bearer(secret: "secret_key"))
+            client.jsonKeys = .snakeCase
+            return client
+        }
+    }
 
     /// Sends `body` (nil: none) to `path` on `region`'s host. An
     /// `HTTPEgressError` (no answer) is the caller's to classify.
     func send(_ method: String, _ path: String, region: TabbyRegion, _ body: (any Encodable & Sendable)? = nil) async throws -> TabbyAnswer {
-        guard let base = baseURLs[region] else {
+        guard let client = regions[region] else {
             throw AdapterError.invalidRequest("config.base_url_\(region.rawValue) is not set, so Tabby's \(region.rawValue) region cannot be reached")
         }
-        guard var key = host.secret("secret_key"), !key.isEmpty else {
-            throw AdapterError.internal("the secret_key secret is not configured, so nothing was sent to Tabby")
-        }
-        defer { for i in key.indices { key[i] = 0 } }
-        var headers = ["Authorization": "Bearer " + String(decoding: key, as: UTF8.self), "Accept": "application/json"]
-        var data: Data?
-        if let body {
-            let encoder = JSONEncoder()
-            encoder.keyEncodingStrategy = .convertToSnakeCase
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-            data = try encoder.encode(body)
-            headers["Content-Type"] = "application/json"
-        }
-        let response = try await host.send(HTTPRequest(method: method, url: base + path, headers: headers, body: data,
-                                                       timeoutMilliseconds: timeoutMilliseconds))
-        return TabbyAnswer(status: response.status, body: response.bodyData)
+        return try await client.send(method, path, body.map { .json($0) } ?? .none)
     }
 
     /// `GET /api/v2/payments/{id}`: nil when Tabby does not know it (404);

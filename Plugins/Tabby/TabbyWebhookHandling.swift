@@ -15,7 +15,7 @@ extension TabbyAdapter {
               let currency = named.currency, let region = TabbyRegion(currency: currency) else {
             return Self.unverified("the body is not a Tabby payment (it needs id and currency SAR, AED or KWD)")
         }
-        guard client.baseURLs[region] != nil else {
+        guard client.regions[region] != nil else {
             return Self.unverified("the payment is in \(currency), whose Tabby host (base_url_\(region.rawValue)) is not configured")
         }
         let probe = TabbyReference(region: region, capture: .manual, paymentId: id)

@@ -30,7 +30,7 @@ final class TamaraAdapter: PaymentAdapter {
     static let currencies = ["SAR", "AED", "KWD", "BHD", "OMR", "QAR"]
 
     let host: AdapterHost
-    let client: TamaraClient
+    let client: ProviderHTTPClient
     let notificationURL: String
     let paymentType: String
     let instalments: Int
@@ -39,11 +39,10 @@ final class TamaraAdapter: PaymentAdapter {
 
     init(host: AdapterHost, configuration: AdapterConfiguration) throws {
         self.host = host
-        let base = try configuration.string("base_url", default: "")
-        guard !base.isEmpty else { throw AdapterError.invalidConfiguration("config.base_url is required for Tamara (https://api.tamara.co) and is missing or empty") }
-        guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
-            throw AdapterError.invalidConfiguration("config.base_url must be an http(s) URL such as https://api.tamara.co (got \(base.prefix(80)))")
-        }
+        var client = try ProviderHTTPClient(host: host, provider: "Tamara", configuration: configuration, example: "https://api.tamara.co",
+                                            authorization: .bearer(secret: "api_token"))
+        client.jsonKeys = .snakeCase
+        self.client = client
         notificationURL = try configuration.string("notification_url", default: "")
         guard notificationURL.hasPrefix("https://") || notificationURL.hasPrefix("http://") else {
             throw AdapterError.invalidConfiguration("config.notification_url is required: the http(s) URL of the host's Tamara webhook route, where Tamara posts order notifications")
@@ -60,11 +59,6 @@ final class TamaraAdapter: PaymentAdapter {
         }
         self.locale = locale.isEmpty ? nil : locale
         shippingCompany = try configuration.string("shipping_company", default: "unspecified")
-        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
-        guard (100...120_000).contains(timeout) else {
-            throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000")
-        }
-        client = TamaraClient(host: host, baseURL: base.hasSuffix("/") ? String(base.dropLast()) : base, timeoutMilliseconds: timeout)
         if try !configuration.bool("sandbox", default: false), !host.hasSecret("notification_token") {
             throw AdapterError.invalidConfiguration("the notification_token secret is missing or empty: it is the key Tamara signs its notifications with, without which none can be authenticated. Set it (or config.sandbox to true in a test setup, where every notification is then refused)")
         }
@@ -73,17 +67,5 @@ final class TamaraAdapter: PaymentAdapter {
     var description: AdapterDescription {
         AdapterDescription(id: Self.id, version: Self.version, methods: ["tamara"], operations: PaymentOperation.paymentOperations,
                            currencies: Self.currencies)
-    }
-
-    func handle(_ call: AdapterCall) async throws -> AdapterReply {
-        switch call {
-        case .authorize(let request): .payment(try await authorize(request))
-        case .continue(let request): .payment(try await proceed(request))
-        case .verify(let request): .payment(try await verify(request))
-        case .capture(let request): .payment(try await capture(request))
-        case .refund(let request): .payment(try await refund(request))
-        case .void(let request): .payment(try await void(request))
-        case .webhook(let request): .webhook(try await webhook(request))
-        }
     }
 }

@@ -30,7 +30,7 @@ extension TamaraAdapter {
         let body = try checkoutBody(request, country: country, back: back)
         let answer: TamaraAnswer
         do {
-            answer = try await client.send("POST", "/checkout", body)
+            answer = try await client.send("POST", "/checkout", .json(body))
         } catch let error as HTTPEgressError {
             return try await lostCheckout(request, why: "no answer to creating the checkout session (\(error.message))")
         }

@@ -54,7 +54,7 @@ extension TamaraAdapter {
         let body = TamaraWire.Refund(totalAmount: try TamaraMoney(request.amount),
                                      comment: String((request.reason ?? "Refund \(request.paymentId)").prefix(255)),
                                      merchantRefundId: Self.refundId(request.idempotencyKey))
-        let answer = try await post("/payments/simplified-refund/\(TamaraClient.segment(reference.orderId))", body, what: "refund")
+        let answer = try await post("/payments/simplified-refund/\(ProviderHTTPClient.pathSegment(reference.orderId))", body, what: "refund")
         guard answer.ok, let done = answer.decode(TamaraWire.RefundAnswer.self) else {
             return Self.refusedBy(answer, reference, operation: "refund")
         }
@@ -79,7 +79,7 @@ extension TamaraAdapter {
             return Self.refused(.invalidState, "order \(reference.orderId) is \(status); only an authorised, uncaptured order can be voided", reference, status)
         }
         let left = Money(value: order.capturable, currency: currency)
-        let answer = try await post("/orders/\(TamaraClient.segment(reference.orderId))/cancel", TamaraWire.Cancel(totalAmount: try TamaraMoney(left)), what: "cancel")
+        let answer = try await post("/orders/\(ProviderHTTPClient.pathSegment(reference.orderId))/cancel", TamaraWire.Cancel(totalAmount: try TamaraMoney(left)), what: "cancel")
         guard answer.ok, let done = answer.decode(TamaraWire.CancelAnswer.self) else {
             return Self.refusedBy(answer, reference, operation: "cancel")
         }

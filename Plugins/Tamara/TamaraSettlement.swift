@@ -13,7 +13,7 @@ extension TamaraAdapter {
         let reference = try TamaraReference(request.providerReference)
         var order = try await fetch(reference.orderId)
         if order.status == "new", request.returnParams?["paymentStatus"] == "canceled" {
-            let path = "/checkout/\(TamaraClient.segment(reference.checkoutId))/void?order_id=\(TamaraClient.segment(reference.orderId))"
+            let path = "/checkout/\(ProviderHTTPClient.pathSegment(reference.checkoutId))/void?order_id=\(ProviderHTTPClient.pathSegment(reference.orderId))"
             do {
                 let answer = try await client.send("POST", path)
                 if answer.ok, answer.decode(TamaraWire.VoidAnswer.self)?.orderWasVoided == true {
@@ -53,7 +53,7 @@ extension TamaraAdapter {
     func order(underReference paymentId: String) async -> OrderUnderReference {
         let answer: TamaraAnswer
         do {
-            answer = try await client.send("GET", "/merchants/orders/reference-id/\(TamaraClient.segment(paymentId))")
+            answer = try await client.send("GET", "/merchants/orders/reference-id/\(ProviderHTTPClient.pathSegment(paymentId))")
         } catch let error as HTTPEgressError {
             return .unreadable("reading an order under reference \(paymentId.prefix(64)) got no answer: \(error.message)")
         } catch {
@@ -100,7 +100,7 @@ extension TamaraAdapter {
     /// The order query's answer, whatever its status; no answer is an unknown outcome.
     func query(_ orderId: String) async throws -> TamaraAnswer {
         do {
-            return try await client.send("GET", "/orders/\(TamaraClient.segment(orderId))")
+            return try await client.send("GET", "/orders/\(ProviderHTTPClient.pathSegment(orderId))")
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("Tamara's order query got no answer: \(error.message)")
         }
@@ -125,7 +125,7 @@ extension TamaraAdapter {
         let currency = order.currency ?? ""
         switch status {
         case "approved" where depth < 3:
-            let answer = try await post("/orders/\(TamaraClient.segment(reference.orderId))/authorise", nil, what: "authorise")
+            let answer = try await post("/orders/\(ProviderHTTPClient.pathSegment(reference.orderId))/authorise", nil, what: "authorise")
             if !answer.ok { host.log(.info, "Tamara refused to authorise order \(reference.orderId): \(answer.summary); reading it again") }
             return try await settle(try await fetch(reference.orderId), reference, depth: depth + 1)
         case "authorised", "updated":
@@ -147,7 +147,7 @@ extension TamaraAdapter {
     func post(_ path: String, _ body: (any Encodable & Sendable)?, what: String) async throws -> TamaraAnswer {
         let answer: TamaraAnswer
         do {
-            answer = try await client.send("POST", path, body)
+            answer = try await client.send("POST", path, body.map { .json($0) } ?? .none)
         } catch let error as HTTPEgressError {
             throw AdapterError.outcomeUnknown("Tamara's \(what) got no answer: \(error.message)")
         }

@@ -91,7 +91,7 @@ extension TamaraAdapter {
         let eventId = makeEventId(order.status ?? "")
         guard let capture = order.additionalData?["capture"].flatMap(CaptureMode.init(rawValue:)) else {
             if order.status == "approved" {
-                _ = try await post("/orders/\(TamaraClient.segment(orderId))/authorise", nil, what: "authorise")
+                _ = try await post("/orders/\(ProviderHTTPClient.pathSegment(orderId))/authorise", nil, what: "authorise")
             }
             return WebhookResult(verified: true, eventId: eventId, paymentId: order.orderReferenceId)
         }

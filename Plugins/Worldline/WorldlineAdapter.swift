@@ -49,11 +49,7 @@ final class WorldlineAdapter: PaymentAdapter {
 
     init(host: AdapterHost, configuration: AdapterConfiguration) throws {
         self.host = host
-        var base = try configuration.string("base_url", default: "")
-        guard let url = URL(string: base), let scheme = url.scheme, scheme == "https" || scheme == "http", url.host != nil else {
-            throw AdapterError.invalidConfiguration("config.base_url must be an http(s) URL such as https://payment.direct.worldline-solutions.com (got \(base.prefix(80)))")
-        }
-        if base.hasSuffix("/") { base.removeLast() }
+        _ = try configuration.providerURL(provider: "Worldline", example: "https://payment.direct.worldline-solutions.com")
         let merchant = try configuration.string("merchant_id", default: "")
         guard merchant.range(of: "^[A-Za-z0-9_-]{1,40}$", options: .regularExpression) != nil else {
             throw AdapterError.invalidConfiguration("config.merchant_id is missing or not 1 to 40 letters, digits, - or _: it is the PSPID from Worldline's Merchant Portal")
@@ -72,26 +68,12 @@ final class WorldlineAdapter: PaymentAdapter {
             throw AdapterError.invalidConfiguration("config.webhook_url must be an http(s) URL (this gateway's /v1/webhooks/worldline)")
         }
         webhookURL = hook.isEmpty ? nil : hook
-        let timeout = try configuration.integer("request_timeout_ms", default: 10_000)
-        guard (100...120_000).contains(timeout) else { throw AdapterError.invalidConfiguration("config.request_timeout_ms must be from 100 to 120000") }
-        client = WorldlineClient(host: host, baseURL: base, merchantID: merchant, timeoutMilliseconds: timeout)
+        client = try WorldlineClient(host: host, configuration: configuration, merchantID: merchant)
     }
 
     var description: AdapterDescription {
         AdapterDescription(id: Self.id, version: Self.version, methods: Self.methods,
                            operations: PaymentOperation.paymentOperations + [.instruments], currencies: Self.currencies)
-    }
-
-    func handle(_ call: AdapterCall) async throws -> AdapterReply {
-        switch call {
-        case .authorize(let request): .payment(try await authorize(request))
-        case .continue(let request): .payment(try await proceed(request))
-        case .verify(let request): .payment(try await verify(request))
-        case .capture(let request): .payment(try await capture(request))
-        case .refund(let request): .payment(try await refund(request))
-        case .void(let request): .payment(try await void(request))
-        case .webhook(let request): .webhook(try await webhook(request))
-        }
     }
 
     /// Whether `id` looks like a Worldline payment id (`3254564315_0`).

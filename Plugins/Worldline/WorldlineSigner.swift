@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import GatewayAdapterSDK
 
 /// Worldline's `GCS v1HMAC` request signature, as the provider's SDKs
 /// compute it: HMAC-SHA256 with the API secret over
@@ -11,6 +12,16 @@ import Foundation
 /// sent as `Authorization: GCS v1HMAC:<api key id>:<base64 signature>`.
 /// Pure: the client and the tests use the same functions.
 enum WorldlineSigner {
+    /// Signs `request` as of `date`: its `Date` header, then `Authorization`
+    /// over its method, content type, date, X-GCS headers and path.
+    static func sign(_ request: inout ProviderHTTPClient.ProviderRequest, keyID: [UInt8], secret: [UInt8], at date: Date) throws {
+        guard let path = signedPath(of: request.url) else { throw AdapterError.internal("Worldline URL \(request.url.prefix(80)) cannot be read") }
+        let stamp = httpDate(date)
+        request.headers["Date"] = stamp
+        let text = stringToHash(method: request.method, contentType: request.contentType, date: stamp, headers: request.headers, path: path)
+        request.headers["Authorization"] = authorization(keyID: String(decoding: keyID, as: UTF8.self), signature: signature(text, secret: secret))
+    }
+
     /// The string the signature is computed over.
     static func stringToHash(method: String, contentType: String?, date: String, headers: [String: String], path: String) -> String {
         var text = method.uppercased() + "\n" + (contentType ?? "") + "\n" + date + "\n"

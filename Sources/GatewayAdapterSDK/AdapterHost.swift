@@ -32,6 +32,8 @@ public struct AdapterHost: @unchecked Sendable {
                 var status = get(namePointer.baseAddress, namePointer.count, nil, 0, &length)
                 guard status == GW_E_BUFFER_TOO_SMALL || status == GW_OK else { return nil }
                 var buffer = [UInt8](repeating: 0, count: length)
+                // The copy handed out is the caller's to wipe; this one is wiped here.
+                defer { buffer.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
                 status = buffer.withUnsafeMutableBufferPointer { get(namePointer.baseAddress, namePointer.count, $0.baseAddress, length, &length) }
                 return status == GW_OK ? Array(buffer.prefix(length)) : nil
             }
@@ -41,9 +43,16 @@ public struct AdapterHost: @unchecked Sendable {
     /// Whether the manifest-declared secret `name` resolves to a value that
     /// is not empty. The value read is wiped before this returns.
     public func hasSecret(_ name: String) -> Bool {
-        guard var value = secret(name) else { return false }
-        defer { for i in value.indices { value[i] = 0 } }
-        return !value.isEmpty
+        withSecret(name) { _ in true } ?? false
+    }
+
+    /// Runs `body` with the value of secret `name` (nil when it is missing
+    /// or empty), and wipes that value when `body` returns or throws.
+    public func withSecret<T>(_ name: String, _ body: ([UInt8]) throws -> T) rethrows -> T? {
+        guard var value = secret(name) else { return nil }
+        defer { value.withUnsafeMutableBytes { $0.initializeMemory(as: UInt8.self, repeating: 0) } }
+        guard !value.isEmpty else { return nil }
+        return try body(value)
     }
 
     /// Wall-clock time.

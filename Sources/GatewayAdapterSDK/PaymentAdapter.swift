@@ -3,13 +3,28 @@
 /// What a Swift adapter implements. The SDK turns it into the C ABI: pointers,
 /// JSON framing, exactly-once completion and error capture are its business.
 ///
+/// An adapter implements the operations its ``description`` lists, one
+/// method each (``authorize(_:)``, ``proceed(_:)``, ``verify(_:)``,
+/// ``capture(_:)``, ``refund(_:)``, ``void(_:)``, ``webhook(_:)``); the
+/// others answer `GW_E_UNSUPPORTED` (the SDK refuses an operation the
+/// description does not list before any adapter code runs). ``handle(_:)``
+/// dispatches to them; an adapter overrides it only to act on every call
+/// (the mock's injected delays). Its provider's API is a
+/// ``ProviderHTTPClient``: base URL, authorization from a named secret
+/// (wiped after each request), JSON or form bodies, `request_timeout_ms`.
+///
 /// ```swift
 /// final class MyAdapter: PaymentAdapter {
 ///     static let id = "my-psp"
 ///     static let version = "1.0.0"
-///     init(host: AdapterHost, configuration: AdapterConfiguration) throws { ... }
+///     let client: ProviderHTTPClient
+///     init(host: AdapterHost, configuration: AdapterConfiguration) throws {
+///         client = try ProviderHTTPClient(host: host, provider: "My PSP", configuration: configuration,
+///                                         example: "https://api.my-psp.example", authorization: .bearer(secret: "api_key"))
+///     }
 ///     var description: AdapterDescription { ... }
-///     func handle(_ call: AdapterCall) async throws -> AdapterReply { ... }
+///     func authorize(_ request: AuthorizeRequest) async throws -> AdapterResult { ... }
+///     func verify(_ request: VerifyRequest) async throws -> AdapterResult { ... }
 /// }
 ///
 /// @_cdecl("gw_adapter_entry")
@@ -30,12 +45,28 @@ public protocol PaymentAdapter: AnyObject, Sendable {
 
     /// Performs one call. Runs in its own task; cancelled when the host gives up
     /// on the call. Throwing maps to a non-OK completion (see ``AdapterError``).
+    /// The default calls the operation's method.
     func handle(_ call: AdapterCall) async throws -> AdapterReply
 
     /// Optionally answers at once, on the invoking thread, when no I/O is needed
     /// (validation failures, in-memory state). Return nil to go through
     /// ``handle(_:)``. The default returns nil.
     func handleImmediately(_ call: AdapterCall) throws -> AdapterReply?
+
+    /// `authorize`: start a payment (docs/payloads.md §5.1).
+    func authorize(_ request: AuthorizeRequest) async throws -> AdapterResult
+    /// `continue`: what the payer did about a pending payment (§5.2).
+    func proceed(_ request: ContinueRequest) async throws -> AdapterResult
+    /// `verify`: where a payment stands at the provider (§5.3).
+    func verify(_ request: VerifyRequest) async throws -> AdapterResult
+    /// `capture` (§5.4).
+    func capture(_ request: AmountRequest) async throws -> AdapterResult
+    /// `refund` (§5.5).
+    func refund(_ request: AmountRequest) async throws -> AdapterResult
+    /// `void` (§5.6).
+    func void(_ request: VoidRequest) async throws -> AdapterResult
+    /// `webhook`: authenticate and read a provider's notification (§5.7).
+    func webhook(_ request: WebhookRequest) async throws -> WebhookResult
 
     /// ABI 1.1: what the session's payer can use (docs/payloads.md §5.8).
     /// Called only when ``description`` lists ``PaymentOperation/instruments``;
@@ -45,8 +76,35 @@ public protocol PaymentAdapter: AnyObject, Sendable {
 }
 
 extension PaymentAdapter {
+    public func handle(_ call: AdapterCall) async throws -> AdapterReply {
+        switch call {
+        case .authorize(let request): .payment(try await authorize(request))
+        case .continue(let request): .payment(try await proceed(request))
+        case .verify(let request): .payment(try await verify(request))
+        case .capture(let request): .payment(try await capture(request))
+        case .refund(let request): .payment(try await refund(request))
+        case .void(let request): .payment(try await void(request))
+        case .webhook(let request): .webhook(try await webhook(request))
+        }
+    }
+
     public func handleImmediately(_ call: AdapterCall) throws -> AdapterReply? { nil }
     public func instruments(_ request: InstrumentsRequest) async throws -> InstrumentsResult { InstrumentsResult() }
+
+    public func authorize(_ request: AuthorizeRequest) async throws -> AdapterResult { throw Self.unsupported(.authorize) }
+    public func proceed(_ request: ContinueRequest) async throws -> AdapterResult { throw Self.unsupported(.continue) }
+    public func verify(_ request: VerifyRequest) async throws -> AdapterResult { throw Self.unsupported(.verify) }
+    public func capture(_ request: AmountRequest) async throws -> AdapterResult { throw Self.unsupported(.capture) }
+    public func refund(_ request: AmountRequest) async throws -> AdapterResult { throw Self.unsupported(.refund) }
+    public func void(_ request: VoidRequest) async throws -> AdapterResult { throw Self.unsupported(.void) }
+    public func webhook(_ request: WebhookRequest) async throws -> WebhookResult { throw Self.unsupported(.webhook) }
+
+    /// What an operation the adapter does not implement completes with
+    /// (`GW_E_UNSUPPORTED`, which proves nothing was sent). `plugin check`
+    /// fails an operation the description lists that answers this.
+    static func unsupported(_ operation: PaymentOperation) -> AdapterError {
+        .unsupported("\(id) does not implement \(operation.rawValue)")
+    }
 }
 
 /// One operation with its decoded request.
@@ -94,39 +152,4 @@ public enum AdapterError: Error, Sendable {
     case outcomeUnknown(String)
     /// A failure before anything was sent. `GW_E_INTERNAL`.
     case `internal`(String)
-}
-
-/// The manifest's `config` object, as JSON.
-public struct AdapterConfiguration: Sendable {
-    public let json: [String: JSONValue]
-    public init(json: [String: JSONValue]) { self.json = json }
-
-    public subscript(key: String) -> JSONValue? { json[key] }
-
-    /// An integer member, or `defaultValue` when absent.
-    public func integer(_ key: String, default defaultValue: Int) throws -> Int {
-        guard let value = json[key] else { return defaultValue }
-        guard case .number(let n) = value, n.rounded() == n else {
-            throw AdapterError.invalidConfiguration("config.\(key) must be an integer")
-        }
-        return Int(n)
-    }
-
-    /// A boolean member, or `defaultValue` when absent.
-    public func bool(_ key: String, default defaultValue: Bool) throws -> Bool {
-        guard let value = json[key] else { return defaultValue }
-        guard case .bool(let b) = value else {
-            throw AdapterError.invalidConfiguration("config.\(key) must be true or false")
-        }
-        return b
-    }
-
-    /// A string member, or `defaultValue` when absent.
-    public func string(_ key: String, default defaultValue: String) throws -> String {
-        guard let value = json[key] else { return defaultValue }
-        guard case .string(let s) = value else {
-            throw AdapterError.invalidConfiguration("config.\(key) must be a string")
-        }
-        return s
-    }
 }
