@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "SwedbankPayAdapter", type: .dynamic, targets: ["SwedbankPayAdapter"]),
         .library(name: "TamaraAdapter", type: .dynamic, targets: ["TamaraAdapter"]),
         .library(name: "WorldlineAdapter", type: .dynamic, targets: ["WorldlineAdapter"]),
+        // The Swift skeleton `gateway plugin new --lang swift` writes (renamed), built here so it always compiles.
+        .library(name: "SwiftSkeletonAdapter", type: .dynamic, targets: ["SwiftSkeletonAdapter"]),
         // For the host's tests only (no manifest in manifests/): misbehaves on request.
         .library(name: "ChaosAdapter", type: .dynamic, targets: ["ChaosAdapter"]),
         // For the host's tests only: the mock's sources built as version 1.1.0 (upgrade tests).
@@ -173,15 +175,16 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            // The skeletons `gateway plugin new` writes: the header, example-c, example-rust, example-swift and their
-            // manifests (symlinks to the shipped files, embedded).
+            // The skeletons `gateway plugin new` writes: the header, example-c, example-rust, example-swift, the SDK's
+            // swift-skeleton and their manifests (symlinks to the shipped files, embedded).
             resources: [.embedInCode("Templates/gateway_abi.h.txt"), .embedInCode("Templates/example_c.c.txt"),
                         .embedInCode("Templates/example-c.json.txt"), .embedInCode("Templates/example-rust.json.txt"),
                         .embedInCode("Templates/rust-Cargo.toml.txt"), .embedInCode("Templates/rust-lib.rs.txt"),
                         .embedInCode("Templates/rust-abi.rs.txt"), .embedInCode("Templates/rust-boundary.rs.txt"),
                         .embedInCode("Templates/rust-adapter.rs.txt"), .embedInCode("Templates/rust-provider.rs.txt"),
                         .embedInCode("Templates/rust-json.rs.txt"), .embedInCode("Templates/swift-adapter.swift.txt"),
-                        .embedInCode("Templates/example-swift.json.txt")]),
+                        .embedInCode("Templates/example-swift.json.txt"), .embedInCode("Templates/swift-sdk-adapter.swift.txt"),
+                        .embedInCode("Templates/swift-skeleton.json.txt")]),
 
         // Adapters shipped with the product.
         .target(
@@ -189,6 +192,7 @@ let package = Package(
                 "GatewayAdapterSDK",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Plugins/Mock"),
+        .target(name: "SwiftSkeletonAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/SwiftSkeleton"),
         .target(
             name: "HyperPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/HyperPay"),

@@ -1,29 +1,25 @@
 import ArgumentParser
 import Foundation
 
-/// `gateway plugin new ID --lang c|swift|rust [--dir D]`: a compiling adapter to
-/// start from, with its manifest and a README holding the one build line and
-/// the one check line. Each skeleton is a shipped example, renamed (every rule
-/// of the header kept: strict JSON, idempotency keys, exactly-once completion
-/// from a thread of its own): C is example-c beside the header it is built
-/// against, Swift is example-swift beside the same header and a module map
-/// (no SDK, no Foundation: one `swiftc` line), Rust is example-rust (a cargo
-/// crate, `#[repr(C)]` declarations by hand, panics caught at the boundary). The manifest runs it in a process of
-/// its own, so a crash while it is young costs a call, not the host.
+/// `gateway plugin new ID --lang c|swift|swift-header|rust [--dir D]`: a
+/// compiling adapter to start from, with its manifest and a README holding
+/// the one build line and the one check line. Each skeleton is a shipped
+/// example, renamed (every rule of the header kept: strict JSON, idempotency
+/// keys, exactly-once completion from a thread of its own): C is example-c
+/// beside the header it is built against; Swift is swift-skeleton, a SwiftPM
+/// package on the adapter SDK (`GatewayAdapterSDK`: one method per
+/// operation, `ProviderHTTPClient`), which depends on the gateway's checkout
+/// by path (`--sdk`); swift-header is example-swift beside the header and a
+/// module map (no SDK, no Foundation: one `swiftc` line); Rust is
+/// example-rust (a cargo crate, `#[repr(C)]` declarations by hand, panics
+/// caught at the boundary). The manifest runs it in a process of its own, so
+/// a crash while it is young costs a call, not the host.
 struct PluginNew: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "new", abstract: "Write a compiling skeleton adapter, its manifest and a README with the build and check lines.")
 
     enum Language: String, ExpressibleByArgument, CaseIterable {
-        case c, swift, rust
-
-        func skeleton(_ id: String) -> any Skeleton {
-            switch self {
-            case .c: SkeletonC(id: id)
-            case .swift: SkeletonSwift(id: id)
-            case .rust: SkeletonRust(id: id)
-            }
-        }
+        case c, swift, swiftHeader = "swift-header", rust
     }
 
     @Argument(help: "The adapter's id: lower-case letters, digits and dashes, starting with a letter or digit (at most 63).")
@@ -32,6 +28,29 @@ struct PluginNew: ParsableCommand {
     var lang: Language
     @Option(name: .long, help: "The folder to write (created; must not exist or be empty). Default: ./ID")
     var dir: String?
+    @Option(name: .long, help: "--lang swift: the gateway's checkout, whose GatewayAdapterSDK the package depends on. Default: the checkout this gateway was built from.")
+    var sdk: String?
+
+    /// The checkout this executable was built from (where its sources were).
+    static var builtFrom: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+
+    func skeleton() throws -> any Skeleton {
+        switch lang {
+        case .c: return SkeletonC(id: id)
+        case .swiftHeader: return SkeletonSwift(id: id)
+        case .rust: return SkeletonRust(id: id)
+        case .swift:
+            let checkout = sdk.map { URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL } ?? Self.builtFrom
+            let sdkSources = checkout.appendingPathComponent("Sources/GatewayAdapterSDK")
+            guard FileManager.default.fileExists(atPath: checkout.appendingPathComponent("Package.swift").path),
+                  FileManager.default.fileExists(atPath: sdkSources.path) else {
+                throw ValidationError("\(checkout.path) is not a checkout of the gateway (no Package.swift with Sources/GatewayAdapterSDK): give --sdk the folder of one")
+            }
+            return SkeletonSwiftPackage(id: id, sdk: checkout)
+        }
+    }
 
     func run() throws {
         guard id.range(of: #"^[a-z0-9][a-z0-9-]{0,62}$"#, options: .regularExpression) != nil else {
@@ -43,7 +62,7 @@ struct PluginNew: ParsableCommand {
             throw ValidationError("\(folder.path) exists and is not empty: choose another --dir")
         }
         try manager.createDirectory(at: folder, withIntermediateDirectories: true)
-        let skeleton = lang.skeleton(id)
+        let skeleton = try skeleton()
         for (name, contents) in skeleton.files {
             let file = folder.appendingPathComponent(name)
             try manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -66,14 +85,14 @@ protocol Skeleton {
 extension Skeleton {
     /// A shipped example's manifest made this adapter's: its id, its library,
     /// disabled, in a process of its own.
-    func manifest(from example: Data, library: String, language: String, dropConfig: [String] = []) -> String {
+    func manifest(from example: Data, library: String, language: String, on base: String = "gateway_abi.h alone", dropConfig: [String] = []) -> String {
         var object = (try? JSONSerialization.jsonObject(with: example)) as? [String: Any] ?? [:]
         if var config = object["config"] as? [String: Any] {
             for name in dropConfig { config[name] = nil }
             object["config"] = config
         }
         object["id"] = id
-        object["description"] = "\(id): a payment adapter in \(language), from gateway_abi.h alone (gateway plugin new)."
+        object["description"] = "\(id): a payment adapter in \(language), on \(base) (gateway plugin new)."
         object["library"] = library
         object["enabled"] = false
         object["isolation"] = "process"
@@ -259,6 +278,93 @@ struct SkeletonSwift: Skeleton {
         exactly once from a Dispatch thread. Replace the simulation in
         `answerAuthorize` and `verify` with your provider's API (through the
         host's `http_send`, to hosts you list in the manifest's `egress`).
+
+        A Swift trap (a failed precondition, an overflow, a force-unwrapped nil)
+        cannot be caught: it ends the process. Check every input instead, and
+        keep `isolation: process` while the adapter is young. The library links
+        the Swift runtime: build it with the same toolchain as the host.
+
+        \(readmeBuildAndCheck)
+
+        """
+    }
+}
+
+/// The Swift skeleton on the adapter SDK: a SwiftPM package whose one target
+/// is swift-skeleton renamed, depending on `GatewayAdapterSDK` of the
+/// gateway's checkout at `sdk` (by path: SwiftPM fetches only what the SDK
+/// needs, nothing from the network).
+struct SkeletonSwiftPackage: Skeleton {
+    var id: String
+    var sdk: URL
+
+    var module: String { SkeletonSwift(id: id).module }
+    /// The checkout's package identity, as SwiftPM names a path dependency.
+    var sdkPackage: String { sdk.lastPathComponent.lowercased() }
+    var library: String { ".build/release/lib\(module).so" }
+
+    var buildLine: String { "swift build -c release" }
+
+    var files: [(name: String, contents: String)] {
+        let typeName = module + "Adapter"
+        let source = String(decoding: PackageResources.swift_sdk_adapter_swift_txt, as: UTF8.self)
+            .replacingOccurrences(of: "SwiftSkeletonAdapter", with: typeName)
+            .replacingOccurrences(of: "swift-skeleton", with: id)
+            .replacingOccurrences(of: "\"sk_\"", with: "\"\(id.prefix(8))_\"")
+        return [
+            ("Package.swift", packageManifest),
+            ("Sources/\(module)/\(module).swift", source),
+            ("\(id).json", manifest(from: Data(PackageResources.swift_skeleton_json_txt), library: "./" + library, language: "Swift",
+                                   on: "the gateway's adapter SDK")),
+            ("README.md", readme),
+        ]
+    }
+
+    var packageManifest: String {
+        """
+        // swift-tools-version: 6.1
+        import PackageDescription
+
+        // \(id): a payment adapter on the gateway's adapter SDK (gateway plugin new --lang swift).
+        let package = Package(
+            name: "\(id)",
+            products: [
+                // The shared library the host loads (the manifest's "library").
+                .library(name: "\(module)", type: .dynamic, targets: ["\(module)"]),
+            ],
+            dependencies: [
+                // The gateway's checkout: only GatewayAdapterSDK (and the payload types it shares with the host) is built.
+                .package(path: "\(sdk.path)"),
+            ],
+            targets: [
+                .target(name: "\(module)", dependencies: [.product(name: "GatewayAdapterSDK", package: "\(sdkPackage)")]),
+            ]
+        )
+
+        """
+    }
+
+    var readme: String {
+        """
+        # \(id)
+
+        A payment adapter in Swift on the gateway's adapter SDK
+        (`GatewayAdapterSDK`, from the gateway's checkout at `\(sdk.path)`).
+        The SDK does the C ABI: the entry point, JSON framing, strict decoding
+        (a malformed request never reaches your code), exactly-once completion,
+        cancels, and the status each thrown `AdapterError` completes with. The
+        adapter writes one method per operation it lists (`authorize`,
+        `verify`, `capture`, `refund`, `void`; `proceed` and `webhook` when it
+        takes them); the others answer `GW_E_UNSUPPORTED`.
+
+        It starts against a simulated provider: it approves `visa` up to
+        `decline_above` minor units, and captures, refunds and voids what it
+        approved, with idempotency keys kept. Replace the simulation with your
+        provider's API through `ProviderHTTPClient` (base URL and
+        `request_timeout_ms` from the config, the API key from a secret named in
+        the manifest and wiped after each request, JSON or form bodies), to
+        hosts you list in the manifest's `egress`. A lost answer is
+        `AdapterError.outcomeUnknown`, never a decline.
 
         A Swift trap (a failed precondition, an overflow, a force-unwrapped nil)
         cannot be caught: it ends the process. Check every input instead, and

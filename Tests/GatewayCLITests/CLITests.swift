@@ -221,7 +221,8 @@ import TestSupport
     /// `tools` is put first on the PATH for the build (where cargo is).
     @discardableResult
     func assertSkeletonBuildsAndPasses(id: String, lang: String, buildCommand: String, files: [String], library: String,
-                                       tools: URL? = nil, sourceLocation: SourceLocation = #_sourceLocation) async throws -> ProcessResult {
+                                       tools: URL? = nil, ignoring ignored: Set<String> = [],
+                                       sourceLocation: SourceLocation = #_sourceLocation) async throws -> (output: String, folder: URL, root: ManifestFolder) {
         let folder = try ManifestFolder()
         let dir = folder.root.appendingPathComponent("skeleton-\(lang)")
         let made = try await runProcessOffThePool(BuildProducts.gateway.path, ["plugin", "new", id, "--lang", lang, "--dir", dir.path])
@@ -237,7 +238,11 @@ import TestSupport
         #expect(check.status == 0, "\(check.output)", sourceLocation: sourceLocation)
         #expect(check.output.contains("\(id) 1.0.0") && check.output.contains("checks passed"), "\(check.output)", sourceLocation: sourceLocation)
         #expect(!check.output.contains("example-"), "the skeleton still names its example: \(check.output)", sourceLocation: sourceLocation)
-        return check
+        let left = try FileManager.default.subpathsOfDirectory(atPath: dir.path).filter { path in
+            !ignored.contains { path == $0 || path.hasPrefix($0 + "/") }
+        }
+        #expect(Set(left).isSuperset(of: files), sourceLocation: sourceLocation)
+        return (check.output, dir, folder)
     }
 
     /// `plugin new --lang c` writes a skeleton that builds with the README's
@@ -259,11 +264,32 @@ import TestSupport
         #expect(bad.output.contains("the id \"Acme Pay\" is not valid"), "\(bad.output)")
     }
 
-    /// `plugin new --lang swift`: example-swift beside the header and a module
-    /// map, built by one `swiftc` line (an id starting with a digit gets a
-    /// module name that is an identifier).
-    @Test(.heavy(.exclusive)) func pluginNewWritesASwiftSkeletonThatBuildsAndPassesTheCheck() async throws {
-        try await assertSkeletonBuildsAndPasses(id: "7-acme", lang: "swift", buildCommand: "swiftc",
+    /// `plugin new --lang swift`: swift-skeleton renamed, a SwiftPM package on
+    /// the adapter SDK of this checkout, built by `swift build -c release`
+    /// (an id starting with a digit gets a module name that is an
+    /// identifier); it passes the check in a runner, and in process too.
+    @Test(.heavy(.exclusive)) func pluginNewWritesAnSDKSwiftSkeletonThatBuildsAndPassesTheCheck() async throws {
+        let check = try await assertSkeletonBuildsAndPasses(
+            id: "7-acme", lang: "swift", buildCommand: "swift",
+            files: ["7-acme.json", "Package.swift", "README.md", "Sources", "Sources/Adapter7Acme", "Sources/Adapter7Acme/Adapter7Acme.swift"],
+            library: ".build/release/libAdapter7Acme.so", ignoring: [".build", "Package.resolved"])
+        #expect(check.output.contains("describe") && check.output.contains("operations authorize, verify, capture, refund, void"), "\(check.output)")
+        let source = try String(contentsOf: check.folder.appendingPathComponent("Sources/Adapter7Acme/Adapter7Acme.swift"), encoding: .utf8)
+        #expect(!source.contains("func handle("), "the SDK dispatches: the skeleton writes one method per operation")
+        // The same library in the host's process.
+        let manifest = check.folder.appendingPathComponent("7-acme.json")
+        let text = try String(contentsOf: manifest, encoding: .utf8).replacingOccurrences(of: "\"isolation\" : \"process\"", with: "\"isolation\" : \"in-process\"")
+        try Data(text.utf8).write(to: manifest)
+        let folder = try ManifestFolder()
+        let inProcess = try await gateway(["plugin", "check", manifest.path, "--timeout", Self.checkTimeout], folder: folder)
+        #expect(inProcess.status == 0 && inProcess.output.contains("runner:authorize") && inProcess.output.contains("checks passed"), "\(inProcess.output)")
+    }
+
+    /// `plugin new --lang swift-header`: example-swift beside the header and a
+    /// module map, built by one `swiftc` line (an id starting with a digit
+    /// gets a module name that is an identifier).
+    @Test(.heavy(.exclusive)) func pluginNewWritesAHeaderOnlySwiftSkeletonThatBuildsAndPassesTheCheck() async throws {
+        try await assertSkeletonBuildsAndPasses(id: "7-acme", lang: "swift-header", buildCommand: "swiftc",
                                                 files: ["7-acme.json", "7-acme.swift", "README.md", "gateway_abi.h", "module.modulemap"],
                                                 library: "lib7-acme.so")
     }
@@ -282,11 +308,12 @@ import TestSupport
     /// An id that would name a module or crate the toolchain refuses gets a prefix.
     @Test(.heavy) func pluginNewPrefixesNamesTheToolchainsReserve() async throws {
         let folder = try ManifestFolder()
-        for (id, lang, file, expected) in [("swift", "swift", "README.md", "-module-name AdapterSwift"),
-                                          ("dispatch", "swift", "README.md", "-module-name AdapterDispatch"),
+        for (id, lang, file, expected) in [("swift", "swift-header", "README.md", "-module-name AdapterSwift"),
+                                          ("dispatch", "swift-header", "README.md", "-module-name AdapterDispatch"),
+                                          ("dispatch", "swift", "Package.swift", "name: \"AdapterDispatch\""),
                                           ("fn", "rust", "Cargo.toml", "name = \"gw_fn\""),
                                           ("std", "rust", "Cargo.toml", "name = \"gw_std\"")] {
-            let dir = folder.root.appendingPathComponent("\(lang)-\(id)")
+            let dir = folder.root.appendingPathComponent("\(lang)-\(id)-\(file)")
             let made = try await runProcessOffThePool(BuildProducts.gateway.path, ["plugin", "new", id, "--lang", lang, "--dir", dir.path])
             #expect(made.status == 0, "\(made.output)")
             let text = try String(contentsOf: dir.appendingPathComponent(file), encoding: .utf8)
