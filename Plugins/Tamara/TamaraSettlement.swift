@@ -145,12 +145,7 @@ extension TamaraAdapter {
 
     /// A POST whose effect may be lost: no answer or a 5xx leaves it unknown.
     func post(_ path: String, _ body: (any Encodable & Sendable)?, what: String) async throws -> TamaraAnswer {
-        let answer: TamaraAnswer
-        do {
-            answer = try await client.send("POST", path, body.map { .json($0) } ?? .none)
-        } catch let error as HTTPEgressError {
-            throw AdapterError.outcomeUnknown("Tamara's \(what) got no answer: \(error.message)")
-        }
+        let answer = try await client.exchange("POST", path, body.map { .json($0) } ?? .none, what: what)
         if answer.status >= 500 { throw AdapterError.outcomeUnknown("Tamara's \(what) answered \(answer.summary)") }
         return answer
     }

@@ -17,7 +17,11 @@ import Foundation
 ///   URL's scheme, host and port, so a credential never goes elsewhere.
 /// - ``send(_:_:_:headers:)`` throws the host's ``HTTPEgressError`` when no
 ///   answer came back: whether that may hide an effect is the adapter's to
-///   say (a create whose answer was lost is unknown; a read is not).
+///   say (a create whose answer was lost is unknown; a read is not), or
+///   ``exchange(_:_:_:headers:what:)`` says it is unknown. Before sending it
+///   throws ``AdapterError/internal(_:)`` for a missing secret,
+///   ``AdapterError/invalidRequest(_:)`` for a link on another origin, and
+///   the encoder's error for a body that cannot be JSON.
 public struct ProviderHTTPClient: Sendable {
     /// How each request is authorized.
     public enum Authorization: Sendable {
@@ -182,10 +186,12 @@ public struct ProviderHTTPClient: Sendable {
     /// `text` percent-encoded as one path segment (or a form name or value):
     /// only letters, digits and `-._~` stay as they are.
     public static func pathSegment(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? text
+        text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? text
     }
+
+    /// RFC 3986's unreserved characters, ASCII only (`CharacterSet.alphanumerics`
+    /// would leave every Unicode letter unencoded).
+    private static let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
 }
 
 /// A provider's answer: its status, headers and body.

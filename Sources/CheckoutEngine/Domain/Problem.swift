@@ -266,9 +266,12 @@ public enum ProblemCatalog {
     }
 
     /// An adapter's problem, as the engine reports it: the adapter's code,
-    /// retryable flag and provider code are kept; `providerID` is named in the detail.
+    /// retryable flag and provider code are kept; `providerID` is named in
+    /// the detail, and so is a code the gateway does not know.
     public static func problem(from adapter: AdapterProblem, providerID: String) -> Problem {
-        problem(code: adapter.code, detail: "\(providerID): \(adapter.message)", retryable: adapter.retryable, providerCode: adapter.providerCode,
+        // Never silently generic: the detail says the code is the adapter's own.
+        let own = adapter.code.isCatalogued ? "" : " (\(adapter.code) is \(providerID)'s own code, not one the gateway knows: the payer is shown the generic message)"
+        return problem(code: adapter.code, detail: "\(providerID): \(adapter.message)" + own, retryable: adapter.retryable, providerCode: adapter.providerCode,
                 field: adapter.field)
     }
 }

@@ -1,0 +1,59 @@
+import CGatewayABI
+import Foundation
+@testable import GatewayAdapterSDK
+import Testing
+
+/// The SDK's provider client, what it decides before anything is sent:
+/// the URL a path or a provider's link becomes, how text is encoded, and the
+/// configuration's one check of `base_url` and `request_timeout_ms`.
+@Suite struct ProviderHTTPClientTests {
+    /// A host table with no services: nothing here sends.
+    nonisolated(unsafe) static let table: UnsafeMutablePointer<gw_host_api> = {
+        let table = UnsafeMutablePointer<gw_host_api>.allocate(capacity: 1)
+        table.initialize(to: gw_host_api())
+        return table
+    }()
+
+    func client(_ base: String) -> ProviderHTTPClient {
+        ProviderHTTPClient(host: AdapterHost(table: Self.table), provider: "Acme", baseURL: base, timeoutMilliseconds: 1000,
+                           authorization: .bearer(secret: "api_key"))
+    }
+
+    @Test func aPathIsJoinedAndALinkIsFollowedOnTheBaseURLsOriginOnly() throws {
+        let client = client("https://api.acme.example/v2/")
+        #expect(client.baseURL == "https://api.acme.example/v2")
+        #expect(try client.target("/payments/1") == "https://api.acme.example/v2/payments/1")
+        #expect(try client.target("https://api.acme.example/other/7") == "https://api.acme.example/other/7")
+        for elsewhere in ["https://evil.example/v2/payments", "http://api.acme.example/v2/payments", "https://api.acme.example:8443/v2"] {
+            #expect(throws: AdapterError.self, "\(elsewhere)") { try client.target(elsewhere) }
+        }
+    }
+
+    @Test func textIsPercentEncodedOutsideASCIIsUnreservedCharacters() {
+        #expect(ProviderHTTPClient.pathSegment("ord-1_2.3~x") == "ord-1_2.3~x")
+        #expect(ProviderHTTPClient.pathSegment("a/b?c#d e") == "a%2Fb%3Fc%23d%20e")
+        #expect(ProviderHTTPClient.pathSegment("طلب-é") == "%D8%B7%D9%84%D8%A8-%C3%A9")
+        #expect(ProviderHTTPClient.formEncoded([("entityId", "8a8&9"), ("note", "x=y")]) == "entityId=8a8%269&note=x%3Dy")
+    }
+
+    @Test func theConfigurationsBaseURLAndTimeoutHaveOneCheck() throws {
+        let good = AdapterConfiguration(json: ["base_url": .string("https://api.acme.example/"), "request_timeout_ms": .number(2500)])
+        #expect(try good.providerURL(provider: "Acme", example: "https://api.acme.example") == "https://api.acme.example")
+        #expect(try good.requestTimeoutMilliseconds() == 2500)
+        #expect(try AdapterConfiguration(json: [:]).requestTimeoutMilliseconds() == 10_000)
+        for (json, key) in [([String: JSONValue](), "config.base_url"), (["base_url": .string("api.acme.example")], "config.base_url"),
+                            (["base_url": .string("ftp://api.acme.example")], "config.base_url")] {
+            #expect {
+                try AdapterConfiguration(json: json).providerURL(provider: "Acme", example: "https://api.acme.example")
+            } throws: { error in
+                guard case AdapterError.invalidConfiguration(let message) = error else { return false }
+                return message.contains(key)
+            }
+        }
+        for timeout in [99.0, 120_001, 1.5] {
+            #expect(throws: AdapterError.self, "\(timeout)") {
+                try AdapterConfiguration(json: ["request_timeout_ms": .number(timeout)]).requestTimeoutMilliseconds()
+            }
+        }
+    }
+}
