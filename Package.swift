@@ -192,7 +192,7 @@ let package = Package(
                 "GatewayAdapterSDK",
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Plugins/Mock"),
-        .target(name: "SwiftSkeletonAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/SwiftSkeleton"),
+        .target(name: "SwiftSkeletonAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/SwiftSkeleton", exclude: ["swift-skeleton.json"]),
         .target(
             name: "HyperPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/HyperPay"),
@@ -219,7 +219,7 @@ let package = Package(
             // depends on no Swift library (readelf -d: libc, libm, libstdc++).
             linkerSettings: [.unsafeFlags(["-nostartfiles", "-static-stdlib"])]),
         // The Swift twin of example-c, from the header alone (no SDK, no Foundation);
-        // `gateway plugin new --lang swift` writes the same file beside the header.
+        // `gateway plugin new --lang swift-header` writes the same file beside the header.
         .target(
             name: "ExampleSwiftAdapter", dependencies: ["CGatewayABI"], path: "Plugins/ExampleSwift",
             exclude: ["example-swift.json"]),

@@ -7,7 +7,7 @@
 // its own (Dispatch's).
 //
 // SwiftPM builds this file as the ExampleSwiftAdapter product. `gateway plugin
-// new ID --lang swift` writes it renamed as ID.swift, beside gateway_abi.h and
+// new ID --lang swift-header` writes it renamed as ID.swift, beside gateway_abi.h and
 // a module.modulemap naming the header CGatewayABI, and builds it alone with:
 //   swiftc -emit-library -O -parse-as-library -module-name ExampleSwift -I . example-swift.swift -o libexample-swift.so
 //

@@ -47,6 +47,10 @@ struct SwedbankPayClient: Sendable {
     /// Follows `operation` (its `href` and `method`) with `body`.
     func follow(_ operation: SwedbankPayWire.Operation, _ body: (any Encodable & Sendable)? = nil, query: String? = nil) async throws -> SwedbankPayAnswer {
         guard let href = operation.href else { throw AdapterError.outcomeUnknown("Swedbank Pay offered \(operation.rel ?? "an operation") without an href") }
+        // Swedbank Pay's hrefs are absolute: anything else is not followed (the client checks the origin).
+        guard href.hasPrefix("https://") || href.hasPrefix("http://") else {
+            throw AdapterError.invalidRequest("Swedbank Pay offered \(operation.rel ?? "an operation") with an href that is not an absolute URL; it was not followed")
+        }
         return try await send(operation.method ?? "GET", href + (query.map { (href.contains("?") ? "&" : "?") + $0 } ?? ""), body)
     }
 

@@ -136,15 +136,21 @@ public struct ProviderHTTPClient: Sendable {
         }
     }
 
-    /// The URL of `path`: appended to the base URL, or, when absolute, as
-    /// it is if it is on the base URL's origin.
+    /// The URL of `path`: a path (starting with `/`) appended to the base
+    /// URL, or an absolute URL as it is; either way only on the base URL's
+    /// scheme, host and port, with no user part (`https://api.example@evil`),
+    /// so a credential never goes elsewhere.
     public func target(_ path: String) throws -> String {
-        guard path.hasPrefix("http://") || path.hasPrefix("https://") else { return baseURL + path }
-        guard let target = URL(string: path), let base = URL(string: baseURL),
-              target.scheme == base.scheme, target.host == base.host, target.port == base.port else {
-            throw AdapterError.invalidRequest("\(provider) gave a link on another origin than its base URL (\(URL(string: path)?.host ?? "unreadable")); it was not followed")
+        let absolute = path.hasPrefix("http://") || path.hasPrefix("https://")
+        guard absolute || path.hasPrefix("/") else {
+            throw AdapterError.invalidRequest("\(provider): \(path.prefix(80)) is neither a path from the base URL (/…) nor an absolute URL; it was not sent")
         }
-        return path
+        let url = absolute ? path : baseURL + path
+        guard let target = URL(string: url), let base = URL(string: baseURL), target.user == nil, target.password == nil,
+              target.scheme == base.scheme, target.host == base.host, target.port == base.port else {
+            throw AdapterError.invalidRequest("\(provider) gave a link on another origin than its base URL (\(URL(string: url)?.host ?? "unreadable")); it was not followed")
+        }
+        return url
     }
 
     /// `value` as JSON the way this client sends it.

@@ -38,6 +38,8 @@ public final class PaymentGateway: Service, Sendable {
         /// The engine's store (and the API keys'): any value of the engine's
         /// store protocols; SQLite at `data/checkout.sqlite` when nil. The
         /// library's API names no storage engine: SQLite is an internal default.
+        /// The gateway runs the store it is given: ``PaymentGateway/shutdown()``
+        /// closes it, so give each gateway its own.
         public var store: (any CheckoutStore & APIKeyStore)?
         public var checkout = CheckoutConfiguration()
         /// Time between reconciliation passes.
@@ -71,7 +73,8 @@ public final class PaymentGateway: Service, Sendable {
     /// Applies the manifests folder as it now is (live reload).
     @_spi(Internals) public let manifests: ManifestReloader
     let logger: Logger
-    private let closed = Mutex(false)
+    /// The one shutdown: a second call waits for it.
+    private let closing = Mutex<Task<Void, Never>?>(nil)
 
     /// ``init(configuration:logger:)`` for async code: opening the store and
     /// loading the adapters (their code, an isolated adapter's runner
@@ -128,12 +131,20 @@ public final class PaymentGateway: Service, Sendable {
     /// Stops reloading manifests (a reload in flight is waited for, and any
     /// later one loads nothing), then every adapter (waiting for calls in
     /// flight, up to the grace period): no adapter instance, and no runner,
-    /// outlives it. Then it closes the store. A second call does nothing.
+    /// outlives it. Then it closes the store. A second call waits for the first.
     public func shutdown() async {
-        guard closed.withLock({ closed in defer { closed = true }; return !closed }) else { return }
-        await manifests.close(grace: configuration.shutdownGrace)
-        await providers.close(grace: configuration.shutdownGrace)
-        await store.close()
+        let task = closing.withLock { closing in
+            if let running = closing { return running }
+            let (manifests, providers, store, grace) = (self.manifests, self.providers, self.store, configuration.shutdownGrace)
+            let task = Task {
+                await manifests.close(grace: grace)
+                await providers.close(grace: grace)
+                await store.close()
+            }
+            closing = task
+            return task
+        }
+        await task.value
     }
 
     /// What the store is doing now (its connections and queues), for a

@@ -56,13 +56,13 @@ struct PluginNew: ParsableCommand {
         guard id.range(of: #"^[a-z0-9][a-z0-9-]{0,62}$"#, options: .regularExpression) != nil else {
             throw ValidationError("the id \"\(id)\" is not valid: use 1 to 63 lower-case letters, digits and dashes, starting with a letter or digit")
         }
+        let skeleton = try skeleton()
         let folder = URL(fileURLWithPath: dir ?? id)
         let manager = FileManager.default
         if let existing = try? manager.contentsOfDirectory(atPath: folder.path), !existing.isEmpty {
             throw ValidationError("\(folder.path) exists and is not empty: choose another --dir")
         }
         try manager.createDirectory(at: folder, withIntermediateDirectories: true)
-        let skeleton = try skeleton()
         for (name, contents) in skeleton.files {
             let file = folder.appendingPathComponent(name)
             try manager.createDirectory(at: file.deletingLastPathComponent(), withIntermediateDirectories: true)
@@ -334,7 +334,7 @@ struct SkeletonSwiftPackage: Skeleton {
             ],
             dependencies: [
                 // The gateway's checkout: only GatewayAdapterSDK (and the payload types it shares with the host) is built.
-                .package(path: "\(sdk.path)"),
+                .package(path: "\(Self.literal(sdk.path))"),
             ],
             targets: [
                 .target(name: "\(module)", dependencies: [.product(name: "GatewayAdapterSDK", package: "\(sdkPackage)")]),
@@ -342,6 +342,11 @@ struct SkeletonSwiftPackage: Skeleton {
         )
 
         """
+    }
+
+    /// `text` inside a Swift string literal.
+    static func literal(_ text: String) -> String {
+        text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
     }
 
     var readme: String {

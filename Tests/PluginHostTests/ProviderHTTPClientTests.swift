@@ -24,7 +24,8 @@ import Testing
         #expect(client.baseURL == "https://api.acme.example/v2")
         #expect(try client.target("/payments/1") == "https://api.acme.example/v2/payments/1")
         #expect(try client.target("https://api.acme.example/other/7") == "https://api.acme.example/other/7")
-        for elsewhere in ["https://evil.example/v2/payments", "http://api.acme.example/v2/payments", "https://api.acme.example:8443/v2"] {
+        for elsewhere in ["https://evil.example/v2/payments", "http://api.acme.example/v2/payments", "https://api.acme.example:8443/v2",
+                          "https://api.acme.example@evil.example/x", "@evil.example/x", ".evil.example/x", "payments/1", ""] {
             #expect(throws: AdapterError.self, "\(elsewhere)") { try client.target(elsewhere) }
         }
     }

@@ -235,6 +235,11 @@ extension Checkout {
             let at = self.now()
             for (providerKey, held) in balance.inFlight.sorted(by: { $0.key < $1.key }) where (held.nextCheckAt ?? .distantPast) <= at {
                 let operation = held.operation
+                // Only a capture, refund or void holds money; a document saying otherwise is not acted on.
+                guard operation == .capture || operation == .refund || operation == .void else {
+                    self.logger.error("payment \(ref.attemptID) holds a \(operation.rawValue) under \(providerKey), which moves no money: left for a person")
+                    continue
+                }
                 let attempt = try session.attempt(ref.attemptID)
                 var scope: IdempotencyScope?
                 if let requestKey = held.requestKey, let bound = try await self.store.answer(forKey: requestKey), bound.body == nil {
