@@ -203,6 +203,12 @@ import TestSupport
         let soak = try #require(report.steps.first { $0.name == "soak" }, "\(result.stdout)")
         #expect(soak.passed && soak.detail.contains("calls in 1.0 seconds, each completed once"), "\(soak.detail)")
         #expect(!report.steps.contains { $0.name == "runner:soak" }, "the soak runs once, as the manifest loads it")
+        // Each pass's peak OS threads under the concurrency step, in the JSON as `threads`.
+        for (name, least) in [("runner:concurrency", 1), ("concurrency", 0)] {
+            let step = try #require(report.steps.first { $0.name == name }, "\(result.stdout)")
+            #expect(step.passed && (step.threads ?? -1) >= least, "\(name): \(step)")
+        }
+        #expect(result.stdout.contains("\"threads\""), "\(result.stdout.prefix(2000))")
         // The report's evidence: the result field by field, each malformed case by name.
         let authorize = try #require(report.steps.first { $0.name == "authorize" }, "\(result.stdout)")
         let fields = Dictionary((authorize.evidence ?? []).map { ($0.field, $0) }, uniquingKeysWith: { a, _ in a })

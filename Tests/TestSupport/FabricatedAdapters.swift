@@ -20,6 +20,10 @@ public struct FabricatedAdapter: Sendable {
     public var createStatus = "GW_E_INTERNAL"
     /// Complete from a new pthread rather than inline.
     public var foreignThread = false
+    /// With `foreignThread`: each call's thread, once it completed its call,
+    /// parks for good (a thread pinned per call, as a runtime that blocks in
+    /// a host service would leave one).
+    public var parksThreads = false
     /// Complete every call with this `gw_status` (and an error document)
     /// instead of `GW_OK` with a result.
     public var completionStatus: Int32 = 0
@@ -60,6 +64,7 @@ public struct FabricatedAdapter: Sendable {
         createMessage: String = "fab: the merchant account is not configured",
         createStatus: String = "GW_E_INTERNAL",
         foreignThread: Bool = false,
+        parksThreads: Bool = false,
         completionStatus: Int32 = 0,
         invokeStatus: Int32 = 0,
         egressURL: String? = nil,
@@ -82,6 +87,7 @@ public struct FabricatedAdapter: Sendable {
         self.createMessage = createMessage
         self.createStatus = createStatus
         self.foreignThread = foreignThread
+        self.parksThreads = parksThreads
         self.completionStatus = completionStatus
         self.invokeStatus = invokeStatus
         self.egressURL = egressURL
@@ -126,7 +132,13 @@ public struct FabricatedAdapter: Sendable {
             if (fixed) snprintf(doc, sizeof doc, "%s", fixed);
             for (int i = 0; i < \(completions); i++) inst->host->complete(id, (gw_status)\(completionStatus), (const uint8_t *)doc, strlen(doc));
         }
-        static void *worker(void *arg) { job *j = arg; finish(j->inst, j->id, j->invoker); free(j); return NULL; }
+        static pthread_mutex_t park_lock = PTHREAD_MUTEX_INITIALIZER;
+        static pthread_cond_t park_never = PTHREAD_COND_INITIALIZER;
+        static void *worker(void *arg) {
+            job *j = arg; finish(j->inst, j->id, j->invoker); free(j);
+            if (\(parksThreads ? 1 : 0)) { pthread_mutex_lock(&park_lock); for (;;) pthread_cond_wait(&park_never, &park_lock); }
+            return NULL;
+        }
 
         typedef struct { gw_instance *inst; uint64_t id; } egress_job;
         static void egress_done(void *user, gw_status status, const uint8_t *doc, size_t len) {

@@ -12,6 +12,12 @@ extension ConformanceCheck {
     func checkConcurrentCalls(on adapter: AdapterInstance, context: RequestContext) async -> Step {
         let operations = [PaymentOperation.authorize, .verify].filter { context.manifest.operations.contains($0) }
         let verify = VerifyRequest(paymentId: context.paymentID, providerReference: context.providerReference)
+        // The adapter's process in a runner (past the PID namespace's supervisor); the host's own in process.
+        let runner = adapter.adapterProcess
+        let pid = runner ?? getpid()
+        let before = ThreadSampler.count(of: pid) ?? 0
+        let sampler = ThreadSampler(pid: pid)
+        sampler.start()
         let outcomes = await withTaskGroup(of: String?.self) { group in
             for i in 0..<Self.concurrentCalls {
                 let operation = operations[i % operations.count]
@@ -30,11 +36,27 @@ extension ConformanceCheck {
             }
             return await group.reduce(into: [String]()) { if let failure = $1 { $0.append(failure) } }
         }
+        let peak = sampler.finish()
+        // A runner's threads are the adapter's; in process the host's other
+        // work shares the count, so it is reported, and the runner pass (which
+        // every in-process check runs first) holds the adapter to the bound.
+        let threads = runner == nil ? max(peak - before, 0) : peak
+        let bound = Self.maximumRunnerThreads
+        let counted = runner == nil ? "the host grew by \(threads) OS threads (from \(before))" : "its runner peaked at \(threads) OS threads"
+        let evidence = [runner == nil
+            ? Evidence(field: "OS threads added to the host", value: "\(threads)", rule: "reported (the runner pass holds the adapter to at most \(bound))", ok: true)
+            : Evidence(field: "the runner's peak OS threads", value: "\(threads)", rule: "at most \(bound)", ok: threads <= bound)]
         let what = "\(Self.concurrentCalls) concurrent " + operations.map(\.rawValue).joined(separator: " and ") + " calls"
         guard outcomes.isEmpty else {
-            return Step(name: "concurrency", passed: false, detail: "\(outcomes.count) of \(what) failed: \(outcomes[0])")
+            return Step(name: "concurrency", passed: false, detail: "\(outcomes.count) of \(what) failed: \(outcomes[0])", evidence: evidence, threads: threads)
         }
-        return Step(name: "concurrency", passed: true, detail: "\(what) each completed once")
+        guard runner == nil || threads <= bound else {
+            return Step(name: "concurrency", passed: false,
+                        detail: "\(what) each completed once, but \(counted), more than \(bound): a thread per waiting call "
+                            + "(a host service waited on, a blocking call) does not scale; see docs/plugin-authors.md, threads",
+                        evidence: evidence, threads: threads)
+        }
+        return Step(name: "concurrency", passed: true, detail: "\(what) each completed once; \(counted)", evidence: evidence, threads: threads)
     }
 
     /// An authorize repeated under its idempotency key gets the first answer

@@ -13,12 +13,16 @@ public struct ConformanceCheck: Sendable {
         public var passed: Bool
         public var detail: String
         public var evidence: [Evidence]?
+        /// `concurrency`: the adapter's peak OS threads while it ran (its
+        /// runner's; in process, the threads the host grew by).
+        public var threads: Int?
 
-        public init(name: String, passed: Bool, detail: String, evidence: [Evidence]? = nil) {
+        public init(name: String, passed: Bool, detail: String, evidence: [Evidence]? = nil, threads: Int? = nil) {
             self.name = name
             self.passed = passed
             self.detail = detail
             self.evidence = evidence
+            self.threads = threads
         }
     }
 
@@ -70,7 +74,7 @@ public struct ConformanceCheck: Sendable {
         // (a container, say) the probe must still run.
         inRunner.sandboxExceptions = SandboxLayer.allCases
         let runnerSteps = await run(inRunner, from: url, withSoak: false)
-        steps += runnerSteps.map { Step(name: "runner:" + $0.name, passed: $0.passed, detail: $0.detail, evidence: $0.evidence) }
+        steps += runnerSteps.map { Step(name: "runner:" + $0.name, passed: $0.passed, detail: $0.detail, evidence: $0.evidence, threads: $0.threads) }
         if runnerSteps.contains(where: { $0.name == "crashes" }) {
             steps.append(Step(name: "in-process", passed: false,
                               detail: "not loaded into this process: the adapter crashed its runner, and would crash the host"))
@@ -197,6 +201,11 @@ public struct ConformanceCheck: Sendable {
     static func encoded<P: JSONPayload>(_ payload: P) -> [UInt8] { payload.jsonBytes() }
 
     static let concurrentCalls = 1000
+    /// The most OS threads an adapter's runner may reach under the
+    /// concurrency step's calls (docs/plugin-authors.md, threads): the
+    /// runner's own, a Swift or Go runtime's pool, and room (the shipped
+    /// adapters peak at 6 to 67); a thread per waiting call goes far past it.
+    public static let maximumRunnerThreads = 128
 
     /// A `GW_OP_*` value no ABI minor will define.
     static let unknownCode: Int32 = 9_999
