@@ -4,8 +4,10 @@ import Synchronization
 
 /// The host services of the adapter in this runner, served by the host over
 /// frames: `log`, `http_send`, `wallet_decrypt`, `secret_get` and `complete` go to the host,
-/// which applies the same policy as in process. (The clocks and random bytes
-/// carry no policy and are answered by the host table here.)
+/// which applies the same policy as in process. `secret_get` of a secret the
+/// host gave at LOAD is answered here, from memory: no thread waits on the
+/// host for it. (The clocks and random bytes carry no policy and are
+/// answered by the host table here.)
 final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     private final class SecretSlot: @unchecked Sendable {
         let done = DispatchSemaphore(value: 0)
@@ -30,8 +32,14 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     /// no callback dispatched, so none can start after the wait. One lock.
     private let requests = Mutex<(waiting: [UInt64: HTTPWait], destroying: Bool)>(([:], false))
 
-    init(channel: FrameChannel) {
+    /// The secrets the host gave this runner at LOAD (``RunnerLoad/secrets``):
+    /// `secret_get` answers them from here, with no round trip; any other
+    /// name goes to the host, whose answer is as in process.
+    private let held: [String: [UInt8]]
+
+    init(channel: FrameChannel, secrets: [String: String] = [:]) {
         self.channel = channel
+        held = secrets.compactMapValues { Data(base64Encoded: $0).map(Array.init) }
     }
 
     func log(level: Int32, message: UnsafeRawBufferPointer) {
@@ -103,6 +111,12 @@ final class RunnerServices: HostServiceBackend, @unchecked Sendable {
     func secret(named name: String, into out: UnsafeMutableRawPointer?, capacity: Int, length: UnsafeMutablePointer<Int>?) -> Int32 {
         // The host refuses longer names; so does the host table in process (not found).
         guard name.utf8.count <= 256 else { return 8 /* GW_E_NOT_FOUND */ }
+        if let value = held[name] {
+            length?.pointee = value.count
+            guard value.count <= capacity, let out else { return 11 /* GW_E_BUFFER_TOO_SMALL */ }
+            value.withUnsafeBytes { out.copyMemory(from: $0.baseAddress!, byteCount: value.count) }
+            return 0
+        }
         if let loop, loop.callerHoldsTheReader { loop.handOver() }
         let id = nextRequest.add(1, ordering: .relaxed).oldValue
         let slot = SecretSlot()

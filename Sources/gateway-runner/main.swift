@@ -81,7 +81,7 @@ do { binding = try AdapterBinding.bind(path: "/proc/self/fd/\(libraryFD)", sourc
 catch { refuse(error) }
 
 // Serve frames from now on (create may already ask for a secret).
-let services = RunnerServices(channel: channel)
+let services = RunnerServices(channel: channel, secrets: load.secrets)
 let loop = RunnerLoop(channel: channel, services: services, binding: binding)
 services.loop = loop
 loop.start()

@@ -464,6 +464,36 @@ import TestSupport
         }
     }
 
+    /// An isolated adapter's secrets are held in its runner from its start:
+    /// `secret_get` is answered there, with no thread waiting on the host.
+    /// So the value a runner holds is the one of its start, in process the
+    /// one of each call: a rotated file reaches a runner when one starts again.
+    @Test func aRunnerHoldsTheSecretsItStartedWithAndANewRunnerTheRotatedOnes() async throws {
+        try await withFixture { f in
+            let secretFile = f.folder.root.appendingPathComponent("webhook.secret")
+            try Data("first-secret\n".utf8).write(to: secretFile)
+            try f.folder.writeVariant(of: "mock.json", as: "mock.json",
+                                      ["secrets": ["webhook_secret": "file:\(secretFile.path)"], "isolation": "process"])
+            func verified(_ adapter: AdapterInstance, reference: String, key: String) async throws -> Bool {
+                let body = Data(#"{"eventId":"evt_\#(UUID().uuidString)","providerReference":"\#(reference)"}"#.utf8)
+                let signature = HMACTestVector.sha256Hex(key: Array(key.utf8), message: Array(body))
+                return try await adapter.call(.webhook, WebhookRequest(headers: ["x-mock-signature": signature], body: body.base64EncodedString()),
+                                              as: WebhookResult.self).verified
+            }
+            let first = try f.load("mock.json")
+            #expect(first.runner != nil, "the mock runs in a runner here")
+            let reference = try #require(try await first.call(.authorize, authorize("success")).providerReference)
+            #expect(try await verified(first, reference: reference, key: "first-secret"))
+            try Data("second-secret\n".utf8).write(to: secretFile)
+            #expect(try await verified(first, reference: reference, key: "first-secret"), "the runner answers from what it started with")
+            #expect(try await !verified(first, reference: reference, key: "second-secret"))
+            let second = try f.load("mock.json")
+            let again = try #require(try await second.call(.authorize, authorize("success")).providerReference)
+            #expect(try await verified(second, reference: again, key: "second-secret"), "a runner started after the rotation holds the new value")
+            #expect(try await !verified(second, reference: again, key: "first-secret"))
+        }
+    }
+
     @Test func secretsReachTheAdapterFromAFileReference() async throws {
         try await withFixture { f in
             let secretFile = f.folder.root.appendingPathComponent("webhook.secret")

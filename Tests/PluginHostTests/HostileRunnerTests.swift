@@ -45,7 +45,7 @@ import Testing
         os.write(FD, struct.pack('<IBBHQ', len(body) if length is None else length, kind, 0, 0, ident) + body)
     kind, _, body = read_frame()
     load = json.loads(body)
-    ready = {"protocol": 2, "cookie": os.environ["GATEWAY_RUNNER_COOKIE"], "abiMajor": 1, "abiMinor": 0,
+    ready = {"protocol": load["protocol"], "cookie": os.environ["GATEWAY_RUNNER_COOKIE"], "abiMajor": 1, "abiMinor": 0,
              "sha256": load["sha256"], "pid": 1,
              "description": {"id": "fake", "version": "1.0.0", "methods": ["visa"], "operations": ["authorize"]},
              "sandbox": [{"layer": l, "inForce": True, "excepted": False}

@@ -10,6 +10,9 @@ final class HostContext: HostServiceBackend {
     let adapterID: String
     let logger: Logger
     let secrets: SecretResolver
+    /// The secrets only host services use (the `tls` client key and
+    /// certificates, the wallet merchant keys): never handed to a runner.
+    let hostOnlySecrets: Set<String>
     let egressPolicy: EgressPolicy
     let egressClient: any HTTPEgressClient
     /// The `tls` settings read from the secrets when the instance was created,
@@ -34,6 +37,8 @@ final class HostContext: HostServiceBackend {
         logger[metadataKey: "adapter"] = "\(manifest.id)"
         self.logger = logger
         secrets = SecretResolver(references: manifest.secrets, manifestDirectory: manifestDirectory)
+        hostOnlySecrets = Set([manifest.tls?.clientCertificate, manifest.tls?.clientKey, manifest.tls?.caCertificate].compactMap { $0 }
+            + [WalletService.appleCertificate, WalletService.appleKey, WalletService.googleKey, WalletService.googleRecipient])
         egressPolicy = EgressPolicy(manifest.egress)
         self.egressClient = egressClient
         self.wallets = WalletService(settings: wallets, secrets: secrets, logger: logger)
@@ -86,6 +91,20 @@ final class HostContext: HostServiceBackend {
         guard value.count <= capacity, let out else { return ABIStatus.bufferTooSmall.rawValue }
         value.withUnsafeBytes { out.copyMemory(from: $0.baseAddress!, byteCount: value.count) }
         return 0
+    }
+
+    /// What an isolated adapter's runner holds, to answer `secret_get` from
+    /// its own memory (no thread waits on the host): every secret the
+    /// manifest declares that resolves to a value now, but those only host
+    /// services use (``hostOnlySecrets``), which the runner asks the host for
+    /// as before. Resolved each time a runner starts: a rotated value reaches
+    /// a runner when it starts again (a restart, a reload, an upgrade).
+    func runnerSecrets() -> [String: [UInt8]] {
+        var held: [String: [UInt8]] = [:]
+        for name in secrets.references.keys where !hostOnlySecrets.contains(name) {
+            if let value = secrets.value(of: name) { held[name] = value }
+        }
+        return held
     }
 
     // MARK: complete

@@ -35,8 +35,10 @@ final class RunnerConnection: AdapterConnection {
         /// ``AdapterLoader/simulatedSandboxRefusals``.
         var simulatedRefusals: String?
 
-        var load: RunnerLoad {
-            RunnerLoad(expected: expected, library: libraryCopy, sourcePath: sourcePath, sha256: sha256, config: config, limits: limits)
+        /// LOAD for a runner starting now, with the secrets as they resolve now.
+        func load(secrets: [String: [UInt8]]) -> RunnerLoad {
+            RunnerLoad(expected: expected, library: libraryCopy, sourcePath: sourcePath, sha256: sha256, config: config, limits: limits,
+                       secrets: secrets.mapValues { Data($0).base64EncodedString() })
         }
 
         var setup: RunnerProcess.Setup {
@@ -92,7 +94,7 @@ final class RunnerConnection: AdapterConnection {
     /// Starts the first runner and waits for it to be ready.
     static func launch(_ launch: Launch, context: HostContext, runner: String?) throws(LoadFailure) -> RunnerConnection {
         let executable = try RunnerLocator.locate(configured: runner).get()
-        let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, setup: launch.setup, context: context)
+        let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load(secrets: context.runnerSecrets()), setup: launch.setup, context: context)
         let connection = RunnerConnection(launch: launch, executable: executable, context: context, ready: ready, sandbox: process.sandbox)
         context.calls.watch { [weak connection] now in
             connection?.checkCancelled(now: now)
@@ -321,7 +323,7 @@ final class RunnerConnection: AdapterConnection {
             return false
         }) else { return }
         do {
-            let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load, setup: launch.setup, context: context)
+            let (process, ready) = try RunnerProcess.start(executable: executable, load: launch.load(secrets: context.runnerSecrets()), setup: launch.setup, context: context)
             guard ready.description.limited(toMinor: min(ready.abiMinor, SignatureTable.hostMinor)) == description, ready.abiMajor == abiMajor else {
                 process.kill(because: "it changed on restart")
                 throw LoadFailure.runnerHandshake("the restarted runner describes a different adapter")

@@ -7,7 +7,7 @@ import GatewayPayloads
 package enum RunnerProtocol {
     /// 2: the library is the runner's fd 4 (a sealed memfd), and READY
     /// reports every sandbox layer (``SandboxClaim``).
-    package static let version = 2
+    package static let version = 3
     /// The sealed library the host hands over.
     package static let libraryFD: Int32 = 4
     /// The runner's end of the socket pair.
@@ -40,8 +40,13 @@ package struct RunnerLoad: Codable, Sendable {
     package var sha256: String
     package var config: String
     package var limits: Manifest.Limits
+    /// The secrets the runner answers `secret_get` with from its memory, by
+    /// name (base64 values): those of the adapter's manifest that resolve to
+    /// a value, resolved when this runner starts (``HostContext/runnerSecrets()``).
+    package var secrets: [String: String]
 
-    package init(expected: AdapterBinding.Expectation, library: String, sourcePath: String, sha256: String, config: String, limits: Manifest.Limits) {
+    package init(expected: AdapterBinding.Expectation, library: String, sourcePath: String, sha256: String, config: String, limits: Manifest.Limits,
+                 secrets: [String: String] = [:]) {
         self.protocol = RunnerProtocol.version
         self.expected = expected
         self.library = library
@@ -49,6 +54,7 @@ package struct RunnerLoad: Codable, Sendable {
         self.sha256 = sha256
         self.config = config
         self.limits = limits
+        self.secrets = secrets
     }
 }
 
