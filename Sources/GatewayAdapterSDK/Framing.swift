@@ -38,14 +38,20 @@ enum ReplyEncoding {
     /// `gw_status_proves_nothing_sent`): an invalid request, an unexpected
     /// error or an egress refusal of a later request all complete with
     /// `GW_E_OUTCOME_UNKNOWN`. Only the call's first request refused by
-    /// egress (denied, unreachable: it did not leave) keeps its status.
+    /// egress (denied, unreachable: it did not leave) keeps its status, and
+    /// a provider's refusal of a reused idempotency key
+    /// (``AdapterError/idempotencyConflict(_:)``) is `GW_E_INVALID_REQUEST`.
     static func failure(_ error: Error, requests: Int) -> (Int32, [UInt8]) {
+        if case AdapterError.idempotencyConflict(let message) = error {
+            return (GW_E_INVALID_REQUEST, ErrorDocument(message: message).jsonBytes())
+        }
         let (named, message): (Int32, String) = switch error {
         case AdapterError.invalidRequest(let m): (GW_E_INVALID_REQUEST, m)
         case AdapterError.unsupported(let m): (GW_E_UNSUPPORTED, m)
         case AdapterError.invalidConfiguration(let m): (GW_E_INTERNAL, m)
         case AdapterError.outcomeUnknown(let m): (GW_E_OUTCOME_UNKNOWN, m)
         case AdapterError.internal(let m): (GW_E_INTERNAL, m)
+        case AdapterError.idempotencyConflict(let m): (GW_E_INVALID_REQUEST, m)
         case is CancellationError: (GW_E_CANCELLED, "cancelled")
         case let egress as HTTPEgressError: (egress.status, egress.message)
         default: (GW_E_INTERNAL, "unexpected \(type(of: error))")

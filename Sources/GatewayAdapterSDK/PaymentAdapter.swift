@@ -152,4 +152,10 @@ public enum AdapterError: Error, Sendable {
     case outcomeUnknown(String)
     /// A failure before anything was sent. `GW_E_INTERNAL`.
     case `internal`(String)
+    /// The provider answered that this request reuses an idempotency key
+    /// with other content, and that it acted on nothing. `GW_E_INVALID_REQUEST`,
+    /// even after a request left: the provider's answer proves this call
+    /// changed nothing (the header's one exception). Throw it only on that
+    /// documented answer; any other is ``outcomeUnknown(_:)``.
+    case idempotencyConflict(String)
 }

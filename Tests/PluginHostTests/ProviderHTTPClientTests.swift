@@ -58,3 +58,18 @@ import Testing
         }
     }
 }
+
+/// What a thrown error completes with, before and after a request left
+/// (the header's rule, and its one exception for a provider's refusal of a
+/// reused idempotency key).
+@Suite struct ReplyEncodingTests {
+    @Test func onlyTheProvidersKeyConflictStaysInvalidRequestOnceARequestLeft() {
+        #expect(ReplyEncoding.failure(AdapterError.invalidRequest("x"), requests: 0).0 == GW_E_INVALID_REQUEST)
+        #expect(ReplyEncoding.failure(AdapterError.invalidRequest("x"), requests: 1).0 == GW_E_OUTCOME_UNKNOWN)
+        #expect(ReplyEncoding.failure(AdapterError.internal("x"), requests: 1).0 == GW_E_OUTCOME_UNKNOWN)
+        #expect(ReplyEncoding.failure(AdapterError.idempotencyConflict("reused"), requests: 0).0 == GW_E_INVALID_REQUEST)
+        #expect(ReplyEncoding.failure(AdapterError.idempotencyConflict("reused"), requests: 2).0 == GW_E_INVALID_REQUEST)
+        let document = ReplyEncoding.failure(AdapterError.idempotencyConflict("the key was used for another amount"), requests: 1).1
+        #expect(String(decoding: document, as: UTF8.self).contains("the key was used for another amount"))
+    }
+}

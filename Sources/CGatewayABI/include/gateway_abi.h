@@ -172,8 +172,15 @@
  *    gets the first answer again (same status, providerReference, amount),
  *    also when that answer never reached the host. While the first is still
  *    in progress answer "pending" (or GW_E_OUTCOME_UNKNOWN); never act twice.
- *    A request under a used key with different content is refused with
- *    GW_E_INVALID_REQUEST and changes nothing. Compare what goes to the
+ *    A request under a used key with different content must change nothing.
+ *    Refuse it with GW_E_INVALID_REQUEST when you can tell before sending
+ *    anything (you keep the keys you were given). When only the provider can
+ *    tell, report GW_E_INVALID_REQUEST only if its answer states that it
+ *    refused the request for that reason and acted on nothing (a documented
+ *    idempotency-key conflict): the one case where a status of
+ *    gw_status_proves_nothing_sent() may follow a request that left, since
+ *    the provider's answer proves this call changed nothing. Any other
+ *    answer, or none, is GW_E_OUTCOME_UNKNOWN. Compare what goes to the
  *    provider, not bytes (an instrument object's members may come in another
  *    order).
  *
@@ -226,8 +233,10 @@ typedef int32_t gw_status;
 
 /* Success. For a completion: the JSON buffer holds a result document. */
 #define GW_OK 0
-/* The request could not be parsed or is missing required fields. The
- * provider was not contacted: nothing was charged. */
+/* The request could not be parsed or is missing required fields, or it
+ * reuses an idempotency key with other content. The provider was not
+ * contacted, or (a reused key only) refused it and acted on nothing: this
+ * call charged nothing. */
 #define GW_E_INVALID_REQUEST 1
 /* The operation (or the function) is not implemented by this adapter.
  * Nothing was sent to the provider. */
@@ -276,6 +285,9 @@ typedef int32_t gw_status;
  * or a result that is not a valid document is an unknown outcome. So an
  * adapter must never report one of these statuses once any request of the
  * call may have left for the provider: report GW_E_OUTCOME_UNKNOWN instead.
+ * The one exception is the provider's own answer that a reused idempotency
+ * key's other content was refused and nothing was done (see "replayed
+ * idempotency keys" above): GW_E_INVALID_REQUEST, as its answer proves.
  */
 static inline int gw_status_proves_nothing_sent(gw_status status) {
     switch (status) {
