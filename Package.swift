@@ -176,7 +176,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             // The skeletons `gateway plugin new` writes: the header, example-c, example-rust, example-swift, the SDK's
-            // swift-skeleton and their manifests (symlinks to the shipped files, embedded).
+            // swift-skeleton, example-go and their manifests (symlinks to the shipped files, embedded).
             resources: [.embedInCode("Templates/gateway_abi.h.txt"), .embedInCode("Templates/example_c.c.txt"),
                         .embedInCode("Templates/example-c.json.txt"), .embedInCode("Templates/example-rust.json.txt"),
                         .embedInCode("Templates/rust-Cargo.toml.txt"), .embedInCode("Templates/rust-lib.rs.txt"),
@@ -184,7 +184,9 @@ let package = Package(
                         .embedInCode("Templates/rust-adapter.rs.txt"), .embedInCode("Templates/rust-provider.rs.txt"),
                         .embedInCode("Templates/rust-json.rs.txt"), .embedInCode("Templates/swift-adapter.swift.txt"),
                         .embedInCode("Templates/example-swift.json.txt"), .embedInCode("Templates/swift-sdk-adapter.swift.txt"),
-                        .embedInCode("Templates/swift-skeleton.json.txt")]),
+                        .embedInCode("Templates/swift-skeleton.json.txt"), .embedInCode("Templates/go-adapter.go.txt"),
+                        .embedInCode("Templates/go-shim.c.txt"), .embedInCode("Templates/go.mod.txt"),
+                        .embedInCode("Templates/example-go.json.txt")]),
 
         // Adapters shipped with the product.
         .target(

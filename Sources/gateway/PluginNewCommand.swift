@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 
-/// `gateway plugin new ID --lang c|swift|swift-header|rust [--dir D]`: a
+/// `gateway plugin new ID --lang c|swift|swift-header|rust|go [--dir D]`: a
 /// compiling adapter to start from, with its manifest and a README holding
 /// the one build line and the one check line. Each skeleton is a shipped
 /// example, renamed (every rule of the header kept: strict JSON, idempotency
@@ -12,14 +12,16 @@ import Foundation
 /// by path (`--sdk`); swift-header is example-swift beside the header and a
 /// module map (no SDK, no Foundation: one `swiftc` line); Rust is
 /// example-rust (a cargo crate, `#[repr(C)]` declarations by hand, panics
-/// caught at the boundary). The manifest runs it in a process of its own, so
+/// caught at the boundary); Go is example-go (cgo, `-buildmode=c-shared`, a
+/// panic barrier at every export, the work on goroutines, strict JSON with
+/// the standard library). The manifest runs it in a process of its own, so
 /// a crash while it is young costs a call, not the host.
 struct PluginNew: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "new", abstract: "Write a compiling skeleton adapter, its manifest and a README with the build and check lines.")
 
     enum Language: String, ExpressibleByArgument, CaseIterable {
-        case c, swift, swiftHeader = "swift-header", rust
+        case c, swift, swiftHeader = "swift-header", rust, go
     }
 
     @Argument(help: "The adapter's id: lower-case letters, digits and dashes, starting with a letter or digit (at most 63).")
@@ -41,6 +43,7 @@ struct PluginNew: ParsableCommand {
         case .c: return SkeletonC(id: id)
         case .swiftHeader: return SkeletonSwift(id: id)
         case .rust: return SkeletonRust(id: id)
+        case .go: return SkeletonGo(id: id)
         case .swift:
             let checkout = sdk.map { URL(fileURLWithPath: $0, isDirectory: true).standardizedFileURL } ?? Self.builtFrom
             let sdkSources = checkout.appendingPathComponent("Sources/GatewayAdapterSDK")
@@ -375,6 +378,60 @@ struct SkeletonSwiftPackage: Skeleton {
         cannot be caught: it ends the process. Check every input instead, and
         keep `isolation: process` while the adapter is young. The library links
         the Swift runtime: build it with the same toolchain as the host.
+
+        \(readmeBuildAndCheck)
+
+        """
+    }
+}
+
+/// The Go skeleton: example-go renamed (its module, its id), beside the
+/// header its cgo preamble includes, built by one `go build` line with
+/// Debian's Go and no module to fetch.
+struct SkeletonGo: Skeleton {
+    var id: String
+
+    var library: String { "lib\(id).so" }
+
+    var buildLine: String { "go build -buildvcs=false -buildmode=c-shared -o \(library) ." }
+
+    var files: [(name: String, contents: String)] {
+        func renamed(_ bytes: [UInt8]) -> String {
+            String(decoding: bytes, as: UTF8.self).replacingOccurrences(of: "example-go", with: id)
+        }
+        return [
+            ("go.mod", String(decoding: PackageResources.go_mod_txt, as: UTF8.self)
+                .replacingOccurrences(of: "gateway.example/examplego", with: "gateway.example/\(id)")),
+            ("adapter.go", renamed(PackageResources.go_adapter_go_txt)),
+            ("shim.c", renamed(PackageResources.go_shim_c_txt)),
+            ("gateway_abi.h", String(decoding: PackageResources.gateway_abi_h_txt, as: UTF8.self)),
+            ("\(id).json", manifest(from: Data(PackageResources.example_go_json_txt), library: "./" + library, language: "Go")),
+            ("README.md", readme),
+        ]
+    }
+
+    var readme: String {
+        """
+        # \(id)
+
+        A payment adapter in Go, built from `gateway_abi.h` alone with
+        `go build -buildmode=c-shared` (`shim.c` holds the adapter table and the
+        one exported entry point; Go cannot call the host's function pointers,
+        so it calls them through two small C helpers there). It starts as a copy
+        of the gateway's example-go: a simulated provider that approves `visa`
+        up to `decline_above` minor units, captures, refunds and voids what it
+        approved, keeps idempotency keys, reads JSON strictly with the standard
+        library, and completes every accepted call exactly once from a goroutine
+        of its own. Replace the simulation in `authorize`, `move` and `verify`
+        with your provider's API (through the host's `http_send`, to hosts you
+        list in the manifest's `egress`).
+
+        Every function C calls defers a panic barrier, and so does each call's
+        goroutine. A Go fatal error (concurrent map writes, a failed thread
+        creation, running out of memory) ends the process whatever `recover`
+        does: keep `isolation: process`. A Go runtime needs room: the manifest
+        asks for `memory_mb` 256 (the plugin guide, §6, has the measured
+        figures). Never block a goroutine in a cgo call, nor in a host callback.
 
         \(readmeBuildAndCheck)
 

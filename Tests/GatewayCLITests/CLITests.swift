@@ -311,6 +311,32 @@ import TestSupport
                                                 library: "target/release/libgw_9_acme.so", tools: cargo.deletingLastPathComponent())
     }
 
+    /// `plugin new --lang go`: example-go renamed (cgo, a panic barrier at
+    /// every export, the work on goroutines, strict JSON with the standard
+    /// library), built by `go build -buildmode=c-shared` with Debian's Go; it
+    /// passes the check in a runner, and in process too.
+    @Test(.heavy(.exclusive), .enabled(if: GoAdapterBuild.isAvailable, "go is not installed (scripts/install-prerequisites)"))
+    func pluginNewWritesAGoSkeletonThatBuildsAndPassesTheCheck() async throws {
+        let go = try #require(GoAdapterBuild.go, "go is not installed (scripts/install-prerequisites)")
+        let made = try await assertSkeletonBuildsAndPasses(
+            id: "5-acme", lang: "go", buildCommand: "go",
+            files: ["5-acme.json", "README.md", "adapter.go", "gateway_abi.h", "go.mod", "shim.c"], library: "lib5-acme.so",
+            tools: go.deletingLastPathComponent(), ignoring: ["lib5-acme.so", "lib5-acme.h"])
+        #expect(made.output.contains("operations authorize, verify, capture, refund, void"), "\(made.output)")
+        let source = try String(contentsOf: made.folder.appendingPathComponent("adapter.go"), encoding: .utf8)
+        #expect(source.contains("defer barrier(") && source.contains("recover()"), "every export has its panic barrier")
+        // The same library in the host's process (a manifest in process has no limits).
+        let manifest = made.folder.appendingPathComponent("5-acme.json")
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: manifest)) as? [String: Any])
+        object["isolation"] = "in-process"
+        object["limits"] = nil
+        try JSONSerialization.data(withJSONObject: object).write(to: manifest)
+        let folder = try ManifestFolder()
+        let inProcess = try await gateway(["plugin", "check", manifest.path, "--timeout", Self.checkTimeout], folder: folder)
+        #expect(inProcess.status == 0 && inProcess.output.contains("runner:concurrency") && inProcess.output.contains("all 35 checks passed"),
+                "\(inProcess.output)")
+    }
+
     /// An id that would name a module or crate the toolchain refuses gets a prefix.
     @Test(.heavy) func pluginNewPrefixesNamesTheToolchainsReserve() async throws {
         let folder = try ManifestFolder()

@@ -1,0 +1,1 @@
+../../Sources/CGatewayABI/include/gateway_abi.h

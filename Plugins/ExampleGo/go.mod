@@ -1,0 +1,3 @@
+module gateway.example/examplego
+
+go 1.19
