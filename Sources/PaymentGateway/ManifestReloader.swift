@@ -193,19 +193,19 @@ public final class ManifestReloader: Sendable {
 /// loop of a running host. Polling (every ``interval``) works on every file
 /// system and editor (rename-on-save included), where change notifications
 /// are easy to miss.
-public struct ManifestWatcher: Sendable {
+struct ManifestWatcher: Sendable {
     let reloader: ManifestReloader
     let interval: Duration
     let logger: Logger
 
-    public init(reloader: ManifestReloader, interval: Duration = .milliseconds(500), logger: Logger) {
+    init(reloader: ManifestReloader, interval: Duration = .milliseconds(500), logger: Logger) {
         self.reloader = reloader
         self.interval = interval
         self.logger = logger
     }
 
     /// Polls until the task is cancelled.
-    public func run() async {
+    func run() async {
         while !Task.isCancelled {
             do {
                 try await reloader.reload()
