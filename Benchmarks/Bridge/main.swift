@@ -8,7 +8,7 @@
 //     encodes the request JSON, adapter decodes it and answers, host decodes the
 //     answer), p50 and p99, against a baseline measured in the same run: the
 //     same four JSON steps done in-process with no bridge (with the payload
-//     codec, and with Foundation's Codable for comparison).
+//     codec).
 // (c) isolation: the same authorize round trip to the mock in process and
 //     through its runner ("isolation": "process"), and as the floor a raw
 //     socket-pair ping-pong of the same request and result bytes between this
@@ -135,21 +135,6 @@ func baselineRoundTrips(_ n: Int) -> [UInt64] {
     return samples.sorted()
 }
 
-/// ...and with Foundation's JSONEncoder/JSONDecoder, for comparison.
-func foundationRoundTrips(_ n: Int) -> [UInt64] {
-    var samples: [UInt64] = []
-    samples.reserveCapacity(n)
-    for i in 0..<n {
-        let start = nanoseconds()
-        let encoded = try! JSONEncoder().encode(request(i))
-        let decoded = try! JSONDecoder().decode(AuthorizeRequest.self, from: encoded)
-        let result = AdapterResult(status: .succeeded, providerReference: "mock_0123456789abcdef", amount: decoded.amount, providerStatus: "SUCCEEDED")
-        _ = try! JSONDecoder().decode(AdapterResult.self, from: try! JSONEncoder().encode(result))
-        samples.append(nanoseconds() - start)
-    }
-    return samples.sorted()
-}
-
 func bridgeRoundTrips(_ adapter: AdapterInstance, _ n: Int) async -> [UInt64] {
     var samples: [UInt64] = []
     samples.reserveCapacity(n)
@@ -228,13 +213,11 @@ _ = await bridgeRoundTrips(mock, 10_000)  // warm up
 _ = baselineRoundTrips(10_000)
 let baseline = baselineRoundTrips(calls)
 let bridge = await bridgeRoundTrips(mock, calls)
-let foundation = foundationRoundTrips(calls / 4)
 let b50 = percentile(baseline, 0.50), b99 = percentile(baseline, 0.99)
 let r50 = percentile(bridge, 0.50), r99 = percentile(bridge, 0.99)
 print(String(format: "(b) authorize round trip through the bridge to mock   p50 %.1f µs   p99 %.1f µs", r50 / 1000, r99 / 1000))
 print(String(format: "    baseline (same JSON work, no bridge)              p50 %.1f µs   p99 %.1f µs", b50 / 1000, b99 / 1000))
 print(String(format: "    ratio bridge/baseline                             p50 %.2fx     p99 %.2fx", r50 / b50, r99 / b99))
-print(String(format: "    the same JSON work with Foundation's Codable      p50 %.1f µs   p99 %.1f µs", percentile(foundation, 0.5) / 1000, percentile(foundation, 0.99) / 1000))
 await measureIsolation()
 try? FileManager.default.removeItem(at: data)
 

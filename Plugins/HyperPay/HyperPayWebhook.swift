@@ -39,7 +39,7 @@ extension HyperPayAdapter {
         } catch {
             return refused("the notification does not decrypt under webhook_key (authentication tag mismatch)")
         }
-        guard let document = try? JSONDecoder().decode(JSONValue.self, from: plain) else {
+        guard let document = try? JSONValue(jsonData: plain) else {
             return WebhookResult(verified: true, problem: AdapterProblem(code: .providerError, message: "the decrypted notification is not JSON", retryable: false))
         }
         let payload = HyperPayAnswer(status: 200, body: document["payload"] ?? .null)

@@ -2,7 +2,7 @@ import Foundation
 import GatewayAdapterSDK
 
 /// One payment as the mock gateway remembers it.
-struct MockPayment: Sendable, Codable {
+struct MockPayment: Sendable {
     var paymentId: String
     var reference: String
     var scenario: MockScenario
@@ -28,7 +28,7 @@ struct MockPayment: Sendable, Codable {
 /// mock call for a fifth of a second (seen as the HTTP benchmark's p99 after
 /// 130,000 payments). In memory the tables are sized for the bound up front,
 /// so they never grow under load.
-struct MockLedger: Sendable, Codable {
+struct MockLedger: Sendable {
     static let capacity = 50_000
 
     /// Payments by provider reference. Assign only to a reference already
@@ -47,8 +47,6 @@ struct MockLedger: Sendable, Codable {
     private var answerOrder: [String] = []
     private var answerHead = 0
 
-    private enum CodingKeys: String, CodingKey { case payments, answers, fingerprints }
-
     init() {}
 
     /// An empty ledger sized for ``capacity`` (memory mode).
@@ -61,23 +59,15 @@ struct MockLedger: Sendable, Codable {
         return ledger
     }
 
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        payments = try c.decode([String: MockPayment].self, forKey: .payments)
-        answers = try c.decode([String: AdapterResult].self, forKey: .answers)
-        // A ledger written before fingerprints replays its answers to any request.
-        fingerprints = try c.decodeIfPresent([String: String].self, forKey: .fingerprints) ?? [:]
+    /// The ledger as read back from its file: the order of payments is their creation order.
+    init(payments: [String: MockPayment], answers: [String: AdapterResult], fingerprints: [String: String]) {
+        self.payments = payments
+        self.answers = answers
+        self.fingerprints = fingerprints
         let oldestFirst = payments.values.sorted { $0.createdAtNanoseconds < $1.createdAtNanoseconds }
         for payment in oldestFirst { references[payment.paymentId] = payment.reference }
         paymentOrder = oldestFirst.map(\.reference)
         answerOrder = Array(answers.keys)
-    }
-
-    func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(payments, forKey: .payments)
-        try c.encode(answers, forKey: .answers)
-        try c.encode(fingerprints, forKey: .fingerprints)
     }
 
     /// The answer already given under `key` to this same request; nil when
@@ -153,12 +143,93 @@ struct MockLedgerFile: Sendable {
         defer { flock(lock, LOCK_UN) }
         var ledger = MockLedger()
         if let data = FileManager.default.contents(atPath: path), !data.isEmpty {
-            ledger = try JSONDecoder().decode(MockLedger.self, from: data)
+            ledger = try MockLedger(jsonData: data)
         }
         let result = try body(&ledger)
         let temporary = path + ".tmp"
-        try JSONEncoder().encode(ledger).write(to: URL(fileURLWithPath: temporary))
+        try Data(ledger.jsonBytes()).write(to: URL(fileURLWithPath: temporary))
         guard rename(temporary, path) == 0 else { throw AdapterError.internal("cannot replace the mock ledger") }
         return result
+    }
+}
+
+/// The ledger file: `{"payments": {reference: payment}, "answers": {key: result}, "fingerprints": {key: sha256}}`.
+extension MockLedger: JSONPayload {
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.key("payments")
+        w.beginObject()
+        for (reference, payment) in payments.sorted(by: { $0.key < $1.key }) {
+            w.key(reference)
+            payment.write(to: &w)
+        }
+        w.endObject()
+        w.key("answers")
+        w.beginObject()
+        for (key, answer) in answers.sorted(by: { $0.key < $1.key }) {
+            w.key(key)
+            answer.write(to: &w)
+        }
+        w.endObject()
+        w.member("fingerprints", fingerprints)
+        w.endObject()
+    }
+
+    init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var payments: [String: MockPayment] = [:], answers: [String: AdapterResult] = [:], fingerprints: [String: String] = [:]
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "payments": try p.object { reference, p throws(JSONParseError) in payments[reference] = try MockPayment(parsing: &p) }
+            case "answers": try p.object { key, p throws(JSONParseError) in answers[key] = try AdapterResult(parsing: &p) }
+            // A ledger written before fingerprints replays its answers to any request.
+            case "fingerprints": fingerprints = try p.stringMap() ?? [:]
+            default: try p.skipValue()
+            }
+        }
+        self.init(payments: payments, answers: answers, fingerprints: fingerprints)
+    }
+}
+
+extension MockPayment: JSONPayload {
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("paymentId", paymentId)
+        w.member("reference", reference)
+        w.member("scenario", scenario.rawValue)
+        w.member("status", status.rawValue)
+        w.member("approved", approved)
+        w.member("captured", captured)
+        w.member("refunded", refunded)
+        w.member("otpMisses", otpMisses)
+        w.member("createdAtNanoseconds", Int64(bitPattern: createdAtNanoseconds))
+        w.member("problem", problem)
+        w.member("action", action)
+        w.endObject()
+    }
+
+    init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var paymentId: String?, reference: String?, scenario: MockScenario?, status: PaymentStatus?, approved: Money?
+        var captured: Int64 = 0, refunded: Int64 = 0, otpMisses = 0, created: Int64 = 0
+        var problem: AdapterProblem?, action: PaymentAction?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "paymentId": paymentId = try p.string()
+            case "reference": reference = try p.string()
+            case "scenario": scenario = MockScenario(rawValue: try p.string())
+            case "status": status = PaymentStatus(rawValue: try p.string())
+            case "approved": approved = try Money(parsing: &p)
+            case "captured": captured = try p.integer()
+            case "refunded": refunded = try p.integer()
+            case "otpMisses": otpMisses = Int(clamping: try p.integer())
+            case "createdAtNanoseconds": created = try p.integer()
+            case "problem": problem = try p.nested(AdapterProblem.self)
+            case "action": action = try p.nested(PaymentAction.self)
+            default: try p.skipValue()
+            }
+        }
+        self.init(paymentId: try required(paymentId, "paymentId", p), reference: try required(reference, "reference", p),
+                  scenario: try required(scenario, "scenario", p), status: try required(status, "status", p),
+                  approved: try required(approved, "approved", p), captured: captured, refunded: refunded, otpMisses: otpMisses,
+                  createdAtNanoseconds: UInt64(bitPattern: created), problem: problem, action: action)
     }
 }

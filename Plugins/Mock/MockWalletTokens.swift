@@ -26,7 +26,7 @@ extension MockAdapter {
         guard let (wallet, token) = Self.walletToken(request) else { return nil }
         let document: Data
         switch token {
-        case .object: document = try JSONEncoder().encode(token)
+        case .object: document = Data(token.jsonBytes())
         case .string(let text) where wallet == "googlepay": document = Data(text.utf8)
         default: throw AdapterError.invalidRequest("instrument.paymentData must be the wallet's token object")
         }

@@ -200,7 +200,7 @@ extension SwedbankPayAdapter {
             default: throw AdapterError.invalidRequest("instrument.storeCard must be true, false or \"ask\"")
             }
         case "applepay", "googlepay":
-            guard case .object? = instrument["paymentData"], let data = try? JSONEncoder().encode(instrument["paymentData"]!) else {
+            guard case .object? = instrument["paymentData"], let data = instrument["paymentData"]?.jsonBytes() else {
                 throw AdapterError.invalidRequest("instrument.paymentData (the wallet's payment token, an object) is required for \(request.method)")
             }
             return .choice(.wallet(method: request.method == "applepay" ? "ApplePay" : "GooglePay", payload: String(decoding: data, as: UTF8.self)))

@@ -41,11 +41,21 @@ struct SwedbankPayClient: Sendable {
 
     /// `POST /psp/paymentorders`.
     func create(_ body: SwedbankPayWire.Create) async throws -> SwedbankPayAnswer {
-        try await send("POST", baseURL + "/psp/paymentorders", body)
+        try await send("POST", baseURL + "/psp/paymentorders", .json(body))
     }
 
     /// Follows `operation` (its `href` and `method`) with `body`.
-    func follow(_ operation: SwedbankPayWire.Operation, _ body: (any Encodable & Sendable)? = nil, query: String? = nil) async throws -> SwedbankPayAnswer {
+    func follow(_ operation: SwedbankPayWire.Operation, _ body: JSONValue, query: String? = nil) async throws -> SwedbankPayAnswer {
+        try await follow(operation, ProviderHTTPClient.Body.value(body), query: query)
+    }
+
+    /// Follows `operation` (its `href` and `method`) with `body`, one of the wire's Codable documents.
+    func follow(_ operation: SwedbankPayWire.Operation, _ body: any Encodable & Sendable, query: String? = nil) async throws -> SwedbankPayAnswer {
+        try await follow(operation, ProviderHTTPClient.Body.json(body), query: query)
+    }
+
+    /// Follows `operation` (its `href` and `method`) with `body`.
+    func follow(_ operation: SwedbankPayWire.Operation, _ body: ProviderHTTPClient.Body = .none, query: String? = nil) async throws -> SwedbankPayAnswer {
         guard let href = operation.href else { throw AdapterError.outcomeUnknown("Swedbank Pay offered \(operation.rel ?? "an operation") without an href") }
         // Swedbank Pay's hrefs are absolute: anything else is not followed (the client checks the origin).
         guard href.hasPrefix("https://") || href.hasPrefix("http://") else {
@@ -56,7 +66,7 @@ struct SwedbankPayClient: Sendable {
 
     /// GETs an order (its id, `/psp/paymentorders/<uuid>`) with `$expand`.
     func order(_ id: String, expand: String = "paid,financialtransactions,failedattempts") async throws -> SwedbankPayAnswer {
-        try await send("GET", absolute(id) + "?$expand=" + expand, nil)
+        try await send("GET", absolute(id) + "?$expand=" + expand, .none)
     }
 
     /// `path` (an id such as `/psp/paymentorders/…`) on `base_url`'s origin,
@@ -71,7 +81,7 @@ struct SwedbankPayClient: Sendable {
 
     /// Sends `body` (nil: none) to `url`, an href on `base_url`'s origin
     /// (another is never followed: it would carry the access token elsewhere).
-    func send(_ method: String, _ url: String, _ body: (any Encodable & Sendable)?) async throws -> SwedbankPayAnswer {
-        try await http.send(method, url, body.map { .json($0) } ?? .none)
+    func send(_ method: String, _ url: String, _ body: ProviderHTTPClient.Body) async throws -> SwedbankPayAnswer {
+        try await http.send(method, url, body)
     }
 }

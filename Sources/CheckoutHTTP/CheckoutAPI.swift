@@ -94,35 +94,26 @@ public struct CheckoutAPI: Sendable {
     /// the `instruments` that may be used now and the `fields` of its form
     /// added as members.
     static func sessionJSON(_ snapshot: SessionSnapshot) -> [UInt8] {
-        var session = snapshot.session
-        session.instruments = nil
-        var bytes = session.jsonBytes()
-        // The document is an object: its last byte is the closing brace.
-        guard bytes.last == UInt8(ascii: "}") else { return snapshot.jsonBytes() }
-        bytes.removeLast()
-        var writer = JSONWriter()
-        writer.beginArray()
-        for method in snapshot.availableMethods { writer.string(method) }
-        writer.endArray()
-        bytes.append(contentsOf: Array(#","availableMethods":"#.utf8))
-        bytes.append(contentsOf: writer.bytes)
-        writer = JSONWriter()
-        writer.beginObject()
+        var w = JSONWriter(capacity: 4096)
+        w.beginObject()
+        snapshot.session.writeMembers(to: &w, instruments: false)
+        w.key("availableMethods")
+        w.beginArray()
+        for method in snapshot.availableMethods { w.string(method) }
+        w.endArray()
+        w.key("instruments")
+        w.beginObject()
         for method in snapshot.instruments.keys.sorted() {
-            writer.key(method)
-            writer.beginArray()
-            for offered in snapshot.instruments[method] ?? [] { writeInstrument(offered, to: &writer) }
-            writer.endArray()
+            w.key(method)
+            w.beginArray()
+            for offered in snapshot.instruments[method] ?? [] { writeInstrument(offered, to: &w) }
+            w.endArray()
         }
-        writer.endObject()
-        bytes.append(contentsOf: Array(#","instruments":"#.utf8))
-        bytes.append(contentsOf: writer.bytes)
-        writer = JSONWriter()
-        writer.value(Field.jsonValue(forms: snapshot.fields))
-        bytes.append(contentsOf: Array(#","fields":"#.utf8))
-        bytes.append(contentsOf: writer.bytes)
-        bytes.append(UInt8(ascii: "}"))
-        return bytes
+        w.endObject()
+        w.key("fields")
+        Field.write(forms: snapshot.fields, encoded: snapshot.forms, to: &w)
+        w.endObject()
+        return w.bytes
     }
 
     /// One instrument as the API shows it: its id (for the kinds a payer

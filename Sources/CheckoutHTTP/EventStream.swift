@@ -90,35 +90,9 @@ enum EventStream {
     }
 
     static func frame(_ event: SessionEvent) -> [UInt8] {
-        var writer = JSONWriter()
-        writer.beginObject()
-        writer.member("sequence", event.sequence)
-        writer.member("sessionId", event.sessionID)
-        writer.member("at", ISO8601DateFormatter.gateway.string(from: event.at))
-        writer.member("type", event.type.rawValue)
-        writer.member("attemptId", event.attemptID)
-        writer.member("status", event.status)
-        writer.member("providerId", event.providerID)
-        if let amount = event.amount {
-            writer.key("amount")
-            writer.beginObject()
-            writer.member("value", amount.value)
-            writer.member("currency", amount.currency)
-            writer.endObject()
-        }
-        writer.member("detail", event.detail)
-        writer.endObject()
         var frame = Array("id: \(event.sequence)\nevent: \(event.type)\ndata: ".utf8)
-        frame.append(contentsOf: writer.bytes)
+        frame.append(contentsOf: event.jsonBytes())
         frame.append(contentsOf: Array("\n\n".utf8))
         return frame
     }
-}
-
-extension ISO8601DateFormatter {
-    nonisolated(unsafe) static let gateway: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
 }

@@ -1,5 +1,4 @@
 import CheckoutEngine
-import Foundation
 import GatewayPayloads
 import HTTPTypes
 import Hummingbird
@@ -7,12 +6,14 @@ import NIOCore
 
 /// A request body the API accepts: its members, so that a misspelt or
 /// unexpected one is refused instead of silently ignored, at the top level
-/// and inside the members that are objects of fixed members (`payer`).
-protocol RequestBody: Decodable, Sendable {
+/// and inside the members that are objects of fixed members (`payer`), and
+/// how it reads itself from the members it was given.
+protocol RequestBody: Sendable {
     static var members: Set<String> { get }
     /// The members of each member that is an object of fixed members
     /// (free-form objects such as `instrument` are not listed).
     static var objectMembers: [String: Set<String>] { get }
+    init(reading body: BodyMembers) throws(ProblemError)
 }
 
 extension RequestBody {
@@ -35,12 +36,41 @@ enum JSONBody {
         if let contentType = request.headers[.contentType], !isJSON(contentType) {
             throw ProblemError(code: .unsupportedMediaType, detail: "the body must be application/json (got \(contentType.prefix(100)))")
         }
-        do {
-            return try JSONDecoder().decode(Strict<Body>.self, from: Data(buffer: bytes)).value
-        } catch let error as DecodingError {
-            // Foundation may wrap an error a body's own decoding threw.
-            if case .dataCorrupted(let context) = error, let own = context.underlyingError as? ProblemError { throw own }
-            throw ProblemError(code: .malformedRequest, detail: describe(error))
+        let parsed = bytes.withUnsafeReadableBytes { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in try JSONValue(jsonBytes: buffer) }
+        }
+        let json: JSONValue
+        switch parsed {
+        case .success(let value): json = value
+        case .failure(let error): throw ProblemError(code: .malformedRequest, detail: "the body is not valid JSON: \(error)")
+        }
+        guard case .object(let object) = json else {
+            throw ProblemError(code: .malformedRequest, detail: "the body must be a JSON object")
+        }
+        try refuseUnknown(in: object, allowed: Body.members, at: nil)
+        for (member, allowed) in Body.objectMembers.sorted(by: { $0.key < $1.key }) {
+            // Not an object (null, another type): the member's own reading says what is wrong.
+            guard case .object(let inner)? = object[member] else { continue }
+            try refuseUnknown(in: inner, allowed: allowed, at: member)
+        }
+        return try Body(reading: BodyMembers(object, path: nil))
+    }
+
+    /// Refuses members of `object` not in `allowed`, naming each by its JSON
+    /// path (`payer.nickname`) and listing what is allowed there; and a
+    /// `null` member (no member of the API's bodies is nullable: an optional
+    /// one is left out).
+    private static func refuseUnknown(in object: [String: JSONValue], allowed: Set<String>, at path: String?) throws(ProblemError) {
+        let unknown = object.keys.filter { !allowed.contains($0) }.sorted()
+        if !unknown.isEmpty {
+            let names = unknown.map { "\"\(path.map { "\($0)." } ?? "")\($0.prefix(64))\"" }.joined(separator: ", ")
+            throw ProblemError(
+                code: .malformedRequest,
+                detail: "unknown member\(unknown.count == 1 ? "" : "s") \(names); allowed\(path.map { " in \($0)" } ?? ""): \(allowed.sorted().joined(separator: ", "))")
+        }
+        for key in object.keys.sorted() where object[key] == .null {
+            throw ProblemError(code: .malformedRequest,
+                               detail: "\(path.map { "\($0)." } ?? "")\(key) is null; leave an optional member out instead")
         }
     }
 
@@ -68,111 +98,94 @@ enum JSONBody {
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
-
-    /// What a decoding error means, with the JSON path of the member at fault.
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ keys: [any CodingKey]) -> String {
-            keys.isEmpty ? "the body" : keys.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-                .joined(separator: ".").replacingOccurrences(of: ".[", with: "[")
-        }
-        switch error {
-        case .typeMismatch(let type, let context):
-            return "\(path(context.codingPath)) must be \(typeName(type))"
-        case .keyNotFound(let key, let context):
-            return "\(path(context.codingPath + [key])) is required"
-        case .valueNotFound(let type, let context):
-            return "\(path(context.codingPath)) must be \(typeName(type)), not null"
-        case .dataCorrupted(let context):
-            if context.codingPath.isEmpty {
-                let underlying = (context.underlyingError as NSError?)?.userInfo[NSDebugDescriptionErrorKey] as? String
-                return "the body is not valid JSON: \(underlying ?? context.debugDescription)"
-            }
-            return "\(path(context.codingPath)): \(context.debugDescription)"
-        @unknown default:
-            return "the body does not match the request's schema"
-        }
-    }
-
-    private static func typeName(_ type: Any.Type) -> String {
-        switch type {
-        case is Int64.Type, is Int.Type: "an integer"
-        case is String.Type: "a string"
-        case is Bool.Type: "a boolean"
-        case is Double.Type: "a number"
-        default: type == [String: JSONValue].self || type == [String: String].self ? "an object" : "\(type)"
-        }
-    }
-}
-
-/// Decodes `Value` after checking that the object has no other members.
-private struct Strict<Value: RequestBody>: Decodable {
-    var value: Value
-
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    init(from decoder: any Decoder) throws {
-        let object: KeyedDecodingContainer<AnyKey>
-        do {
-            object = try decoder.container(keyedBy: AnyKey.self)
-        } catch DecodingError.typeMismatch {
-            throw ProblemError(code: .malformedRequest, detail: "the body must be a JSON object")
-        }
-        try Self.refuseUnknown(in: object, allowed: Value.members, at: nil)
-        for (member, allowed) in Value.objectMembers.sorted(by: { $0.key < $1.key }) {
-            let key = AnyKey(stringValue: member)
-            // Not an object (null, another type): the member's own decoding says what is wrong.
-            guard object.contains(key), let inner = try? object.nestedContainer(keyedBy: AnyKey.self, forKey: key) else { continue }
-            try Self.refuseUnknown(in: inner, allowed: allowed, at: member)
-        }
-        value = try Value(from: decoder)
-    }
-
-    /// Refuses members of `object` not in `allowed`, naming each by its JSON
-    /// path (`payer.nickname`) and listing what is allowed there; and a
-    /// `null` member (no member of the API's bodies is nullable: an optional
-    /// one is left out).
-    private static func refuseUnknown(in object: KeyedDecodingContainer<AnyKey>, allowed: Set<String>, at path: String?) throws {
-        let unknown = object.allKeys.map(\.stringValue).filter { !allowed.contains($0) }.sorted()
-        if !unknown.isEmpty {
-            let names = unknown.map { "\"\(path.map { "\($0)." } ?? "")\($0.prefix(64))\"" }.joined(separator: ", ")
-            throw ProblemError(
-                code: .malformedRequest,
-                detail: "unknown member\(unknown.count == 1 ? "" : "s") \(names); allowed\(path.map { " in \($0)" } ?? ""): \(allowed.sorted().joined(separator: ", "))")
-        }
-        for key in object.allKeys.sorted(by: { $0.stringValue < $1.stringValue }) where try object.decodeNil(forKey: key) {
-            throw ProblemError(code: .malformedRequest,
-                               detail: "\(path.map { "\($0)." } ?? "")\(key.stringValue) is null; leave an optional member out instead")
-        }
-    }
 }
 
 // MARK: The API's request bodies
 
-extension KeyedDecodingContainer {
+/// The members of a request body's object (or of an object inside it), read
+/// by type: each refusal a `400` naming the member by its path.
+struct BodyMembers {
+    let object: [String: JSONValue]
+    let path: String?
+
+    init(_ object: [String: JSONValue], path: String?) {
+        self.object = object
+        self.path = path
+    }
+
+    private func name(_ key: String) -> String { path.map { "\($0).\(key)" } ?? key }
+
+    private func refuse(_ detail: String) -> ProblemError { ProblemError(code: .malformedRequest, detail: detail) }
+
+    private func present(_ key: String) throws(ProblemError) -> JSONValue {
+        guard let value = object[key] else { throw refuse("\(name(key)) is required") }
+        return value
+    }
+
+    func string(_ key: String) throws(ProblemError) -> String {
+        guard let value = try present(key).stringValue else { throw refuse("\(name(key)) must be a string") }
+        return value
+    }
+
+    func optionalString(_ key: String) throws(ProblemError) -> String? {
+        object[key] == nil ? nil : try string(key)
+    }
+
     /// An amount in minor units: an integer, and a clear refusal of anything
     /// else (a decimal amount is a common mistake: 10.50 for 1050).
-    func decodeMinorUnits(forKey key: Key) throws -> Int64 {
-        do {
-            return try decode(Int64.self, forKey: key)
-        } catch {
-            // (Foundation throws its own error for 25.5 as an Int64, which ends as "not valid JSON".)
-            if case DecodingError.keyNotFound = error { throw error }
-            if let number = try? decode(Double.self, forKey: key) {
-                throw ProblemError(code: .malformedRequest,
-                                   detail: "\(key.stringValue) must be an integer number of minor units (got \(number); 10.50 SAR is 1050)")
-            }
-            throw DecodingError.typeMismatch(Int64.self, .init(codingPath: codingPath + [key], debugDescription: "not an integer"))
+    func minorUnits(_ key: String) throws(ProblemError) -> Int64 {
+        switch try present(key) {
+        case .integer(let value): return value
+        // JSON Schema's `integer` is any number with no fractional part (`2500.0`), exactly held.
+        case .number(let number) where number.rounded() == number && abs(number) <= 9_007_199_254_740_992:
+            return Int64(number)
+        case .number(let number):
+            throw refuse("\(name(key)) must be an integer number of minor units (got \(number); 10.50 SAR is 1050)")
+        default: throw refuse("\(name(key)) must be an integer")
         }
     }
 
-    func decodeMinorUnitsIfPresent(forKey key: Key) throws -> Int64? {
-        guard contains(key), try !decodeNil(forKey: key) else { return nil }
-        return try decodeMinorUnits(forKey: key)
+    func optionalMinorUnits(_ key: String) throws(ProblemError) -> Int64? {
+        object[key] == nil ? nil : try minorUnits(key)
+    }
+
+    /// One of `type`'s raw values.
+    func optionalEnumeration<E: RawRepresentable & CaseIterable>(_ key: String, _ type: E.Type) throws(ProblemError) -> E? where E.RawValue == String {
+        guard object[key] != nil else { return nil }
+        let raw = try string(key)
+        guard let value = E(rawValue: raw) else {
+            throw refuse("\(name(key)) must be one of \(E.allCases.map(\.rawValue).joined(separator: ", ")) (got \"\(raw.prefix(64))\")")
+        }
+        return value
+    }
+
+    /// A member that is an object of fixed members, read by `read`.
+    func optionalObject<T>(_ key: String, _ read: (BodyMembers) throws(ProblemError) -> T) throws(ProblemError) -> T? {
+        guard let value = object[key] else { return nil }
+        guard case .object(let inner) = value else { throw refuse("\(name(key)) must be an object") }
+        return try read(BodyMembers(inner, path: name(key)))
+    }
+
+    /// A free-form object.
+    func optionalJSONObject(_ key: String) throws(ProblemError) -> [String: JSONValue]? {
+        guard let value = object[key] else { return nil }
+        guard case .object(let inner) = value else { throw refuse("\(name(key)) must be an object") }
+        return inner
+    }
+
+    /// An object whose members are all strings.
+    func stringMap(_ key: String) throws(ProblemError) -> [String: String] {
+        guard case .object(let inner) = try present(key) else { throw refuse("\(name(key)) must be an object") }
+        var map: [String: String] = [:]
+        for (member, value) in inner {
+            guard let text = value.stringValue else { throw refuse("\(name(key)).\(member) must be a string") }
+            map[member] = text
+        }
+        return map
+    }
+
+    func optionalStringMap(_ key: String) throws(ProblemError) -> [String: String]? {
+        object[key] == nil ? nil : try stringMap(key)
     }
 }
 
@@ -188,17 +201,17 @@ struct CreateSessionBody: RequestBody {
     var capture: CaptureMode?
     var returnUrl: String?
 
-    enum CodingKeys: String, CodingKey { case amount, currency, country, orderId, payer, capture, returnUrl }
-
-    init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        amount = try c.decodeMinorUnits(forKey: .amount)
-        currency = try c.decode(String.self, forKey: .currency)
-        country = try c.decode(String.self, forKey: .country)
-        orderId = try c.decode(String.self, forKey: .orderId)
-        payer = try c.decodeIfPresent(Payer.self, forKey: .payer)
-        capture = try c.decodeIfPresent(CaptureMode.self, forKey: .capture)
-        returnUrl = try c.decodeIfPresent(String.self, forKey: .returnUrl)
+    init(reading body: BodyMembers) throws(ProblemError) {
+        amount = try body.minorUnits("amount")
+        currency = try body.string("currency")
+        country = try body.string("country")
+        orderId = try body.string("orderId")
+        payer = try body.optionalObject("payer") { payer throws(ProblemError) in
+            Payer(name: try payer.optionalString("name"), email: try payer.optionalString("email"),
+                  phone: try payer.optionalString("phone"), reference: try payer.optionalString("reference"))
+        }
+        capture = try body.optionalEnumeration("capture", CaptureMode.self)
+        returnUrl = try body.optionalString("returnUrl")
     }
 
     var request: NewSession {
@@ -215,6 +228,13 @@ struct AttemptBody: RequestBody {
     var instrument: [String: JSONValue]?
     var instrumentId: String?
 
+    init(reading body: BodyMembers) throws(ProblemError) {
+        method = try body.string("method")
+        provider = try body.optionalString("provider")
+        instrument = try body.optionalJSONObject("instrument")
+        instrumentId = try body.optionalString("instrumentId")
+    }
+
     var request: NewAttempt { NewAttempt(method: method, provider: provider, instrument: instrument, instrumentId: instrumentId) }
 }
 
@@ -224,6 +244,13 @@ struct ContinueBody: RequestBody {
     var otp: String?
     var returnParams: [String: String]?
 
+    init() {}
+
+    init(reading body: BodyMembers) throws(ProblemError) {
+        otp = try body.optionalString("otp")
+        returnParams = try body.optionalStringMap("returnParams")
+    }
+
     var input: PayerInput { PayerInput(otp: otp, returnParams: returnParams) }
 }
 
@@ -232,16 +259,18 @@ struct AmountBody: RequestBody {
     static let members: Set<String> = ["amount"]
     var amount: Int64?
 
-    enum CodingKeys: String, CodingKey { case amount }
-
     init() {}
 
-    init(from decoder: any Decoder) throws {
-        amount = try decoder.container(keyedBy: CodingKeys.self).decodeMinorUnitsIfPresent(forKey: .amount)
+    init(reading body: BodyMembers) throws(ProblemError) {
+        amount = try body.optionalMinorUnits("amount")
     }
 }
 
 /// Routes that take no members (abort, void, verify): an empty body or `{}`.
 struct EmptyBody: RequestBody {
     static let members: Set<String> = []
+
+    init() {}
+
+    init(reading body: BodyMembers) throws(ProblemError) {}
 }

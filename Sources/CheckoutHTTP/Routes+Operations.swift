@@ -1,5 +1,6 @@
 import CheckoutEngine
 import Foundation
+import GatewayPayloads
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -71,17 +72,15 @@ enum OpenAPIDocument {
     /// The document less its `/admin` paths and the admin token's security
     /// scheme: what a server with no admin token configured serves.
     static let withoutAdmin: [UInt8] = {
-        guard var document = try? JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any],
-              var paths = document["paths"] as? [String: Any] else { return bytes }
+        guard case .object(var document)? = bytes.withUnsafeBytes({ try? JSONValue(jsonBytes: $0) }),
+              case .object(var paths)? = document["paths"] else { return bytes }
         for path in paths.keys where path == "/admin" || path.hasPrefix("/admin/") { paths[path] = nil }
-        document["paths"] = paths
-        if var components = document["components"] as? [String: Any],
-           var schemes = components["securitySchemes"] as? [String: Any] {
+        document["paths"] = .object(paths)
+        if case .object(var components)? = document["components"], case .object(var schemes)? = components["securitySchemes"] {
             schemes["adminToken"] = nil
-            components["securitySchemes"] = schemes
-            document["components"] = components
+            components["securitySchemes"] = .object(schemes)
+            document["components"] = .object(components)
         }
-        guard let data = try? JSONSerialization.data(withJSONObject: document, options: [.sortedKeys, .withoutEscapingSlashes]) else { return bytes }
-        return Array(data)
+        return JSONValue.object(document).jsonBytes()
     }()
 }

@@ -93,10 +93,19 @@ struct ValidateBody: RequestBody {
     var method: String
     var values: [String: String]
     static let members: Set<String> = ["method", "values"]
+
+    init(reading body: BodyMembers) throws(ProblemError) {
+        method = try body.string("method")
+        values = try body.stringMap("values")
+    }
 }
 
 /// `POST /v1/sessions/{id}/iin`: the digits the payer has typed so far.
 struct IINBody: RequestBody {
     var prefix: String
     static let members: Set<String> = ["prefix"]
+
+    init(reading body: BodyMembers) throws(ProblemError) {
+        prefix = try body.string("prefix")
+    }
 }

@@ -10,10 +10,10 @@ public struct AdapterConfiguration: Sendable {
     /// An integer member, or `defaultValue` when absent.
     public func integer(_ key: String, default defaultValue: Int) throws -> Int {
         guard let value = json[key] else { return defaultValue }
-        guard case .number(let n) = value, n.rounded() == n else {
+        guard case .integer(let n) = value, let whole = Int(exactly: n) else {
             throw AdapterError.invalidConfiguration("config.\(key) must be an integer")
         }
-        return Int(n)
+        return whole
     }
 
     /// A boolean member, or `defaultValue` when absent.

@@ -92,8 +92,10 @@ private let createThunk: @convention(c) (
     }
     let configData = config.map { Data(bytes: $0, count: configLength) } ?? Data("{}".utf8)
     let json: [String: JSONValue]
-    do { json = try JSONDecoder().decode([String: JSONValue].self, from: configData) }
-    catch { return fail(GW_E_INVALID_REQUEST, "\(type.id): config is not a JSON object") }
+    switch try? JSONValue(jsonData: configData) {
+    case .object(let members)?: json = members
+    default: return fail(GW_E_INVALID_REQUEST, "\(type.id): config is not a JSON object")
+    }
     do {
         let adapterHost = AdapterHost(table: host)
         let adapter = try type.init(host: adapterHost, configuration: AdapterConfiguration(json: json))
@@ -110,10 +112,8 @@ private let createThunk: @convention(c) (
 private let describeThunk: @convention(c) (
     OpaquePointer?, UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?, UnsafeMutablePointer<Int>?
 ) -> Int32 = { instance, out, length in
-    guard instance != nil, let document = try? JSONEncoder().encode(InstanceBox.from(instance).adapter.description) else {
-        return GW_E_INTERNAL
-    }
-    handOver(document, out, length)
+    guard instance != nil else { return GW_E_INTERNAL }
+    handOver(Data(InstanceBox.from(instance).adapter.description.jsonBytes()), out, length)
     return GW_OK
 }
 

@@ -93,7 +93,7 @@ public struct AdapterHost: @unchecked Sendable {
     public func send(_ request: HTTPRequest) async throws -> HTTPResponse {
         guard let send = table.pointee.http_send else { throw AdapterError.unsupported("the host offers no HTTP egress") }
         CallScope.current?.markSent()
-        let document = try JSONEncoder().encode(request)
+        let document = request.jsonBytes()
         return try await withCheckedThrowingContinuation { continuation in
             let box = Unmanaged.passRetained(HTTPContinuation(continuation)).toOpaque()
             document.withUnsafeBytes { bytes in
@@ -116,11 +116,11 @@ public struct AdapterHost: @unchecked Sendable {
         guard Int(table.pointee.struct_size) >= offset + MemoryLayout<UnsafeRawPointer>.size, let decrypt = table.pointee.wallet_decrypt else {
             throw AdapterError.unsupported("the host offers no wallet_decrypt (ABI 1.0 host)")
         }
-        var document = Data(#"{"wallet":"#.utf8) + (try JSONEncoder().encode(wallet))
-        if let paymentID { document += Data(#","paymentId":"#.utf8) + (try JSONEncoder().encode(paymentID)) }
-        document += Data(#","token":"#.utf8)
-        document.append(token)
-        document.append(UInt8(ascii: "}"))
+        let parsed: JSONValue
+        do { parsed = try JSONValue(jsonData: token) } catch {
+            throw AdapterError.invalidRequest("the wallet token is not JSON (\(error))")
+        }
+        let document = WalletDecryptRequest(wallet: wallet, paymentID: paymentID, token: parsed).jsonBytes()
         return try await withCheckedThrowingContinuation { continuation in
             let box = Unmanaged.passRetained(WalletContinuation(continuation)).toOpaque()
             document.withUnsafeBytes { bytes in
@@ -137,33 +137,12 @@ public struct AdapterHost: @unchecked Sendable {
     }
 }
 
-/// An HTTP request as `http_send` takes it.
-public struct HTTPRequest: Encodable, Sendable {
-    public var method: String
-    public var url: String
-    public var headers: [String: String]
-    /// Base64 of the body.
-    public var body: String?
-    public var timeout_ms: Int
-
-    public init(method: String, url: String, headers: [String: String] = [:], body: Data? = nil, timeoutMilliseconds: Int = 10_000) {
-        self.method = method
-        self.url = url
-        self.headers = headers
-        self.body = body?.base64EncodedString()
-        self.timeout_ms = timeoutMilliseconds
-    }
-}
+/// An HTTP request as `http_send` takes it (`timeoutMilliseconds` is the
+/// document's `timeout_ms`).
+public typealias HTTPRequest = HTTPSendRequest
 
 /// An HTTP response as `http_send` delivers it.
-public struct HTTPResponse: Decodable, Sendable {
-    public var status: Int
-    public var headers: [String: String]
-    /// Base64 of the body.
-    public var body: String
-
-    public var bodyData: Data { Data(base64Encoded: body) ?? Data() }
-}
+public typealias HTTPResponse = HTTPSendResponse
 
 /// Why `send` produced no response.
 public struct HTTPEgressError: Error, Sendable {
@@ -180,7 +159,7 @@ private final class HTTPContinuation: @unchecked Sendable {
 private let httpCallbackThunk: gw_http_callback = { userData, status, bytes, length in
     let box = Unmanaged<HTTPContinuation>.fromOpaque(userData!).takeRetainedValue()
     let data = bytes.map { Data(bytes: $0, count: length) } ?? Data()
-    if status == GW_OK, let response = try? JSONDecoder().decode(HTTPResponse.self, from: data) {
+    if status == GW_OK, let response = try? HTTPResponse(jsonData: data) {
         box.continuation.resume(returning: response)
     } else {
         let message = (try? ErrorDocument(jsonData: data))?.message ?? "egress failed"
@@ -207,8 +186,8 @@ private let walletCallbackThunk: gw_http_callback = { userData, status, bytes, l
     if status == GW_OK {
         box.continuation.resume(returning: data)
     } else {
-        let object = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
-        box.continuation.resume(throwing: WalletTokenRefusal(status: status, code: object?["code"] as? String ?? "refused",
-                                                             message: object?["message"] as? String ?? "the host refused the token"))
+        let refusal = try? WalletRefusalDocument(jsonData: data)
+        box.continuation.resume(throwing: WalletTokenRefusal(status: status, code: refusal?.code ?? "refused",
+                                                             message: refusal?.message ?? "the host refused the token"))
     }
 }

@@ -45,7 +45,12 @@ public struct ProviderHTTPClient: Sendable {
     /// A request's body.
     public enum Body: Sendable {
         case none
-        /// Encoded with sorted keys and unescaped slashes, in ``jsonKeys``.
+        /// A JSON value, written by the gateway's one writer (members sorted by key).
+        case value(JSONValue)
+        /// The adapter's own Codable type for a provider's document, encoded
+        /// with sorted keys and unescaped slashes, in ``jsonKeys``. (Foundation's
+        /// encoder stays here: a provider's schema is the adapter author's, in
+        /// Codable types; none of the gateway's own documents passes here.)
         case json(any Encodable & Sendable)
         /// `application/x-www-form-urlencoded`; on a GET, the query instead.
         case form([(String, String)])
@@ -101,6 +106,9 @@ public struct ProviderHTTPClient: Sendable {
         switch body {
         case .none:
             break
+        case .value(let value):
+            request.body = Data(value.jsonBytes())
+            request.headers["Content-Type"] = jsonContentType
         case .json(let value):
             request.body = try encoded(value)
             request.headers["Content-Type"] = jsonContentType
@@ -226,5 +234,5 @@ public struct ProviderResponse: Sendable {
     }
 
     /// The body as a JSON value (`.null` when it is not JSON).
-    public var json: JSONValue { (try? JSONDecoder().decode(JSONValue.self, from: body)) ?? .null }
+    public var json: JSONValue { (try? JSONValue(jsonData: body)) ?? .null }
 }

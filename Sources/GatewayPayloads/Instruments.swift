@@ -5,7 +5,7 @@ import Foundation
 /// adapter answers per method. Nothing here moves money.
 
 /// `instruments`: what may the session's payer use?
-public struct InstrumentsRequest: Codable, Sendable, Hashable {
+public struct InstrumentsRequest: Sendable, Hashable {
     /// The host's session id (stable; for the provider's correlation only).
     public var sessionId: String
     public var mode: PaymentMode
@@ -42,7 +42,7 @@ public struct InstrumentsRequest: Codable, Sendable, Hashable {
 /// `reference` is the adapter's own handle, opaque to the host: it never
 /// leaves the host in the clear, and comes back to the adapter in an
 /// authorize's `instrument.selected`. Unknown kinds are skipped by the host.
-public struct Instrument: Codable, Sendable, Hashable {
+public struct Instrument: Sendable, Hashable {
     public enum Kind: String, Sendable, CaseIterable {
         case savedCard = "saved_card"
         case phone
@@ -108,19 +108,19 @@ public struct Instrument: Codable, Sendable, Hashable {
     }
 
     /// ``expiresAt`` as a date; nil when absent or not RFC 3339.
-    public var expiryDate: Date? { expiresAt.flatMap(Self.date(rfc3339:)) }
+    public var expiryDate: Date? { expiresAt.flatMap(WireDate.parse) }
 
-    /// An RFC 3339 time, with or without fractional seconds.
-    public static func date(rfc3339 text: String) -> Date? {
-        let formatter = ISO8601DateFormatter()
-        if let date = formatter.date(from: text) { return date }
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter.date(from: text)
+    /// This instrument with its `expiresAt` in the wire's one format (an
+    /// adapter may write any RFC 3339 time: an offset, no milliseconds).
+    public var withWireDates: Instrument {
+        var copy = self
+        if let date = expiryDate { copy.expiresAt = WireDate.string(date) }
+        return copy
     }
 }
 
 /// The result of `instruments`: per method, what the payer can use.
-public struct InstrumentsResult: Codable, Sendable, Hashable {
+public struct InstrumentsResult: Sendable, Hashable {
     public var methods: [String: [Instrument]]
     public init(methods: [String: [Instrument]] = [:]) { self.methods = methods }
 }

@@ -1,34 +1,21 @@
-/// Any JSON value, for the open-ended parts of a payload (an instrument's
-/// provider-specific fields, a manifest's `config`).
-public enum JSONValue: Codable, Sendable, Hashable {
+import Foundation
+
+/// Any JSON value: the one tree of the product, for the open-ended parts of a
+/// document (an instrument's provider-specific fields, a manifest, a request
+/// body before its members are checked).
+///
+/// Integers stay exact: a number written with no fraction and no exponent
+/// that fits 64 bits is ``integer(_:)``; every other number is
+/// ``number(_:)``. ``JSONParser/value()`` reads one and ``JSONWriter/value(_:)``
+/// writes one (object members sorted by key, so equal trees give equal bytes).
+public enum JSONValue: Sendable, Hashable {
     case null
     case bool(Bool)
+    case integer(Int64)
     case number(Double)
     case string(String)
     case array([JSONValue])
     case object([String: JSONValue])
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.singleValueContainer()
-        if c.decodeNil() { self = .null }
-        else if let b = try? c.decode(Bool.self) { self = .bool(b) }
-        else if let n = try? c.decode(Double.self) { self = .number(n) }
-        else if let s = try? c.decode(String.self) { self = .string(s) }
-        else if let a = try? c.decode([JSONValue].self) { self = .array(a) }
-        else { self = .object(try c.decode([String: JSONValue].self)) }
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.singleValueContainer()
-        switch self {
-        case .null: try c.encodeNil()
-        case .bool(let b): try c.encode(b)
-        case .number(let n): try c.encode(n)
-        case .string(let s): try c.encode(s)
-        case .array(let a): try c.encode(a)
-        case .object(let o): try c.encode(o)
-        }
-    }
 
     /// The string, when this is a string.
     public var stringValue: String? {
@@ -36,9 +23,78 @@ public enum JSONValue: Codable, Sendable, Hashable {
         return nil
     }
 
+    /// The integer, when this is one (a number written without a fraction or exponent).
+    public var integerValue: Int64? {
+        if case .integer(let i) = self { return i }
+        return nil
+    }
+
+    /// The number, when this is one (an integer too).
+    public var doubleValue: Double? {
+        switch self {
+        case .integer(let i): Double(i)
+        case .number(let n): n
+        default: nil
+        }
+    }
+
+    /// The boolean, when this is one.
+    public var boolValue: Bool? {
+        if case .bool(let b) = self { return b }
+        return nil
+    }
+
+    /// The members, when this is an object.
+    public var objectValue: [String: JSONValue]? {
+        if case .object(let o) = self { return o }
+        return nil
+    }
+
+    /// The elements, when this is an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let a) = self { return a }
+        return nil
+    }
+
     /// The member `key`, when this is an object.
     public subscript(key: String) -> JSONValue? {
         if case .object(let o) = self { return o[key] }
         return nil
+    }
+
+    /// The name of this value's JSON type, for error messages.
+    public var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "boolean"
+        case .integer, .number: "number"
+        case .string: "string"
+        case .array: "array"
+        case .object: "object"
+        }
+    }
+}
+
+extension JSONValue: JSONPayload {
+    public func write(to writer: inout JSONWriter) { writer.value(self) }
+
+    public init(parsing parser: inout JSONParser) throws(JSONParseError) {
+        self = try parser.value()
+    }
+
+    /// This value as compact JSON text (members sorted by key).
+    public var serialized: String { String(decoding: jsonBytes(), as: UTF8.self) }
+}
+
+extension JSONValue {
+    /// A whole document read from a file (a manifest, a data file): a UTF-8
+    /// byte order mark before it is allowed, as editors write one.
+    public static func parseDocument(_ data: Data) throws(JSONParseError) -> JSONValue {
+        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
+        let skip = data.starts(with: bom) ? 3 : 0
+        let result: Result<JSONValue, JSONParseError> = data.withUnsafeBytes { buffer in
+            Result { () throws(JSONParseError) -> JSONValue in try JSONValue(jsonBytes: UnsafeRawBufferPointer(rebasing: buffer[skip...])) }
+        }
+        return try result.get()
     }
 }

@@ -4,7 +4,7 @@
 /// ```json
 /// {"value": 1234, "currency": "KWD"}   // 1.234 KWD
 /// ```
-public struct Money: Codable, Sendable, Hashable {
+public struct Money: Sendable, Hashable {
     /// Minor units.
     public var value: Int64
     /// ISO 4217 alphabetic code, upper case.

@@ -3,7 +3,7 @@
 /// one receives it, so a retried call can never charge twice.
 
 /// How an authorized payment is captured.
-public enum CaptureMode: String, Codable, Sendable {
+public enum CaptureMode: String, Codable, Sendable, CaseIterable {
     /// Charge at once.
     case automatic
     /// Reserve only; the merchant captures later.
@@ -11,7 +11,7 @@ public enum CaptureMode: String, Codable, Sendable {
 }
 
 /// Who pays. Every member is optional; adapters use what their provider needs.
-public struct Payer: Codable, Sendable, Hashable {
+public struct Payer: Sendable, Hashable {
     public var name: String?
     public var email: String?
     public var phone: String?
@@ -33,7 +33,7 @@ public struct Payer: Codable, Sendable, Hashable {
 }
 
 /// `authorize`: start a payment.
-public struct AuthorizeRequest: Codable, Sendable, Hashable {
+public struct AuthorizeRequest: Sendable, Hashable {
     /// The host's id of this attempt; stable across retries of the same attempt.
     public var paymentId: String
     public var idempotencyKey: String
@@ -70,7 +70,7 @@ public struct AuthorizeRequest: Codable, Sendable, Hashable {
 }
 
 /// `continue`: what the payer did about a pending payment's action.
-public struct ContinueRequest: Codable, Sendable, Hashable {
+public struct ContinueRequest: Sendable, Hashable {
     public var paymentId: String
     public var idempotencyKey: String
     public var providerReference: String
@@ -92,7 +92,7 @@ public struct ContinueRequest: Codable, Sendable, Hashable {
 }
 
 /// `verify`: ask the provider for the payment's current state. Never mutates.
-public struct VerifyRequest: Codable, Sendable, Hashable {
+public struct VerifyRequest: Sendable, Hashable {
     public var paymentId: String
     public var providerReference: String?
     public init(paymentId: String, providerReference: String?) {
@@ -102,7 +102,7 @@ public struct VerifyRequest: Codable, Sendable, Hashable {
 }
 
 /// `capture` and `refund`: move `amount` (at most what is left).
-public struct AmountRequest: Codable, Sendable, Hashable {
+public struct AmountRequest: Sendable, Hashable {
     public var paymentId: String
     public var idempotencyKey: String
     public var providerReference: String
@@ -147,7 +147,7 @@ public struct AmountRequest: Codable, Sendable, Hashable {
 
 /// One confirmed capture of a payment, as ``AmountRequest/captures`` lists
 /// it: the provider reference the capture answered, and the amount it took.
-public struct CaptureReference: Codable, Sendable, Hashable {
+public struct CaptureReference: Sendable, Hashable {
     public var providerReference: String
     public var amount: Money
 
@@ -158,7 +158,7 @@ public struct CaptureReference: Codable, Sendable, Hashable {
 }
 
 /// `void`: release an authorization that was not captured.
-public struct VoidRequest: Codable, Sendable, Hashable {
+public struct VoidRequest: Sendable, Hashable {
     public var paymentId: String
     public var idempotencyKey: String
     public var providerReference: String
@@ -170,7 +170,7 @@ public struct VoidRequest: Codable, Sendable, Hashable {
 }
 
 /// `webhook`: a provider's notification exactly as it arrived.
-public struct WebhookRequest: Codable, Sendable, Hashable {
+public struct WebhookRequest: Sendable, Hashable {
     /// Header names in lower case.
     public var headers: [String: String]
     /// The raw body, base64-encoded (signatures are over the exact bytes).

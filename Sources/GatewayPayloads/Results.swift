@@ -15,7 +15,15 @@ public enum PaymentStatus: String, Codable, Sendable, CaseIterable {
 }
 
 /// What the payer must do next for a pending payment.
-public struct PaymentAction: Codable, Sendable, Hashable {
+public struct PaymentAction: Sendable, Hashable {
+    /// This action with its `expiresAt` in the wire's one format (an
+    /// adapter may write any RFC 3339 time: an offset, no milliseconds).
+    public var withWireDates: PaymentAction {
+        var copy = self
+        if let date = expiresAt.flatMap(WireDate.parse) { copy.expiresAt = WireDate.string(date) }
+        return copy
+    }
+
     public enum Kind: String, Codable, Sendable {
         case redirect
         case threeDS = "three_ds"
@@ -51,7 +59,7 @@ public struct PaymentAction: Codable, Sendable, Hashable {
 }
 
 /// Why an operation failed, as the adapter understood its provider.
-public struct AdapterProblem: Codable, Sendable, Hashable {
+public struct AdapterProblem: Sendable, Hashable {
     /// Stable snake_case code: `insufficient_funds`, `card_declined`,
     /// `provider_error`, `user_cancelled`, `otp_invalid`, ... (docs/payloads.md),
     /// or the adapter's own (`ProblemCode(rawValue:)`).
@@ -83,7 +91,7 @@ public struct AdapterProblem: Codable, Sendable, Hashable {
 }
 
 /// The result of `authorize`, `continue`, `verify`, `capture`, `refund` and `void`.
-public struct AdapterResult: Codable, Sendable, Hashable {
+public struct AdapterResult: Sendable, Hashable {
     public var status: PaymentStatus
     /// The provider's id of the payment (or of the capture/refund).
     public var providerReference: String?
@@ -118,7 +126,7 @@ public struct AdapterResult: Codable, Sendable, Hashable {
 }
 
 /// A payment's totals at the provider (a `verify` result's `totals`).
-public struct PaymentTotals: Codable, Sendable, Hashable {
+public struct PaymentTotals: Sendable, Hashable {
     public var captured: Money
     public var refunded: Money
     public var voided: Bool
@@ -131,7 +139,7 @@ public struct PaymentTotals: Codable, Sendable, Hashable {
 }
 
 /// The result of `webhook`.
-public struct WebhookResult: Codable, Sendable, Hashable {
+public struct WebhookResult: Sendable, Hashable {
     /// False when the notification's signature or origin could not be verified;
     /// the host then changes nothing.
     public var verified: Bool
@@ -160,13 +168,14 @@ public struct WebhookResult: Codable, Sendable, Hashable {
 }
 
 /// The document of a non-`GW_OK` completion (`{"message": "..."}`).
-public struct ErrorDocument: Codable, Sendable, Hashable {
+public struct ErrorDocument: Sendable, Hashable {
     public var message: String
     public init(message: String) { self.message = message }
 }
 
-/// What `describe` returns: what the adapter instance really implements.
-public struct AdapterDescription: Codable, Sendable, Hashable {
+/// What `describe` returns: what the adapter instance really implements
+/// (its codec: AdapterDescription+JSON.swift).
+public struct AdapterDescription: Sendable, Hashable {
     public var id: String
     public var version: String
     public var methods: [String]

@@ -86,8 +86,7 @@ extension Field {
         func fail(_ why: String) -> Result<Validator, FieldDeclarationError> { .failure(FieldDeclarationError(problems: ["\(path): \(why)"])) }
         guard case .object(let p) = json else { return fail("must be an object (`{}` when the rule takes no parameter)") }
         func integer(_ key: String) -> Int64? {
-            guard case .number(let n)? = p[key], n.rounded() == n, abs(n) < 1e15 else { return nil }
-            return Int64(n)
+            p[key]?.integerValue
         }
         switch name {
         case "luhn": return .success(.luhn)
@@ -142,8 +141,8 @@ extension Field {
         var rules: [String: JSONValue] = [:]
         for validator in validators {
             rules[validator.name] = switch validator {
-            case .length(let min, let max): .object(["minLength": .number(Double(min)), "maxLength": .number(Double(max))])
-            case .range(let min, let max): .object(["minValue": .number(Double(min)), "maxValue": .number(Double(max))])
+            case .length(let min, let max): .object(["minLength": .integer(Int64(min)), "maxLength": .integer(Int64(max))])
+            case .range(let min, let max): .object(["minValue": .integer(min), "maxValue": .integer(max)])
             case .regularExpression(let pattern): .object(["regularExpression": .string(pattern)])
             case .fixedList(let values): .object(["allowedValues": .array(values.map { .string($0) })])
             case .msisdn(let country, let allowed):
@@ -165,24 +164,25 @@ public struct FieldDeclarationError: Error, Sendable, Hashable {
     public var problems: [String]
 }
 
-/// As JSON: ``jsonValue`` out, ``parse(_:at:)`` in (a field that no longer
-/// parses is a decoding error naming its problems).
-extension Field: Codable {
-    public init(from decoder: any Decoder) throws {
-        let json = try JSONValue(from: decoder)
-        switch Field.parse(json, at: "$") {
-        case .success(let field): self = field
-        case .failure(let error):
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.problems.joined(separator: "; ")))
-        }
+extension Field {
+    /// One method's form as JSON bytes, `[<field>, ...]`.
+    public static func formJSON(_ form: [Field]) -> [UInt8] {
+        JSONValue.array(form.map(\.jsonValue)).jsonBytes()
     }
 
-    public func encode(to encoder: any Encoder) throws { try jsonValue.encode(to: encoder) }
-}
-
-extension Field {
-    /// Each method's form as JSON, `{"<method>": [<field>, ...]}` (a session's `fields`).
-    public static func jsonValue(forms: [String: [Field]]) -> JSONValue {
-        .object(forms.mapValues { .array($0.map(\.jsonValue)) })
+    /// Each method's form, `{"<method>": [<field>, ...]}` (a session's
+    /// `fields`), methods sorted: the bytes in `encoded` where it has a
+    /// method's (written once per manifests snapshot), else written now.
+    public static func write(forms: [String: [Field]], encoded: [String: [UInt8]], to w: inout JSONWriter) {
+        w.beginObject()
+        for method in forms.keys.sorted() {
+            w.key(method)
+            if let bytes = encoded[method] {
+                w.encoded(bytes)
+            } else {
+                w.encoded(formJSON(forms[method] ?? []))
+            }
+        }
+        w.endObject()
     }
 }

@@ -45,6 +45,7 @@ public enum FieldValidation {
             case nil, .null?: return presentOnly || field.location == .client ? nil : issue(nil, field: field, now: now)
             case .string(let text)?: return issue(text, field: field, now: now)
             case .bool(let flag)?: return issue(flag ? "true" : "false", field: field, now: now)
+            case .integer(let number)?: return issue(String(number), field: field, now: now)
             case .number(let number)?:
                 let text = number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
                 return issue(text, field: field, now: now)

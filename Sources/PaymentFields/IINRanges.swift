@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 
 /// Card ranges by issuer identification number (the first digits of a card
 /// number): the brand a prefix belongs to and the brands it is co-badged
@@ -100,34 +101,32 @@ extension IINRanges {
     /// "ranges": [{"prefix": "4", "brand": "visa"} | {"from": "2221", "to": "2720", "brand": "mastercard"},
     /// optionally "coBrands": ["visa"]]}`.
     public init(json: Data) throws(IINRangesError) {
-        let root: [String: Any]
+        let root: [String: JSONValue]
         do {
-            guard let object = try JSONSerialization.jsonObject(with: json) as? [String: Any] else {
-                throw IINRangesError(at: "(root)", "not a JSON object")
-            }
+            guard case .object(let object) = try JSONValue.parseDocument(json) else { throw IINRangesError(at: "(root)", "not a JSON object") }
             root = object
-        } catch let error as IINRangesError { throw error } catch { throw IINRangesError(at: "(root)", "not JSON: \(error.localizedDescription)") }
-        guard root["format"] as? Int == 1 else { throw IINRangesError(at: "format", "must be 1") }
-        guard let sourceList = root["sources"] as? [[String: Any]], !sourceList.isEmpty else {
+        } catch let error as IINRangesError { throw error } catch { throw IINRangesError(at: "(root)", "not JSON: \(error)") }
+        guard root["format"] == .integer(1) else { throw IINRangesError(at: "format", "must be 1") }
+        guard let sourceList = root["sources"]?.arrayValue, !sourceList.isEmpty else {
             throw IINRangesError(at: "sources", "name at least one source")
         }
         var sources: [Source] = []
         for (index, entry) in sourceList.enumerated() {
-            guard let name = entry["name"] as? String, !name.isEmpty, let url = entry["url"] as? String, !url.isEmpty,
-                  let covers = entry["covers"] as? String else {
+            guard let name = entry["name"]?.stringValue, !name.isEmpty, let url = entry["url"]?.stringValue, !url.isEmpty,
+                  let covers = entry["covers"]?.stringValue else {
                 throw IINRangesError(at: "sources[\(index)]", "a source has a name, a url and what it covers")
             }
             sources.append(Source(name: name, url: url, covers: covers))
         }
-        guard let list = root["ranges"] as? [[String: Any]] else { throw IINRangesError(at: "ranges", "must be an array of ranges") }
+        guard let list = root["ranges"]?.arrayValue else { throw IINRangesError(at: "ranges", "must be an array of ranges") }
         var ranges: [Range] = []
         for (index, entry) in list.enumerated() {
             let at = "ranges[\(index)]"
-            guard let brand = entry["brand"] as? String else { throw IINRangesError(at: at, "brand is missing") }
-            let coBrands = entry["coBrands"] as? [String] ?? []
-            if let prefix = entry["prefix"] as? String, entry["from"] == nil, entry["to"] == nil {
+            guard let brand = entry["brand"]?.stringValue else { throw IINRangesError(at: at, "brand is missing") }
+            let coBrands = entry["coBrands"]?.arrayValue?.compactMap(\.stringValue) ?? []
+            if let prefix = entry["prefix"]?.stringValue, entry["from"] == nil, entry["to"] == nil {
                 ranges.append(Range(low: prefix, high: prefix, brand: brand, coBrands: coBrands))
-            } else if let from = entry["from"] as? String, let to = entry["to"] as? String, entry["prefix"] == nil {
+            } else if let from = entry["from"]?.stringValue, let to = entry["to"]?.stringValue, entry["prefix"] == nil {
                 ranges.append(Range(low: from, high: to, brand: brand, coBrands: coBrands))
             } else {
                 throw IINRangesError(at: at, "give either prefix or from and to, as strings of digits")

@@ -21,7 +21,7 @@ public enum StandardForms {
 
     /// The forms of a standard-forms document, or every problem with it (each with its path).
     static func load(_ data: Data) -> Result<[String: [Field]], FieldDeclarationError> {
-        guard case .object(let root)? = try? JSONDecoder().decode(JSONValue.self, from: data), case .object(let forms)? = root["forms"] else {
+        guard case .object(let root)? = try? JSONValue.parseDocument(data), case .object(let forms)? = root["forms"] else {
             return .failure(FieldDeclarationError(problems: ["$: must be {\"format\": 1, \"forms\": {name: [field, ...]}}"]))
         }
         var parsed: [String: [Field]] = [:]

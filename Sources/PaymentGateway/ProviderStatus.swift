@@ -40,7 +40,7 @@ public struct ProviderStatus: Sendable, Equatable {
 
     /// What an isolated adapter's sandbox holds, as the host saw it through /proc.
     public struct Sandbox: Sendable, Equatable {
-        public struct Layer: Sendable, Equatable, Codable {
+        public struct Layer: Sendable, Equatable {
             /// `network`, `filesystem`, `pid`, `ipc`, `syscalls`, `landlock`.
             public var layer: String
             public var inForce: Bool
@@ -48,7 +48,7 @@ public struct ProviderStatus: Sendable, Equatable {
             public var reason: String?
         }
 
-        public struct Resources: Sendable, Equatable, Codable {
+        public struct Resources: Sendable, Equatable {
             /// The runner's cgroup leaf; nil without one.
             public var cgroup: String?
             public var limits: [String]

@@ -32,7 +32,11 @@ let load: RunnerLoad
 do {
     guard let frame = try channel.next() else { exit(0) }
     guard frame.kind == .load else { refuse(.runnerHandshake("the first frame was \(frame.kind), not LOAD")) }
-    load = try JSONDecoder().decode(RunnerLoad.self, from: Data(frame.body))
+    // The version first: a host of another runner protocol may send a LOAD this runner cannot read.
+    if let spoken = RunnerProtocol.version(of: frame.body), spoken != RunnerProtocol.version {
+        refuse(.runnerHandshake("the host speaks runner protocol \(spoken), this runner \(RunnerProtocol.version): use the gateway-runner built with this gateway"))
+    }
+    load = try frame.json(RunnerLoad.self)
 } catch {
     refuse(.runnerHandshake("the LOAD frame is not valid: \(error)"))
 }

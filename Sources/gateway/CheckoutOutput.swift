@@ -2,39 +2,31 @@ import CheckoutEngine
 import Foundation
 import GatewayPayloads
 
-/// How the checkout commands print sessions, attempts and problems.
+/// How the checkout commands print sessions, attempts and problems. With
+/// `--json` the documents are the API's own (``JSONPayload``: the same
+/// member names, wire dates), indented by ``JSONPretty``.
 enum CheckoutOutput {
-    static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        encoder.dateEncodingStrategy = .iso8601
-        return encoder
-    }
-
-    private struct AttemptDocument: Encodable {
-        var attempt: Attempt
-        var session: SessionSummary
-    }
-
-    private struct SessionSummary: Encodable {
-        var id: String
-        var status: SessionStatus
-        var amount: Money
-        var orderId: String
-    }
-
-    private struct SessionDocument: Encodable {
-        var session: Session
-        var availableMethods: [String]
-        var instruments: [String: [OfferedInstrument]]
-        var events: [SessionEvent]
+    /// Prints what `write` writes, indented, and a newline.
+    private static func printJSON(_ write: (inout JSONWriter) -> Void) {
+        var writer = JSONWriter(capacity: 1024)
+        write(&writer)
+        Swift.print(String(decoding: JSONPretty.indented(writer.bytes), as: UTF8.self))
     }
 
     static func print(attempt: Attempt, session: Session, json: Bool) throws {
         if json {
-            let document = AttemptDocument(
-                attempt: attempt, session: SessionSummary(id: session.id, status: session.status, amount: session.amount, orderId: session.orderID))
-            Swift.print(String(decoding: try encoder.encode(document), as: UTF8.self))
+            printJSON { w in
+                w.beginObject()
+                w.member("attempt", attempt)
+                w.key("session")
+                w.beginObject()
+                w.member("id", session.id)
+                w.member("status", session.status.rawValue)
+                w.member("amount", session.amount)
+                w.member("orderId", session.orderID)
+                w.endObject()
+                w.endObject()
+            }
             return
         }
         Swift.print("attempt \(attempt.id): \(attempt.status.rawValue)")
@@ -55,9 +47,28 @@ enum CheckoutOutput {
         if json {
             var session = snapshot.session
             session.instruments = nil   // the stored list; what may be used now is `instruments`
-            let document = SessionDocument(session: session, availableMethods: snapshot.availableMethods,
-                                           instruments: snapshot.instruments, events: events)
-            Swift.print(String(decoding: try encoder.encode(document), as: UTF8.self))
+            printJSON { w in
+                w.beginObject()
+                w.member("session", session)
+                w.key("availableMethods")
+                w.beginArray()
+                for method in snapshot.availableMethods { w.string(method) }
+                w.endArray()
+                w.key("instruments")
+                w.beginObject()
+                for method in snapshot.instruments.keys.sorted() {
+                    w.key(method)
+                    w.beginArray()
+                    for instrument in snapshot.instruments[method] ?? [] { instrument.write(to: &w) }
+                    w.endArray()
+                }
+                w.endObject()
+                w.key("events")
+                w.beginArray()
+                for event in events { event.write(to: &w) }
+                w.endArray()
+                w.endObject()
+            }
             return
         }
         let session = snapshot.session
@@ -66,10 +77,8 @@ enum CheckoutOutput {
         for attempt in session.attempts {
             Swift.print("  attempt    \(attempt.id) \(attempt.status.rawValue) via \(attempt.providerID) (\(attempt.method))")
         }
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         for event in events {
-            var line = "  #\(event.sequence) \(formatter.string(from: event.at)) \(event.type)"
+            var line = "  #\(event.sequence) \(WireDate.string(event.at)) \(event.type)"
             if let attempt = event.attemptID { line += " \(attempt)" }
             if let amount = event.amount { line += " \(display(amount))" }
             if let detail = event.detail { line += ": \(detail)" }
@@ -79,7 +88,7 @@ enum CheckoutOutput {
 
     static func print(problem: Problem, json: Bool) throws {
         if json {
-            FileHandle.standardOutput.write(try encoder.encode(problem) + Data("\n".utf8))
+            printJSON { w in problem.write(to: &w) }
             return
         }
         Swift.print("refused: \(problem.title) (\(problem.status))")

@@ -42,10 +42,9 @@ struct HeldCommand: AsyncParsableCommand {
                 print("nothing is held: every capture, refund and void is settled")
                 return
             }
-            let iso = ISO8601DateFormatter()
             for h in held {
                 print("\(h.paymentID)  \(h.operation) \(CheckoutOutput.display(h.amount)) via \(h.providerID): \(h.reason)")
-                print("    since \(h.since.map(iso.string(from:)) ?? "-"), next check \(h.nextCheckAt.map(iso.string(from:)) ?? "-"), \(h.checks) checks, session \(h.sessionID)")
+                print("    since \(h.since.map(WireDate.string) ?? "-"), next check \(h.nextCheckAt.map(WireDate.string) ?? "-"), \(h.checks) checks, session \(h.sessionID)")
             }
         }
     }

@@ -57,7 +57,6 @@ struct KeysCommand: AsyncParsableCommand {
 
         func run() async throws {
             let records = try await HostSetup.withKeys(host) { try await $0.list() }
-            let iso = ISO8601DateFormatter()
             if json {
                 var w = JSONWriter()
                 w.beginArray()
@@ -67,7 +66,7 @@ struct KeysCommand: AsyncParsableCommand {
                     w.member("name", r.name)
                     w.member("mode", r.mode.rawValue)
                     w.member("prefix", r.prefix)
-                    // Dates as Unix seconds, as the API and `gateway held --json` give them.
+                    // Wire dates (RFC 3339, UTC, milliseconds), as the API and `gateway held --json` give them.
                     w.member("createdAt", date: r.createdAt)
                     w.member("revokedAt", date: r.revokedAt)
                     w.endObject()
@@ -81,7 +80,7 @@ struct KeysCommand: AsyncParsableCommand {
                 return
             }
             let header = ["ID", "NAME", "MODE", "PREFIX", "CREATED", "REVOKED"]
-            let rows = records.map { [$0.id, $0.name ?? "-", $0.mode.rawValue, $0.prefix, iso.string(from: $0.createdAt), $0.revokedAt.map(iso.string(from:)) ?? "-"] }
+            let rows = records.map { [$0.id, $0.name ?? "-", $0.mode.rawValue, $0.prefix, WireDate.string($0.createdAt), $0.revokedAt.map(WireDate.string) ?? "-"] }
             let widths = header.indices.map { column in ([header] + rows).map { $0[column].count }.max()! }
             for row in [header] + rows {
                 print(zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }.joined(separator: "  ")
@@ -99,7 +98,7 @@ struct KeysCommand: AsyncParsableCommand {
             guard let record = try await HostSetup.withKeys(host, { try await $0.revoke(id: id) }) else {
                 throw ValidationError("no API key with id \(id) (see gateway keys list)")
             }
-            print("revoked \(record.mode.rawValue) key \(record.id) (\(record.prefix)) as of \(ISO8601DateFormatter().string(from: record.revokedAt ?? Date()))")
+            print("revoked \(record.mode.rawValue) key \(record.id) (\(record.prefix)) as of \(WireDate.string(record.revokedAt ?? Date()))")
         }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatewayPayloads
 import PluginHost
 
 struct PluginCommand: AsyncParsableCommand {
@@ -26,10 +27,17 @@ struct PluginCommand: AsyncParsableCommand {
             let steps = await check.run(manifestAt: URL(fileURLWithPath: manifest))
             let passed = steps.allSatisfy(\.passed)
             if json {
-                struct Report: Encodable { var manifest: String; var passed: Bool; var steps: [ConformanceCheck.Step] }
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(Report(manifest: manifest, passed: passed, steps: steps)), as: UTF8.self))
+                // {"manifest", "passed", "steps"}: the members (and their order) scripts have read.
+                var writer = JSONWriter(capacity: 1024 * max(steps.count, 1))
+                writer.beginObject()
+                writer.member("manifest", manifest)
+                writer.member("passed", passed)
+                writer.key("steps")
+                writer.beginArray()
+                for step in steps { step.write(to: &writer) }
+                writer.endArray()
+                writer.endObject()
+                print(String(decoding: JSONPretty.indented(writer.bytes), as: UTF8.self))
             } else {
                 let width = steps.map(\.name.count).max() ?? 0
                 for step in steps {

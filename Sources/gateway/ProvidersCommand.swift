@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatewayPayloads
 import PaymentGateway
 import PluginHost
 
@@ -32,9 +33,11 @@ struct ProvidersCommand: AsyncParsableCommand {
             let rows = report.providers.map(ProviderRow.init)
             let digest = report.manifestsDigest
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(rows), as: UTF8.self))
+                var writer = JSONWriter(capacity: 512 * max(rows.count, 1))
+                writer.beginArray()
+                for row in rows { row.write(to: &writer) }
+                writer.endArray()
+                print(String(decoding: JSONPretty.indented(writer.bytes), as: UTF8.self))
                 // Standard output stays the JSON array scripts already read.
                 FileHandle.standardError.write(Data("manifests digest: \(digest)\n".utf8))
             } else {
@@ -76,7 +79,7 @@ struct ProvidersCommand: AsyncParsableCommand {
 }
 
 /// One line of `gateway providers`, from its ``ProviderStatus``.
-struct ProviderRow: Encodable {
+struct ProviderRow {
     var id: String?
     var version: String?
     /// `test` or `live`; nil when the manifest is not valid (nothing is loaded).
@@ -105,11 +108,6 @@ struct ProviderRow: Encodable {
     /// For the table: the sandbox in words.
     private var sandboxSummary: String?
 
-    private enum CodingKeys: String, CodingKey {
-        case id, version, mode, enabled, state, reason, reasonKind, methods, manifest, manifestSha256, isolation, network, sandbox,
-             resources, trusted, health
-    }
-
     init(_ status: ProviderStatus) {
         id = status.id
         version = status.version
@@ -128,6 +126,53 @@ struct ProviderRow: Encodable {
         sandboxSummary = status.sandbox?.summary
         trusted = status.trustedBecause
         health = status.health?.name
+    }
+
+    /// The row as `--json` prints it: every member but the table's
+    /// `sandboxSummary`, a nil one left out.
+    func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("id", id)
+        w.member("version", version)
+        w.member("mode", mode)
+        if let enabled { w.member("enabled", enabled) }
+        w.member("state", state)
+        w.member("reason", reason)
+        w.member("reasonKind", reasonKind)
+        w.key("methods")
+        w.beginArray()
+        for method in methods { w.string(method) }
+        w.endArray()
+        w.member("manifest", manifest)
+        w.member("manifestSha256", manifestSha256)
+        w.member("isolation", isolation)
+        w.member("network", network)
+        if let sandbox {
+            w.key("sandbox")
+            w.beginArray()
+            for layer in sandbox {
+                w.beginObject()
+                w.member("layer", layer.layer)
+                w.member("inForce", layer.inForce)
+                w.member("reason", layer.reason)
+                w.endObject()
+            }
+            w.endArray()
+        }
+        if let resources {
+            w.key("resources")
+            w.beginObject()
+            w.member("cgroup", resources.cgroup)
+            w.key("limits")
+            w.beginArray()
+            for limit in resources.limits { w.string(limit) }
+            w.endArray()
+            w.member("reason", resources.reason)
+            w.endObject()
+        }
+        w.member("trusted", trusted)
+        w.member("health", health)
+        w.endObject()
     }
 
     /// The table, then a line per isolated adapter and per refusal, then the

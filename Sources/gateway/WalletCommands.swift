@@ -101,7 +101,8 @@ enum WalletCommandSupport {
         var message: String
     }
 
-    static func date(_ text: String) -> Date? { Instrument.date(rfc3339: text) }
+    /// An RFC 3339 time (`--at`), read as every wire date is (``WireDate``).
+    static func date(_ text: String) -> Date? { WireDate.parse(text) }
 
     static func read(_ path: String, _ option: String) throws -> Data {
         do { return try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
@@ -109,20 +110,19 @@ enum WalletCommandSupport {
         }
     }
 
+    /// The payment data (or, with `--json`, the outcome around it), indented,
+    /// object members sorted by name.
     static func printOutcome(_ paymentData: JSONValue, json: Bool) {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let value: JSONValue = json ? .object(["ok": .bool(true), "paymentData": paymentData]) : paymentData
-        print(String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self))
+        print(String(decoding: JSONPretty.indented(value.jsonBytes()), as: UTF8.self))
     }
 
     /// Prints the failure (to standard error, or as JSON) and answers the exit code: 1.
     static func fail(code: String, message: String, json: Bool) -> ExitCode {
         if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            // One line: compact, members sorted by name.
             let value: JSONValue = .object(["ok": .bool(false), "error": .object(["code": .string(code), "message": .string(message)])])
-            print(String(decoding: (try? encoder.encode(value)) ?? Data(), as: UTF8.self))
+            print(String(decoding: value.jsonBytes(), as: UTF8.self))
         } else {
             FileHandle.standardError.write(Data("gateway: \(code): \(message)\n".utf8))
         }

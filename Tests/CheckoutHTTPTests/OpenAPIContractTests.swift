@@ -406,6 +406,11 @@ struct Contract: @unchecked Sendable {
             }
         case "string":
             if !(value is String) { errors.append("\(path): expected a string") }
+            // The one date format on the wire: RFC 3339, UTC, milliseconds.
+            if schema["format"] as? String == "date-time", let text = value as? String,
+               text.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) == nil {
+                errors.append("\(path): \(text) is not an RFC 3339 UTC date-time with milliseconds")
+            }
         case "integer":
             if (value as? NSNumber).flatMap({ Int64(exactly: $0.doubleValue) }) == nil || value is String { errors.append("\(path): expected an integer") }
         case "number":

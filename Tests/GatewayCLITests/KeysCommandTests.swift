@@ -1,6 +1,7 @@
 import CheckoutEngine
 import PaymentGateway
 import Foundation
+import GatewayPayloads
 import SQLiteCheckoutStore
 import Synchronization
 import Testing
@@ -36,7 +37,9 @@ import TestSupport
         let row = try #require(rows.first)
         #expect(row["id"] as? String == id && row["name"] as? String == "ci backend" && row["mode"] as? String == "live")
         #expect(row["prefix"] as? String == String(secret.prefix(12)) + "…")
-        #expect((row["createdAt"] as? Double).map { $0 > 1_700_000_000 } == true && row["revokedAt"] == nil, "dates are Unix seconds")
+        let createdAt = try #require(row["createdAt"] as? String, "dates are wire date strings: \(row)")
+        #expect(WireDate.parse(createdAt).map { $0.timeIntervalSince1970 > 1_700_000_000 } == true && row["revokedAt"] == nil, "\(createdAt)")
+        #expect(createdAt.count == 24 && createdAt.hasSuffix("Z"), "RFC 3339 in UTC with milliseconds: \(createdAt)")
         let table = try await Self.gateway(["keys", "list", "--data", data])
         #expect(table.stdout.contains(id) && table.stdout.contains("ci backend") && table.stdout.contains("live"), "\(table.stdout)")
         for output in [listed.output, table.output] {
@@ -47,7 +50,7 @@ import TestSupport
         #expect(revoked.status == 0 && revoked.stdout.contains("revoked live key \(id)"), "\(revoked.output)")
         let after = try await Self.gateway(["keys", "list", "--json", "--data", data])
         let revokedRow = try #require((try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [[String: Any]])?.first)
-        #expect((revokedRow["revokedAt"] as? Double).map { $0 > 1_700_000_000 } == true)
+        #expect((revokedRow["revokedAt"] as? String).flatMap(WireDate.parse).map { $0.timeIntervalSince1970 > 1_700_000_000 } == true, "\(revokedRow)")
 
         // What a running server reads: the key is known by its hash, and revoked
         // (the database opened and read off the concurrency pool: both block).

@@ -56,7 +56,7 @@ struct WalletCommandTests {
                                                         "--recipient-id", recipient, "--root-keys", folder + "/root-keys.json", "--at", at])
         }
         let opened = try await run("merchant:12345678901234567890", at: "2026-12-01T00:00:00Z")
-        #expect(opened.status == 0 && opened.stdout.contains(#""pan" : "************1111""#) && !opened.output.contains("4111111111111111"), "\(opened.output)")
+        #expect(opened.status == 0 && opened.stdout.contains(#""pan": "************1111""#) && !opened.output.contains("4111111111111111"), "\(opened.output)")
         let other = try await run("merchant:1", at: "2026-12-01T00:00:00Z")
         #expect(other.status == 1 && other.stderr.contains("bad_signature"), "\(other.output)")
         let late = try await run("merchant:12345678901234567890", at: "2027-02-01T00:00:00Z")

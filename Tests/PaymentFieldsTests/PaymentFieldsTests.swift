@@ -139,7 +139,7 @@ struct PaymentFieldsTests {
     }
 
     @Test func aBadDeclarationNamesEveryProblemByPath() throws {
-        let json = try JSONDecoder().decode(JSONValue.self, from: Data(#"""
+        let json = try JSONValue(jsonData: Data(#"""
             {"id": "9phone", "type": "text", "in": "server", "required": "yes", "colour": 1,
              "displayHints": {"mask": "{{9x}}", "obfuscate": "no"},
              "validators": {"length": {"minLength": 5, "maxLength": 2}, "msisdn": {"defaultCountry": "ZZ"}, "sparkle": {}, "regularExpression": {"regularExpression": "("}}}

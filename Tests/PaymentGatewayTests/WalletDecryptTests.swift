@@ -20,7 +20,7 @@ import X509
     static func text(_ name: String) throws -> String { try String(contentsOf: fixtures.appendingPathComponent(name), encoding: .utf8) }
 
     static func token() throws -> JSONValue {
-        try JSONDecoder().decode(JSONValue.self, from: Data(try text("token.json").utf8))
+        try JSONValue(jsonData: Data(try text("token.json").utf8))
     }
 
     static let google = fixtures.deletingLastPathComponent().appendingPathComponent("googlepay")

@@ -372,7 +372,7 @@ import TestSupport
         try await withFixture { f in
             let mock = try f.mock
             let request = authorize("timeout")
-            let task = Task { await mock.invoke(.authorize, payload: try! JSONEncoder().encode(request), timeout: .seconds(60).scaled) }
+            let task = Task { await mock.invoke(.authorize, payload: Data(request.jsonBytes()), timeout: .seconds(60).scaled) }
             // Cancelled once the call is in flight (the host registered it and handed it to the adapter).
             #expect(try await waitUntil { mock.outstandingCalls == 1 }, "the call never went out")
             task.cancel()
@@ -402,7 +402,7 @@ import TestSupport
             let mock = try f.mock
             let request = AuthorizeRequest(
                 paymentId: "slow", idempotencyKey: "slow", amount: Money(value: 1000, currency: "SAR"), method: "mada",
-                orderId: "o", instrument: ["delay_ms": .number(200)])
+                orderId: "o", instrument: ["delay_ms": .integer(200)])
             let finished = Flag()
             let slow = Task {
                 defer { finished.set() }

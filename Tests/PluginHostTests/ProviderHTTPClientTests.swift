@@ -38,7 +38,7 @@ import Testing
     }
 
     @Test func theConfigurationsBaseURLAndTimeoutHaveOneCheck() throws {
-        let good = AdapterConfiguration(json: ["base_url": .string("https://api.acme.example/"), "request_timeout_ms": .number(2500)])
+        let good = AdapterConfiguration(json: ["base_url": .string("https://api.acme.example/"), "request_timeout_ms": .integer(2500)])
         #expect(try good.providerURL(provider: "Acme", example: "https://api.acme.example") == "https://api.acme.example")
         #expect(try good.requestTimeoutMilliseconds() == 2500)
         #expect(try AdapterConfiguration(json: [:]).requestTimeoutMilliseconds() == 10_000)
@@ -51,9 +51,9 @@ import Testing
                 return message.contains(key)
             }
         }
-        for timeout in [99.0, 120_001, 1.5] {
+        for timeout: JSONValue in [.integer(99), .integer(120_001), .number(1.5), .number(2500.0), .string("2500")] {
             #expect(throws: AdapterError.self, "\(timeout)") {
-                try AdapterConfiguration(json: ["request_timeout_ms": .number(timeout)]).requestTimeoutMilliseconds()
+                try AdapterConfiguration(json: ["request_timeout_ms": timeout]).requestTimeoutMilliseconds()
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 @testable import PluginHost
 import Testing
 
@@ -20,7 +21,7 @@ import Testing
         // What LOAD carries: base64 values, the same bytes.
         let load = RunnerLoad(expected: .init(manifest), library: "l", sourcePath: "s", sha256: "x", config: "{}",
                               limits: manifest.limits, secrets: held.mapValues { Data($0).base64EncodedString() })
-        let decoded = try JSONDecoder().decode(RunnerLoad.self, from: try JSONEncoder().encode(load))
+        let decoded = try RunnerLoad(jsonData: Data(load.jsonBytes()))
         #expect(decoded.secrets.mapValues { Data(base64Encoded: $0).map(Array.init) } == ["api_key": Array("k-123".utf8)])
     }
 }

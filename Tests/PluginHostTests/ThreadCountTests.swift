@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 @testable import PluginHost
 import Testing
 import TestSupport
@@ -26,7 +27,7 @@ struct ThreadCountTests {
         #expect(!step.passed && threads > ConformanceCheck.maximumRunnerThreads, "\(step)")
         #expect(step.detail.contains("more than \(ConformanceCheck.maximumRunnerThreads)") && step.evidence?.first?.ok == false, "\(step.detail)")
         // What --json prints.
-        let json = String(decoding: try JSONEncoder().encode(step), as: UTF8.self)
+        let json = String(decoding: step.jsonBytes(), as: UTF8.self)
         #expect(json.contains("\"threads\":\(threads)"), "\(json)")
     }
 

@@ -46,7 +46,7 @@ struct GooglePayTestTokens {
             "messageId": .string("AH2EjtestSwiftMadeMessage"),
             "paymentMethod": .string("CARD"),
             "paymentMethodDetails": .object([
-                "pan": pan, "expirationMonth": .number(12), "expirationYear": .number(2030),
+                "pan": pan, "expirationMonth": .integer(12), "expirationYear": .integer(2030),
                 "authMethod": .string("CRYPTOGRAM_3DS"), "cryptogram": .string("AgAAAAAABk4DWZ4C28yUQAAAAAA="),
                 "eciIndicator": .string("05"),
             ]),
@@ -71,7 +71,7 @@ struct GooglePayTestTokens {
             ("keyOrigin", "swift test generator"),
         ]))
         let keySignature = try (intermediateSigner ?? rootKey).signature(for: Self.lengthValues(["Google", "ECv2", signedKey]))
-        let signedMessage = Self.htmlSafeObject(editSignedMessage(try seal(try JSONEncoder().encode(message))))
+        let signedMessage = Self.htmlSafeObject(editSignedMessage(try seal(Data(message.jsonBytes()))))
         let signature = try (messageSigner ?? intermediateKey).signature(
             for: Self.lengthValues(["Google", recipientId, "ECv2", signedMessage]))
         return .object([
@@ -85,7 +85,7 @@ struct GooglePayTestTokens {
         ])
     }
 
-    func token() throws -> Data { try JSONEncoder().encode(try tokenJSON()) }
+    func token() throws -> Data { Data(try tokenJSON().jsonBytes()) }
 
     /// ECIES as Google describes it: ECDH with a fresh ephemeral key; HKDF-SHA256
     /// over (ephemeral point ‖ shared secret), no salt, info "Google", 64 bytes;

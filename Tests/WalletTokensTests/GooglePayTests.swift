@@ -23,7 +23,7 @@ struct GooglePayTests {
 
     static func fixture(_ name: String) throws -> Data { try Data(contentsOf: fixtures.appendingPathComponent(name)) }
 
-    static var expected: JSONValue { get throws { try JSONDecoder().decode(JSONValue.self, from: try fixture("expected.json")) } }
+    static var expected: JSONValue { get throws { try JSONValue(jsonData: try fixture("expected.json")) } }
 
     static var recordedDecryptor: GooglePayDecryptor {
         get throws {
@@ -66,7 +66,7 @@ struct GooglePayTests {
     /// instead of verifying the exact strings would fail here.
     @Test func aRecordedTokenFromAnIndependentProducerDecryptsAtAFixedNow() throws {
         let token = try Self.fixture("token.json")
-        let outer = try JSONDecoder().decode(JSONValue.self, from: token)
+        let outer = try JSONValue(jsonData: token)
         let signedKey = try #require(outer["intermediateSigningKey"]?["signedKey"]?.stringValue)
         #expect(signedKey.contains(#"\u003d"#) && signedKey.contains("keyPurpose"))
         let signedMessage = try #require(outer["signedMessage"]?.stringValue)
@@ -207,7 +207,7 @@ struct GooglePayTests {
             changed = signedMessage.replacingCharacters(in: marker.upperBound...marker.upperBound, with: first == "B" ? "C" : "B")
         }
         #expect(changed != signedMessage)
-        let token = try JSONEncoder().encode(GooglePayTestTokens.editing(json, "signedMessage", to: .string(changed)))
+        let token = Data(GooglePayTestTokens.editing(json, "signedMessage", to: .string(changed)).jsonBytes())
         Self.expectRefusal("bad_signature") { () throws(WalletTokenError) in try maker.decryptor.decrypt(token, now: Self.now) }
     }
 
@@ -258,15 +258,15 @@ struct GooglePayTests {
     /// quotes the card number, even when the card number is the defect.
     static let paymentDataDefects: [(String, JSONValue?, String)] = [
         ("paymentMethodDetails.pan", JSONValue.string("4111 1111 1111 1111"), "paymentMethodDetails.pan is not 12 to 19 digits"),
-        ("paymentMethodDetails.pan", JSONValue.number(4_111_111_111_111_111), "paymentMethodDetails.pan is not a string"),
+        ("paymentMethodDetails.pan", JSONValue.integer(4_111_111_111_111_111), "paymentMethodDetails.pan is not a string"),
         ("paymentMethodDetails.pan", nil, "paymentMethodDetails.pan is missing"),
-        ("paymentMethodDetails.expirationMonth", JSONValue.number(13), "paymentMethodDetails.expirationMonth"),
+        ("paymentMethodDetails.expirationMonth", JSONValue.integer(13), "paymentMethodDetails.expirationMonth"),
         ("paymentMethodDetails.expirationYear", JSONValue.string("2030"), "paymentMethodDetails.expirationYear"),
         ("paymentMethodDetails.cryptogram", nil, "paymentMethodDetails.cryptogram is missing"),
         ("paymentMethodDetails", nil, "paymentMethodDetails is missing"),
         ("paymentMethod", JSONValue.string("TOKENIZED_CARD"), "not CARD"),
         ("messageId", nil, "messageId is missing"),
-        ("messageExpiration", JSONValue.number(1_796_083_300_000), "messageExpiration is not a string"),
+        ("messageExpiration", JSONValue.integer(1_796_083_300_000), "messageExpiration is not a string"),
     ]
 
     @Test(arguments: GooglePayTests.paymentDataDefects)
@@ -297,7 +297,7 @@ struct GooglePayTests {
     static let tokenDefects: [(String, JSONValue?, String)] = [
         ("protocolVersion", nil, "protocolVersion is missing"),
         ("signature", nil, "signature is missing"),
-        ("signature", JSONValue.number(1), "signature is not a string"),
+        ("signature", JSONValue.integer(1), "signature is not a string"),
         ("signature", JSONValue.string("not base64!"), "signature is not base64"),
         ("intermediateSigningKey", nil, "intermediateSigningKey is missing"),
         ("intermediateSigningKey", JSONValue.string("{}"), "intermediateSigningKey is not a JSON object"),
@@ -314,7 +314,7 @@ struct GooglePayTests {
     @Test(arguments: GooglePayTests.tokenDefects)
     func aMalformedTokenNamesTheMemberAtFault(path: String, value: JSONValue?, words: String) throws {
         let maker = GooglePayTestTokens()
-        let token = try JSONEncoder().encode(GooglePayTestTokens.editing(try maker.tokenJSON(), path, to: value))
+        let token = Data(GooglePayTestTokens.editing(try maker.tokenJSON(), path, to: value).jsonBytes())
         Self.expectRefusal("malformed_token", mentioning: [words]) { () throws(WalletTokenError) in try maker.decryptor.decrypt(token, now: Self.now) }
     }
 
@@ -395,7 +395,7 @@ struct GooglePayTests {
             #expect(!text.contains(GooglePayTestTokens.pan) && text.contains("************1111"), "\(text)")
             #expect(!text.contains("AgAAAAAABk4DWZ4C28yUQAAAAAA="))
         }
-        let masked = String(decoding: try JSONEncoder().encode(data.jsonValue(revealingAccountNumber: false)), as: UTF8.self)
+        let masked = data.jsonValue(revealingAccountNumber: false).serialized
         #expect(!masked.contains(GooglePayTestTokens.pan) && !masked.contains("cryptogram"))
         #expect(data.jsonValue(revealingAccountNumber: false)["paymentMethodDetails"]?["pan"] == .string("************1111"))
         let revealed = data.jsonValue(revealingAccountNumber: true)

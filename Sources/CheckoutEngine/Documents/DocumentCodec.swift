@@ -10,25 +10,7 @@ import PaymentFields
 // directions on random sessions. Foundation's JSONEncoder cost more per
 // payment than the database did (BENCHMARKS.md).
 
-extension JSONWriter {
-    /// A date as Unix seconds (fractional), as every document and the API
-    /// give dates; nothing when nil.
-    public mutating func member(_ name: StaticString, date: Date?) {
-        guard let date else { return }
-        key(name)
-        double(date.timeIntervalSince1970)
-    }
-}
-
 extension JSONParser {
-    mutating func date() throws(JSONParseError) -> Date {
-        Date(timeIntervalSince1970: try double())
-    }
-
-    mutating func optionalDate() throws(JSONParseError) -> Date? {
-        takeNull() ? nil : try date()
-    }
-
     mutating func enumeration<E: RawRepresentable>(_ type: E.Type) throws(JSONParseError) -> E where E.RawValue == String {
         let raw = try string()
         guard let value = E(rawValue: raw) else { throw error("unknown \(E.self) \"\(raw)\"") }
@@ -283,6 +265,13 @@ extension Attempt: JSONPayload {
 extension Session: JSONPayload {
     public func write(to w: inout JSONWriter) {
         w.beginObject()
+        writeMembers(to: &w, instruments: true)
+        w.endObject()
+    }
+
+    /// The session's members, inside an object the caller opened (the API
+    /// adds its own after them); its stored `instruments` only when asked.
+    public func writeMembers(to w: inout JSONWriter, instruments withInstruments: Bool) {
         w.member("id", id)
         w.member("mode", mode.rawValue)
         w.member("amount", amount)
@@ -300,13 +289,12 @@ extension Session: JSONPayload {
         w.member("updatedAt", date: updatedAt)
         w.member("expiresAt", date: expiresAt)
         w.member("version", Int64(version))
-        if let instruments {
+        if withInstruments, let instruments {
             w.key("instruments")
             w.beginArray()
             for instrument in instruments { instrument.write(to: &w) }
             w.endArray()
         }
-        w.endObject()
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {
@@ -378,7 +366,7 @@ extension SessionSnapshot: JSONPayload {
         }
         w.endObject()
         w.key("fields")
-        w.value(Field.jsonValue(forms: fields))
+        Field.write(forms: fields, encoded: forms, to: &w)
         w.endObject()
     }
 

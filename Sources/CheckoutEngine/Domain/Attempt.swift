@@ -34,7 +34,7 @@ public enum AttemptStatus: String, Sendable, Codable, CaseIterable {
 }
 
 /// One try at paying a session with one method through one provider.
-public struct Attempt: Sendable, Equatable, Codable {
+public struct Attempt: Sendable, Equatable {
     public var id: String
     public var method: String
     public var providerID: String
@@ -62,12 +62,6 @@ public struct Attempt: Sendable, Equatable, Codable {
     public var nextCheckAt: Date?
     /// How many verifies reconciliation has made.
     public var checks: Int
-
-    /// JSON member names: `providerId`, as the API's requests spell ids.
-    enum CodingKeys: String, CodingKey {
-        case id, method, providerID = "providerId", routingReason, status, providerReference, providerStatus, action, problem
-        case requested, balance, createdAt, updatedAt, leaseUntil, nextCheckAt, checks
-    }
 
     public init(id: String, method: String, providerID: String, routingReason: String, requested: Money, at now: Date = Date(timeIntervalSince1970: 0)) {
         self.id = id

@@ -3,7 +3,7 @@ import GatewayPayloads
 /// An instrument a provider offered a session's payer, as the session keeps
 /// it: its display members only. Its `reference` (the provider's handle) is
 /// never kept: it is sealed into ``id``, which only this engine's key opens.
-public struct OfferedInstrument: Sendable, Hashable, Codable {
+public struct OfferedInstrument: Sendable, Hashable {
     /// Set for kinds a payer picks (saved card, phone, web): what an
     /// attempt's `instrumentId` names.
     public var id: String?
@@ -20,14 +20,6 @@ public struct OfferedInstrument: Sendable, Hashable, Codable {
         self.instrument.reference = nil
     }
 
-    enum CodingKeys: String, CodingKey { case id, provider, method, instrument }
-
-    /// As the hand-written codec: a `reference` in the input is dropped.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(id: try c.decodeIfPresent(String.self, forKey: .id), provider: try c.decode(String.self, forKey: .provider),
-                  method: try c.decode(String.self, forKey: .method), instrument: try c.decode(Instrument.self, forKey: .instrument))
-    }
 }
 
 extension OfferedInstrument: JSONPayload {

@@ -4,7 +4,7 @@ import GatewayPayloads
 /// The money of one payment: what was authorized, captured and refunded, and
 /// whether the authorization was voided. Every change is checked, so refunds
 /// never exceed captures and captures never exceed the authorization.
-public struct PaymentBalance: Sendable, Equatable, Codable {
+public struct PaymentBalance: Sendable, Equatable {
     public private(set) var authorized: Money
     public private(set) var captured: Int64
     public private(set) var refunded: Int64
@@ -19,7 +19,7 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
     /// reference of each where it gave one: a refund is sent against them.
     public private(set) var captures: [Capture] = []
 
-    public struct Capture: Sendable, Equatable, Codable {
+    public struct Capture: Sendable, Equatable {
         public var providerReference: String?
         public var amount: Int64
     }
@@ -27,7 +27,7 @@ public struct PaymentBalance: Sendable, Equatable, Codable {
     /// An operation sent to the provider whose outcome is not settled yet.
     /// Reconciliation settles it (``Checkout``'s `settleHeld`), so nothing
     /// stays held for ever.
-    public struct InFlight: Sendable, Equatable, Codable {
+    public struct InFlight: Sendable, Equatable {
         /// A capture, refund or void.
         public var operation: PaymentOperation
         public var amount: Int64

@@ -4,7 +4,7 @@ import PaymentFields
 /// A failure a person can act on: an RFC 9457 problem with a stable `type`,
 /// a `retryable` flag, a detail for the engineer and a message for the payer
 /// in English and Arabic. Card data and secrets never appear in any field.
-public struct Problem: Error, Sendable, Equatable, Codable {
+public struct Problem: Error, Sendable, Equatable {
     /// A stable URI naming the kind of problem (RFC 9457 `type`).
     public var type: String
     public var title: String
@@ -29,7 +29,7 @@ public struct Problem: Error, Sendable, Equatable, Codable {
 
     /// One field's problem: its id (a dotted path into the instrument), the
     /// rule it broke, and what to tell the payer. Never the value.
-    public struct FieldProblem: Sendable, Equatable, Codable {
+    public struct FieldProblem: Sendable, Equatable {
         public var field: String
         public var code: String
         public var payerMessage: PayerMessage
@@ -41,7 +41,7 @@ public struct Problem: Error, Sendable, Equatable, Codable {
         }
     }
 
-    public struct PayerMessage: Sendable, Equatable, Codable {
+    public struct PayerMessage: Sendable, Equatable {
         public var en: String
         public var ar: String
     }

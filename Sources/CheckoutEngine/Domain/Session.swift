@@ -22,7 +22,7 @@ public enum SessionStatus: String, Sendable, Codable, CaseIterable {
 /// the first attempt that becomes a payment completes the session; a session
 /// with a live attempt cannot be aborted or expire (its money may still move:
 /// it is reconciled first).
-public struct Session: Sendable, Equatable, Codable {
+public struct Session: Sendable, Equatable {
     public var id: String
     /// Test or live, from the API key that opened it: only providers of the
     /// same mode ever serve it.
@@ -45,12 +45,6 @@ public struct Session: Sendable, Equatable, Codable {
     /// created (ABI 1.1 `instruments`); nil when no provider was asked.
     /// References are sealed in the ids, never kept in the clear.
     public var instruments: [OfferedInstrument]?
-
-    /// JSON member names: `orderId`, `returnUrl`, as the API's requests spell them.
-    enum CodingKeys: String, CodingKey {
-        case id, mode, amount, country, orderID = "orderId", capture, payer, returnURL = "returnUrl", status, attempts
-        case createdAt, updatedAt, expiresAt, version, instruments
-    }
 
     public init(id: String, mode: PaymentMode = .test, amount: Money, country: String?, orderID: String, capture: CaptureMode,
                 payer: Payer? = nil, returnURL: String? = nil,

@@ -327,7 +327,7 @@ extension Checkout {
             let checks = attempt.checks
             try? session.update(attempt: attemptID) { a in
                 // A verify that says "still pending" without an action leaves the payer's action in place.
-                if let action = result.action { a.action = action }
+                if let action = result.action { a.action = action.withWireDates }
                 a.problem = result.problem.map { ProblemCatalog.problem(from: $0, providerID: providerID) }
                 a.leaseUntil = nil
                 a.nextCheckAt = at.addingTimeInterval(self.configuration.backoff(after: checks))

@@ -80,7 +80,7 @@ extension Checkout {
                         ? sealer.seal(SealedInstrument(session: session.id, provider: profile.id, method: method, kind: instrument.kind,
                                                        reference: instrument.reference ?? ""))
                         : nil
-                    offered.append(OfferedInstrument(id: id, provider: profile.id, method: method, instrument: instrument))
+                    offered.append(OfferedInstrument(id: id, provider: profile.id, method: method, instrument: instrument.withWireDates))
                     count += 1
                 }
             }

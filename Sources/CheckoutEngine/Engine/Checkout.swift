@@ -62,7 +62,8 @@ public final class Checkout: Sendable {
         self.directory = providers
         self.configuration = configuration
         self.logger = logger
-        self.now = now
+        // Truncated to the millisecond, as every document writes dates (``WireDate``): what the engine keeps reads back the same.
+        self.now = { WireDate.truncated(now()) }
         self.breakers = CircuitBreakers(threshold: configuration.breakerThreshold, cooldown: configuration.breakerCooldown)
         self.relay = EventRelay(store: store, hub: hub, logger: logger)
     }
@@ -105,7 +106,7 @@ public final class Checkout: Sendable {
                 let offer = self.offer(for: session)
                 let snapshot = SessionSnapshot(session: committed, availableMethods: offer.methods,
                                                instruments: self.instrumentsView(for: session, availableMethods: offer.methods),
-                                               fields: offer.fields)
+                                               fields: offer.fields, forms: offer.forms)
                 let event = SessionEvent(sessionID: session.id, at: at, type: .sessionCreated, status: SessionStatus.open.rawValue,
                                          amount: session.amount, detail: "order \(session.orderID)" + (offered.summary.map { "; \($0)" } ?? ""))
                 try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
@@ -124,7 +125,7 @@ public final class Checkout: Sendable {
             let session = try await load(id, mode: mode)
             let offer = offer(for: session)
             return SessionSnapshot(session: session, availableMethods: offer.methods, instruments: instrumentsView(for: session, availableMethods: offer.methods),
-                                   fields: offer.fields)
+                                   fields: offer.fields, forms: offer.forms)
         }
     }
 
@@ -201,18 +202,20 @@ public final class Checkout: Sendable {
     /// per method the form the first of them offering it declares, which is
     /// where routing sends an attempt first. When that provider declares
     /// none, the method has no form.
-    func offer(for session: Session) -> (methods: [String], fields: [String: [Field]]) {
-        guard session.status == .open else { return ([], [:]) }
+    func offer(for session: Session) -> (methods: [String], fields: [String: [Field]], forms: [String: [UInt8]]) {
+        guard session.status == .open else { return ([], [:], [:]) }
         let at = ContinuousClock.now
         let serving = directory.profiles().filter { serves($0, session, at: at) }.sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
         var methods = Set<String>()
         var fields: [String: [Field]] = [:]
+        var forms: [String: [UInt8]] = [:]
         for profile in serving {
             for method in profile.methods(in: session.amount.currency) where methods.insert(method).inserted {
                 fields[method] = profile.fields[method]
+                forms[method] = profile.forms[method]
             }
         }
-        return (methods.sorted(), fields)
+        return (methods.sorted(), fields, forms)
     }
 
     /// Checks what a payer typed against `method`'s form, every field (those

@@ -3,7 +3,7 @@ import GatewayPayloads
 import PaymentFields
 
 /// Create a checkout session.
-public struct NewSession: Codable, Sendable, Hashable {
+public struct NewSession: Sendable, Hashable {
     public var amount: Money
     /// ISO 3166-1 alpha-2; routing only offers providers that serve it.
     public var country: String?
@@ -24,7 +24,7 @@ public struct NewSession: Codable, Sendable, Hashable {
 }
 
 /// Try to pay a session with a method (optionally through one provider).
-public struct NewAttempt: Codable, Sendable, Hashable {
+public struct NewAttempt: Sendable, Hashable {
     public var method: String
     public var provider: String?
     /// Method-specific data handed to the adapter and never stored: a token, an
@@ -44,7 +44,7 @@ public struct NewAttempt: Codable, Sendable, Hashable {
 }
 
 /// What the payer did about a pending attempt's action.
-public struct PayerInput: Codable, Sendable, Hashable {
+public struct PayerInput: Sendable, Hashable {
     public var otp: String?
     public var returnParams: [String: String]?
 
@@ -55,7 +55,7 @@ public struct PayerInput: Codable, Sendable, Hashable {
 }
 
 /// A session with what may pay it now.
-public struct SessionSnapshot: Codable, Sendable, Equatable {
+public struct SessionSnapshot: Sendable, Equatable {
     public var session: Session
     /// Methods of enabled providers whose manifests match this session's
     /// currency, country, amount and capture mode (empty once it is not open).
@@ -67,29 +67,28 @@ public struct SessionSnapshot: Codable, Sendable, Equatable {
     /// Per available method, its form (docs/fields.md): what the payer
     /// types, how to show it, and the rules the host checks.
     public var fields: [String: [Field]] = [:]
+    /// Each of `fields`' forms as JSON bytes, when they were written once
+    /// for the manifests snapshot (``ProviderProfile/forms``): what writing
+    /// the snapshot reuses. Not part of its value (equality ignores it).
+    public var forms: [String: [UInt8]] = [:]
 
     public init(session: Session, availableMethods: [String], instruments: [String: [OfferedInstrument]] = [:],
-                fields: [String: [Field]] = [:]) {
+                fields: [String: [Field]] = [:], forms: [String: [UInt8]] = [:]) {
         self.session = session
         self.availableMethods = availableMethods
         self.instruments = instruments
         self.fields = fields
+        self.forms = forms
     }
 
-    enum CodingKeys: String, CodingKey { case session, availableMethods, instruments, fields }
-
-    /// As the hand-written codec: an answer stored before instruments or
-    /// fields existed has none.
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(session: try c.decode(Session.self, forKey: .session), availableMethods: try c.decode([String].self, forKey: .availableMethods),
-                  instruments: try c.decodeIfPresent([String: [OfferedInstrument]].self, forKey: .instruments) ?? [:],
-                  fields: try c.decodeIfPresent([String: [Field]].self, forKey: .fields) ?? [:])
+    public static func == (a: SessionSnapshot, b: SessionSnapshot) -> Bool {
+        a.session == b.session && a.availableMethods == b.availableMethods && a.instruments == b.instruments && a.fields == b.fields
     }
+
 }
 
 /// The outcome of a capture, refund or void.
-public struct PaymentChange: Codable, Sendable, Equatable {
+public struct PaymentChange: Sendable, Equatable {
     public var paymentId: String
     public var operation: PaymentOperation
     /// What moved (nil for a void).

@@ -3,7 +3,7 @@ import GatewayPayloads
 
 /// One transition of a session, as recorded in its append-only log (the
 /// audit trail) and delivered to subscribers.
-public struct SessionEvent: Sendable, Equatable, Codable {
+public struct SessionEvent: Sendable, Equatable {
     /// The event's number in its session: 1, 2, 3, ... in commit order, none
     /// skipped and none given twice. Assigned by the store in the commit (0
     /// before). A stream resumes after it (`Last-Event-ID`).

@@ -31,7 +31,10 @@ public struct ProviderProfile: Sendable, Equatable {
     /// Whether it can list a session's payer instruments (ABI 1.1 `instruments`).
     public var supportsInstruments: Bool
     /// Its manifest's `fields`: the form of each method it declares one for (docs/fields.md).
-    public var fields: [String: [Field]]
+    public var fields: [String: [Field]] { didSet { forms = Self.encoded(fields) } }
+    /// Each method's form as JSON bytes, written once per manifests snapshot
+    /// (this profile) and reused by every session that offers it.
+    public private(set) var forms: [String: [UInt8]] = [:]
     /// Its manifest's `method_currencies`: a method offered in some of its
     /// currencies only (SEPA Direct Debit in EUR); a method not named here
     /// is offered in every currency of the provider.
@@ -42,6 +45,7 @@ public struct ProviderProfile: Sendable, Equatable {
                 callTimeout: Duration = .seconds(30), supportsInstruments: Bool = false, fields: [String: [Field]] = [:],
                 methodCurrencies: [String: Set<String>] = [:]) {
         self.fields = fields
+        self.forms = Self.encoded(fields)
         self.methodCurrencies = methodCurrencies
         self.callTimeout = callTimeout
         self.supportsInstruments = supportsInstruments
@@ -54,6 +58,17 @@ public struct ProviderProfile: Sendable, Equatable {
         self.countries = countries
         self.limits = limits
         self.supportsManualCapture = supportsManualCapture
+    }
+
+    static func encoded(_ fields: [String: [Field]]) -> [String: [UInt8]] {
+        fields.mapValues { Field.formJSON($0) }
+    }
+
+    public static func == (a: ProviderProfile, b: ProviderProfile) -> Bool {
+        (a.id, a.mode, a.enabled, a.priority) == (b.id, b.mode, b.enabled, b.priority)
+            && (a.methods, a.currencies, a.countries) == (b.methods, b.currencies, b.countries) && a.limits == b.limits && a.supportsManualCapture == b.supportsManualCapture && a.callTimeout == b.callTimeout
+            && a.absenceWindow == b.absenceWindow && a.supportsInstruments == b.supportsInstruments && a.fields == b.fields
+            && a.methodCurrencies == b.methodCurrencies
     }
 
     /// Why this provider cannot take the payment, or nil when it can.

@@ -193,6 +193,7 @@ public struct JSONParser: ~Copyable {
             offset += 1
         }
         guard offset > start else { throw error("expected an integer") }
+        guard base[start] != 48 || offset == start + 1 else { throw error("a number may not have a leading zero") }
         if offset < end, base[offset] == UInt8(ascii: ".") || base[offset] == UInt8(ascii: "e") || base[offset] == UInt8(ascii: "E") {
             throw error("expected an integer, found a fraction")
         }
@@ -217,15 +218,86 @@ public struct JSONParser: ~Copyable {
         }
     }
 
-    /// A number, read exactly as Swift reads its shortest decimal form.
+    /// A number (RFC 8259's grammar, strictly: no leading zeros, no `+`, no
+    /// bare `.`), read exactly as Swift reads its shortest decimal form.
     public mutating func double() throws(JSONParseError) -> Double {
+        switch try number() {
+        case .integer(let i): return Double(i)
+        case .number(let n): return n
+        default: throw error("expected a number")
+        }
+    }
+
+    /// A number as the tree keeps it: ``JSONValue/integer(_:)`` when written
+    /// with no fraction and no exponent and within Int64, else
+    /// ``JSONValue/number(_:)``.
+    public mutating func number() throws(JSONParseError) -> JSONValue {
         skipWhitespace()
         let start = offset
-        while offset < end, "+-.eE0123456789".utf8.contains(base[offset]) { offset += 1 }
-        let text = String(decoding: UnsafeBufferPointer(start: base + start, count: offset - start), as: UTF8.self)
-        guard let value = Double(text) else { throw error("expected a number") }
-        return value
+        if offset < end, base[offset] == UInt8(ascii: "-") { offset += 1 }
+        guard offset < end, base[offset] >= 48, base[offset] <= 57 else { throw error("expected a number") }
+        if base[offset] == 48 {
+            offset += 1
+            if offset < end, base[offset] >= 48, base[offset] <= 57 { throw error("a number may not have a leading zero") }
+        } else {
+            while offset < end, base[offset] >= 48, base[offset] <= 57 { offset += 1 }
+        }
+        var integral = true
+        if offset < end, base[offset] == UInt8(ascii: ".") {
+            integral = false
+            offset += 1
+            let digits = offset
+            while offset < end, base[offset] >= 48, base[offset] <= 57 { offset += 1 }
+            guard offset > digits else { throw error("expected a digit after '.'") }
+        }
+        if offset < end, base[offset] == UInt8(ascii: "e") || base[offset] == UInt8(ascii: "E") {
+            integral = false
+            offset += 1
+            if offset < end, base[offset] == UInt8(ascii: "+") || base[offset] == UInt8(ascii: "-") { offset += 1 }
+            let digits = offset
+            while offset < end, base[offset] >= 48, base[offset] <= 57 { offset += 1 }
+            guard offset > digits else { throw error("expected a digit in the exponent") }
+        }
+        let text = UnsafeBufferPointer(start: base + start, count: offset - start)
+        if integral, let exact = Self.exactInteger(text) { return .integer(exact) }
+        guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else { throw error("number out of range") }
+        return .number(value)
     }
+
+    /// `text` (an optional `-` and digits) as an Int64, or nil past its range.
+    private static func exactInteger(_ text: UnsafeBufferPointer<UInt8>) -> Int64? {
+        var negative = false
+        var index = 0
+        if text.first == UInt8(ascii: "-") {
+            negative = true
+            index = 1
+        }
+        var magnitude: UInt64 = 0
+        while index < text.count {
+            let (times10, o1) = magnitude.multipliedReportingOverflow(by: 10)
+            let (sum, o2) = times10.addingReportingOverflow(UInt64(text[index] - 48))
+            guard !o1, !o2 else { return nil }
+            magnitude = sum
+            index += 1
+        }
+        if negative {
+            guard magnitude <= UInt64(Int64.max) + 1 else { return nil }
+            return magnitude == UInt64(Int64.max) + 1 ? Int64.min : -Int64(magnitude)
+        }
+        return magnitude <= UInt64(Int64.max) ? Int64(magnitude) : nil
+    }
+
+    /// Whether the next value is a string (nothing consumed).
+    public mutating func nextIsString() -> Bool { peek() == UInt8(ascii: "\"") }
+
+    /// Whether the next value is a number (nothing consumed).
+    public mutating func nextIsNumber() -> Bool {
+        guard let byte = peek() else { return false }
+        return byte == UInt8(ascii: "-") || (byte >= 48 && byte <= 57)
+    }
+
+    /// The byte offset of the next byte to read.
+    public var position: Int { offset }
 
     /// Any value, as a tree; refused when nested deeper than ``maximumDepth``.
     public mutating func value() throws(JSONParseError) -> JSONValue {
@@ -247,7 +319,7 @@ public struct JSONParser: ~Copyable {
         case UInt8(ascii: "n"):
             guard takeNull() else { throw error("expected null") }
             return .null
-        case .some: return .number(try double())
+        case .some: return try number()
         case nil: throw error("unexpected end of document")
         }
     }
@@ -257,9 +329,46 @@ public struct JSONParser: ~Copyable {
         depth += 1
     }
 
-    /// Consumes a value without keeping it (an unknown member).
+    /// Consumes a value without keeping it (an unknown member), checking it
+    /// as strictly as ``value()`` does.
     public mutating func skipValue() throws(JSONParseError) {
-        _ = try value()
+        switch peek() {
+        case UInt8(ascii: "{"):
+            try enter()
+            defer { depth -= 1 }
+            try object { _, parser throws(JSONParseError) in try parser.skipValue() }
+        case UInt8(ascii: "["):
+            try enter()
+            defer { depth -= 1 }
+            try array { parser throws(JSONParseError) in try parser.skipValue() }
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"), UInt8(ascii: "f"): _ = try bool()
+        case UInt8(ascii: "n"):
+            guard takeNull() else { throw error("expected null") }
+        case .some: _ = try number()
+        case nil: throw error("unexpected end of document")
+        }
+    }
+
+    /// Consumes a string, building it only when it has escapes.
+    private mutating func skipString() throws(JSONParseError) {
+        let start = offset
+        offset += 1
+        while offset < end {
+            let byte = base[offset]
+            if byte == UInt8(ascii: "\"") {
+                guard String(validating: UnsafeBufferPointer(start: base + start + 1, count: offset - start - 1), as: UTF8.self) != nil else {
+                    throw error("invalid UTF-8 in a string")
+                }
+                offset += 1
+                return
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw error("control character in a string") }
+            offset += 1
+        }
+        offset = start
+        _ = try string()
     }
 
     /// Checks nothing but whitespace follows the document.

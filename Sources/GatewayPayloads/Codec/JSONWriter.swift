@@ -4,7 +4,7 @@
 /// Commas are placed automatically: a member or element written after another
 /// one in the same container gets one.
 public struct JSONWriter: Sendable {
-    public private(set) var bytes: [UInt8]
+    public internal(set) var bytes: [UInt8]
 
     public init(capacity: Int = 256) {
         bytes = []
@@ -12,7 +12,7 @@ public struct JSONWriter: Sendable {
     }
 
     @inline(__always)
-    private mutating func separate() {
+    mutating func separate() {
         if let last = bytes.last, last != UInt8(ascii: "{"), last != UInt8(ascii: "["), last != UInt8(ascii: ":") {
             bytes.append(UInt8(ascii: ","))
         }
@@ -24,6 +24,13 @@ public struct JSONWriter: Sendable {
     }
 
     public mutating func endObject() { bytes.append(UInt8(ascii: "}")) }
+
+    /// Writes `json`, one complete value already encoded by this writer (a
+    /// form computed once per manifests snapshot), as the next value.
+    public mutating func encoded(_ json: [UInt8]) {
+        separate()
+        bytes.append(contentsOf: json)
+    }
 
     public mutating func beginArray() {
         separate()
@@ -166,7 +173,16 @@ public struct JSONWriter: Sendable {
         switch value {
         case .null: null()
         case .bool(let b): bool(b)
-        case .number(let n): double(n)
+        case .integer(let i): integer(i)
+        case .number(let n):
+            // A number read with a fraction or exponent stays one when written
+            // again (`5.0`, not `5`), so a tree reads back equal.
+            if n.isFinite, n.rounded() == n {
+                separate()
+                bytes.append(contentsOf: "\(n)".utf8)
+            } else {
+                double(n)
+            }
         case .string(let s): string(s)
         case .array(let a):
             beginArray()

@@ -1,7 +1,8 @@
 import CGatewayABI
+import GatewayPayloads
 
 /// A `gw_status` from the C ABI, with its name.
-public struct ABIStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+public struct ABIStatus: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
     public var rawValue: Int32
     public init(rawValue: Int32) { self.rawValue = rawValue }
 
@@ -34,5 +35,18 @@ public struct ABIStatus: RawRepresentable, Sendable, Hashable, Codable, CustomSt
     /// outcome unknown.
     public var provesNothingSent: Bool {
         gw_status_proves_nothing_sent(rawValue) != 0
+    }
+}
+
+/// The bare number, as the Codable conformance of a `RawRepresentable` wrote
+/// it (a runner's LOAD_FAILED: ``LoadFailure/negotiationFailed(status:)``,
+/// ``LoadFailure/createFailed(status:message:)``).
+extension ABIStatus: JSONPayload {
+    public func write(to w: inout JSONWriter) {
+        w.integer(Int64(rawValue))
+    }
+
+    public init(parsing p: inout JSONParser) throws(JSONParseError) {
+        self.init(rawValue: try HandshakeJSON.integer(&p, as: Int32.self))
     }
 }

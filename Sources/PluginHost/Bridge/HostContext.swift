@@ -181,7 +181,7 @@ final class HostContext: HostServiceBackend {
             logger.warning("egress refused: the request document of \(body.count) bytes is over \(RequestLimit.maxBytes)")
             return failure(EgressFailure(.denied, "the request document of \(body.count) bytes is over the host's limit of \(RequestLimit.maxBytes) bytes; nothing was sent"))
         }
-        guard let request = try? JSONDecoder().decode(EgressRequest.self, from: body), let url = URL(string: request.url) else {
+        guard let request = try? HTTPSendRequest(jsonData: body), let url = URL(string: request.url) else {
             logger.warning("egress refused: the request document is not valid")
             return failure(EgressFailure(.denied, "the request document is not valid JSON of the http_send schema"))
         }
@@ -212,8 +212,8 @@ final class HostContext: HostServiceBackend {
         let method = request.method.uppercased()
         let outgoing = EgressHTTPRequest(
             method: method, url: url, endpoint: endpoint,
-            headers: (request.headers ?? [:]).sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
-            body: bytes, timeout: .milliseconds(min(max(request.timeout_ms ?? 10_000, 100), 120_000)))
+            headers: request.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) },
+            body: bytes, timeout: .milliseconds(min(max(request.timeoutMilliseconds ?? 10_000, 100), 120_000)))
         let path = url.path.isEmpty ? "/" : url.path
         let started = ContinuousClock.now
         do {
@@ -222,8 +222,8 @@ final class HostContext: HostServiceBackend {
                 let masking = egressLogMasking()
                 logger.debug("egress \(method) \(endpoint)\(masking.text(path)) -> \(response.status) in \(ContinuousClock.now - started); request headers \(masking.headers(outgoing.headers)), body \(masking.body(bytes)); response headers \(masking.headers(response.headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) })), body \(masking.body(response.body))")
             }
-            let document = EgressResponse(status: response.status, headers: response.headers, body: response.body.base64EncodedString())
-            return (ABIStatus.ok.rawValue, (try? JSONEncoder().encode(document)) ?? Data())
+            let document = HTTPSendResponse(status: response.status, headers: response.headers, body: response.body)
+            return (ABIStatus.ok.rawValue, Data(document.jsonBytes()))
         } catch {
             let masking = egressLogMasking()
             logger.warning("egress \(method) \(endpoint)\(masking.text(path)) failed after \(ContinuousClock.now - started) with \(error.abiStatus): \(masking.text(error.message))")

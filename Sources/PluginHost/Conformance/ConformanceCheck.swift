@@ -211,3 +211,77 @@ public struct ConformanceCheck: Sendable {
     static let unknownCode: Int32 = 9_999
     static let probeBody = Data(#"{"paymentId":"chk","providerReference":"check-reference","idempotencyKey":"k"}"#.utf8)
 }
+
+// MARK: `plugin check --json`
+//
+// The members the Codable conformances name (which tests still decode with),
+// in the order `--json` printed them (sorted); `evidence` and `threads`
+// omitted when nil.
+
+extension ConformanceCheck.Step: JSONPayload {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("detail", detail)
+        if let evidence {
+            w.key("evidence")
+            w.beginArray()
+            for item in evidence { item.write(to: &w) }
+            w.endArray()
+        }
+        w.member("name", name)
+        w.member("passed", passed)
+        w.member("threads", threads)
+        w.endObject()
+    }
+
+    public init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var name: String?, passed: Bool?, detail: String?, evidence: [ConformanceCheck.Evidence]?, threads: Int?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "name": name = try p.string()
+            case "passed": passed = try p.bool()
+            case "detail": detail = try p.string()
+            case "evidence":
+                if p.takeNull() {
+                    evidence = nil
+                } else {
+                    var list: [ConformanceCheck.Evidence] = []
+                    try p.array { p throws(JSONParseError) in list.append(try ConformanceCheck.Evidence(parsing: &p)) }
+                    evidence = list
+                }
+            case "threads": threads = p.takeNull() ? nil : Int(try p.integer())
+            default: try p.skipValue()
+            }
+        }
+        self.init(
+            name: try required(name, "name", p), passed: try required(passed, "passed", p), detail: try required(detail, "detail", p),
+            evidence: evidence, threads: threads)
+    }
+}
+
+extension ConformanceCheck.Evidence: JSONPayload {
+    public func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("field", field)
+        w.member("ok", ok)
+        w.member("rule", rule)
+        w.member("value", value)
+        w.endObject()
+    }
+
+    public init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var field: String?, value: String?, rule: String?, ok: Bool?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "field": field = try p.string()
+            case "value": value = try p.string()
+            case "rule": rule = try p.string()
+            case "ok": ok = try p.bool()
+            default: try p.skipValue()
+            }
+        }
+        self.init(
+            field: try required(field, "field", p), value: try required(value, "value", p), rule: try required(rule, "rule", p),
+            ok: try required(ok, "ok", p))
+    }
+}

@@ -75,8 +75,8 @@ struct WalletService: Sendable {
     }
 
     func decrypt(_ body: Data) async -> (Int32, Data) {
-        guard let request = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let wallet = request["wallet"] as? String,
-              let token = request["token"] as? [String: Any], let tokenJSON = try? JSONSerialization.data(withJSONObject: token) else {
+        guard let request = (try? JSONValue(jsonData: body))?.objectValue, let wallet = request["wallet"]?.stringValue,
+              let tokenJSON = Self.tokenDocument(request["token"], wallet: wallet) else {
             return refusal(.invalidRequest, "malformed_request", #"the request is not {"wallet": "applepay" or "googlepay", "token": {...}}"#)
         }
         let names: (name: String, secrets: [String])
@@ -94,7 +94,7 @@ struct WalletService: Sendable {
         do throws(WalletTokenError) {
             let opened = wallet == "applepay" ? try await openApplePay(tokenJSON, certificate: values[0], key: values[1], now: now)
                                               : try openGooglePay(tokenJSON, key: values[0], recipient: values[1], now: now)
-            guard settings.opened.claim(opened.id, payment: request["paymentId"] as? String, until: opened.until, now: now) else {
+            guard settings.opened.claim(opened.id, payment: request["paymentId"]?.stringValue, until: opened.until, now: now) else {
                 return refusal(.invalidRequest, "replayed_token", "this \(names.name) token was already opened for another payment")
             }
             logger.info("wallet_decrypt: \(wallet) token opened (\(opened.summary))")
@@ -103,6 +103,20 @@ struct WalletService: Sendable {
             return (ABIStatus.ok.rawValue, Data(writer.bytes))
         } catch {
             return refusal(Self.status(of: error), error.code, error.description)
+        }
+    }
+
+    /// The request's token as the JSON text the wallet modules read: an
+    /// object as its JSON, or a Google Pay token given as the JSON string the
+    /// Google Pay API hands over, as that string's bytes (its `signedKey` and
+    /// `signedMessage` are kept as they are either way: strings). Nil for
+    /// anything else.
+    static func tokenDocument(_ token: JSONValue?, wallet: String) -> Data? {
+        guard let token else { return nil }
+        switch token {
+        case .object: return Data(token.jsonBytes())
+        case .string(let text) where wallet == "googlepay": return Data(text.utf8)
+        default: return nil
         }
     }
 

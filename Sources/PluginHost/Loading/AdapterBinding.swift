@@ -9,7 +9,7 @@ import GatewayPayloads
 /// code on both sides.
 package struct AdapterBinding: Sendable {
     /// What a manifest says the library must be.
-    package struct Expectation: Sendable, Codable {
+    package struct Expectation: Sendable {
         package var id: String
         package var version: String
         package var entry: String
@@ -168,21 +168,42 @@ package struct AdapterBinding: Sendable {
     /// minor version later than `negotiatedMinor` (the lower of the host's and
     /// the adapter's): the host never invokes those.
     package static func description(from document: Data, negotiatedMinor: UInt32 = SignatureTable.hostMinor) throws(LoadFailure) -> AdapterDescription {
-        struct Lenient: Decodable {
-            var id: String
-            var version: String
-            var methods: [String]
-            var operations: [String]
-            var currencies: [String]?
+        // The codec drops the operation names it does not know; other members it does not know are skipped.
+        let description: AdapterDescription
+        do { description = try AdapterDescription(jsonData: document) } catch {
+            throw .describeFailed(detail: "the document is not a valid description: \(error)")
         }
-        do {
-            let d = try JSONDecoder().decode(Lenient.self, from: document)
-            return AdapterDescription(id: d.id, version: d.version, methods: d.methods,
-                                      operations: d.operations.compactMap(PaymentOperation.init(rawValue:)),
-                                      currencies: d.currencies).limited(toMinor: negotiatedMinor)
-        } catch {
-            throw .describeFailed(detail: "the document is not a valid description: \(AdapterInstance.decodingSummary(error))")
+        return description.limited(toMinor: negotiatedMinor)
+    }
+}
+
+/// LOAD's `expected` (``RunnerLoad``).
+extension AdapterBinding.Expectation: JSONPayload {
+    package func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("id", id)
+        w.member("version", version)
+        w.member("entry", entry)
+        w.member("abiMajor", Int64(abiMajor))
+        w.member("abiMinor", Int64(abiMinor))
+        w.endObject()
+    }
+
+    package init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var id: String?, version: String?, entry: String?, major: UInt32?, minor: UInt32?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "id": id = try p.string()
+            case "version": version = try p.string()
+            case "entry": entry = try p.string()
+            case "abiMajor": major = try HandshakeJSON.integer(&p, as: UInt32.self)
+            case "abiMinor": minor = try HandshakeJSON.integer(&p, as: UInt32.self)
+            default: try p.skipValue()
+            }
         }
+        self.init(
+            id: try required(id, "id", p), version: try required(version, "version", p), entry: try required(entry, "entry", p),
+            abiMajor: try required(major, "abiMajor", p), abiMinor: try required(minor, "abiMinor", p))
     }
 }
 

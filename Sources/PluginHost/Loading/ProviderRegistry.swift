@@ -1,3 +1,4 @@
+import GatewayPayloads
 import Foundation
 
 /// What became of one manifest.
@@ -122,7 +123,7 @@ public enum ProviderRegistry {
 
     /// The `id` of a manifest that failed validation, when it has a usable one.
     private static func bestEffortID(_ data: Data) -> String? {
-        guard case .object(let root)? = try? JSONDocument.parse(data),
+        guard case .object(let root)? = try? JSONValue.parseDocument(data),
               case .string(let id)? = root["id"] else { return nil }
         return id
     }

@@ -1,3 +1,4 @@
+import GatewayPayloads
 import Foundation
 
 /// Sandbox mode (`gateway serve --sandbox`): each manifest with a `sandbox`
@@ -48,12 +49,12 @@ public struct SandboxOverlay: Sendable {
 
     /// `config` with the sandbox block's members put in.
     static func merge(_ config: String, _ sandbox: String, baseURL: String) throws -> String {
-        guard case .object(var merged) = try? JSONDocument.parse(Data(config.utf8)),
-              case .object(let replacements) = try? JSONDocument.parse(Data(sandbox.utf8)) else {
+        guard case .object(var merged) = try? JSONValue.parseDocument(Data(config.utf8)),
+              case .object(let replacements) = try? JSONValue.parseDocument(Data(sandbox.utf8)) else {
             throw SandboxOverlayError(message: "config and sandbox.config must be JSON objects")
         }
         for (key, value) in replacements { merged[key] = value.replacingSandbox(with: baseURL) }
-        return JSONDocument.object(merged).serialized
+        return JSONValue.object(merged).serialized
     }
 
     private func write(_ value: String, provider: String, name: String) throws -> URL {
@@ -73,9 +74,9 @@ public struct SandboxOverlayError: Error, CustomStringConvertible, Sendable {
     public var description: String { message }
 }
 
-extension JSONDocument {
+extension JSONValue {
     /// Every `{sandbox}` in this value's strings replaced by `baseURL`.
-    func replacingSandbox(with baseURL: String) -> JSONDocument {
+    func replacingSandbox(with baseURL: String) -> JSONValue {
         switch self {
         case .string(let s): .string(s.replacingOccurrences(of: "{sandbox}", with: baseURL))
         case .array(let a): .array(a.map { $0.replacingSandbox(with: baseURL) })

@@ -40,11 +40,11 @@ public enum ManifestValidator {
         } catch {
             // Not an object: well-formed JSON; the checker below says what is wrong.
         }
-        let document: JSONDocument
+        let document: JSONValue
         do {
-            document = try JSONDocument.parse(data)
+            document = try JSONValue.parseDocument(data)
         } catch {
-            return .malformed(detail: error.detail)
+            return .malformed(detail: error.description)
         }
         var checker = Checker()
         let manifest = checker.manifest(from: document)
@@ -62,7 +62,7 @@ private struct Checker {
         problems.append(ManifestProblem(path: path, message: message))
     }
 
-    mutating func manifest(from document: JSONDocument) -> Manifest? {
+    mutating func manifest(from document: JSONValue) -> Manifest? {
         guard case .object(let root) = document else {
             fail("$", "a manifest must be a JSON object, found \(document.typeName)")
             return nil
@@ -166,7 +166,7 @@ private struct Checker {
 
     /// `fields`: per method the manifest lists, at most 20 fields with
     /// distinct ids, or the name of a standard form (``StandardForms``).
-    mutating func methodFields(_ value: JSONDocument?, methods: [String], format: String?) -> [String: [Field]] {
+    mutating func methodFields(_ value: JSONValue?, methods: [String], format: String?) -> [String: [Field]] {
         guard let value else { return [:] }
         guard case .object(let members) = value else {
             fail("$.fields", "must be an object of methods, found \(value.typeName)")
@@ -192,8 +192,7 @@ private struct Checker {
             }
             var fields: [Field] = []
             for (index, item) in list.enumerated() {
-                guard let json = try? JSONDecoder().decode(JSONValue.self, from: Data(item.serialized.utf8)) else { continue }
-                switch Field.parse(json, at: "\(path)[\(index)]") {
+                switch Field.parse(item, at: "\(path)[\(index)]") {
                 case .success(let field):
                     if fields.contains(where: { $0.id == field.id }) { fail("\(path)[\(index)].id", "\(field.id) is declared twice") }
                     fields.append(field)
@@ -211,7 +210,7 @@ private struct Checker {
 
     /// `method_currencies`: per method the manifest lists, a non-empty list of
     /// its currencies the method is offered in.
-    mutating func methodCurrencies(_ value: JSONDocument?, methods: [String], currencies: [String], format: String?) -> [String: [String]] {
+    mutating func methodCurrencies(_ value: JSONValue?, methods: [String], currencies: [String], format: String?) -> [String: [String]] {
         guard let value else { return [:] }
         guard case .object(let members) = value else {
             fail("$.method_currencies", "must be an object of methods, found \(value.typeName)")
@@ -243,7 +242,7 @@ private struct Checker {
     }
 
     /// The `limits` block: only with `"isolation": "process"`, every member optional.
-    mutating func runnerLimits(_ value: JSONDocument?, isolation: Manifest.Isolation) -> Manifest.Limits {
+    mutating func runnerLimits(_ value: JSONValue?, isolation: Manifest.Isolation) -> Manifest.Limits {
         var limits = Manifest.Limits()
         guard let value else { return limits }
         guard case .object(let members) = value else {
@@ -270,7 +269,7 @@ private struct Checker {
     /// live (fail closed: nothing unmarked is ever taken for a test provider).
     /// Nil, with a problem, when it is missing where required or not a mode;
     /// nil without one when the file format itself is unreadable.
-    mutating func paymentMode(_ o: [String: JSONDocument], fileFormat: String?) -> PaymentMode? {
+    mutating func paymentMode(_ o: [String: JSONValue], fileFormat: String?) -> PaymentMode? {
         let expected = PaymentMode.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: " or ")
         guard let value = o["mode"] else {
             guard let fileFormat else { return nil }
@@ -289,7 +288,7 @@ private struct Checker {
         return mode
     }
 
-    mutating func string(_ o: [String: JSONDocument], _ key: String, required: Bool, pattern: String?) -> String? {
+    mutating func string(_ o: [String: JSONValue], _ key: String, required: Bool, pattern: String?) -> String? {
         guard let value = o[key] else {
             if required { fail("$.\(key)", "is required") }
             return nil
@@ -305,7 +304,7 @@ private struct Checker {
         return s
     }
 
-    mutating func bool(_ o: [String: JSONDocument], _ key: String, required: Bool) -> Bool? {
+    mutating func bool(_ o: [String: JSONValue], _ key: String, required: Bool) -> Bool? {
         guard let value = o[key] else {
             if required { fail("$.\(key)", "is required") }
             return nil
@@ -317,7 +316,7 @@ private struct Checker {
         return b
     }
 
-    mutating func integer(_ o: [String: JSONDocument], _ key: String, range: ClosedRange<Int>, path: String = "$") -> Int? {
+    mutating func integer(_ o: [String: JSONValue], _ key: String, range: ClosedRange<Int>, path: String = "$") -> Int? {
         guard let value = o[key] else { return nil }
         guard case .integer(let i) = value else {
             fail("\(path).\(key)", "must be an integer, found \(value.typeName)")
@@ -330,7 +329,7 @@ private struct Checker {
         return Int(i)
     }
 
-    mutating func stringList(_ o: [String: JSONDocument], _ key: String, pattern: String?) -> [String]? {
+    mutating func stringList(_ o: [String: JSONValue], _ key: String, pattern: String?) -> [String]? {
         guard let value = o[key] else {
             fail("$.\(key)", "is required")
             return nil
@@ -361,7 +360,7 @@ private struct Checker {
         return ok ? result : nil
     }
 
-    mutating func abiVersion(_ value: JSONDocument?) -> (major: UInt32, minor: UInt32)? {
+    mutating func abiVersion(_ value: JSONValue?) -> (major: UInt32, minor: UInt32)? {
         guard let value else {
             fail("$.abi", "is required")
             return nil
@@ -386,7 +385,7 @@ private struct Checker {
         return parts.count == 2 ? (parts[0], parts[1]) : nil
     }
 
-    mutating func amountLimits(_ value: JSONDocument?, currencies: [String]) -> [String: Manifest.AmountLimit] {
+    mutating func amountLimits(_ value: JSONValue?, currencies: [String]) -> [String: Manifest.AmountLimit] {
         guard let value else { return [:] }
         guard case .object(let o) = value else {
             fail("$.amount", "must be an object keyed by currency, found \(value.typeName)")
@@ -426,7 +425,7 @@ private struct Checker {
         return limits
     }
 
-    mutating func secretReferences(_ value: JSONDocument?) -> [String: Manifest.SecretReference] {
+    mutating func secretReferences(_ value: JSONValue?) -> [String: Manifest.SecretReference] {
         guard let value else { return [:] }
         guard case .object(let o) = value else {
             fail("$.secrets", "must be an object of name -> reference, found \(value.typeName)")
@@ -454,7 +453,7 @@ private struct Checker {
         return result
     }
 
-    mutating func tlsSettings(_ value: JSONDocument?, secrets: [String: Manifest.SecretReference]) -> Manifest.TLS? {
+    mutating func tlsSettings(_ value: JSONValue?, secrets: [String: Manifest.SecretReference]) -> Manifest.TLS? {
         guard let value else { return nil }
         guard case .object(let o) = value else {
             fail("$.tls", "must be an object {\"client_certificate\", \"client_key\", \"ca_certificate\", \"pins\"}, found \(value.typeName)")
@@ -503,7 +502,7 @@ private struct Checker {
     }
 
     /// `sandbox_exceptions`: known layers, each once, with process isolation only.
-    mutating func sandboxExceptions(_ value: JSONDocument?, isolation: Manifest.Isolation) -> [SandboxLayer] {
+    mutating func sandboxExceptions(_ value: JSONValue?, isolation: Manifest.Isolation) -> [SandboxLayer] {
         guard let value else { return [] }
         let known = SandboxLayer.allCases.map(\.rawValue).joined(separator: ", ")
         guard case .array(let items) = value else {
@@ -530,7 +529,7 @@ private struct Checker {
         return result
     }
 
-    mutating func endpoints(_ value: JSONDocument?) -> [Manifest.Endpoint] {
+    mutating func endpoints(_ value: JSONValue?) -> [Manifest.Endpoint] {
         guard let value else { return [] }
         guard case .array(let items) = value else {
             fail("$.egress", "must be an array of \"host:port\" strings, found \(value.typeName)")

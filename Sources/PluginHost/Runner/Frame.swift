@@ -1,4 +1,5 @@
 import Foundation
+import GatewayPayloads
 import Synchronization
 
 /// The frames between the host and a `gateway-runner`, over one `AF_UNIX`
@@ -101,6 +102,11 @@ package struct Frame {
         guard offset < body.count else { return UnsafeRawBufferPointer(start: nil, count: 0) }
         return UnsafeRawBufferPointer(rebasing: body[offset...])
     }
+
+    /// The body, a whole JSON document of `type` (a handshake's).
+    package func json<T: JSONPayload>(_ type: T.Type) throws(JSONParseError) -> T {
+        try T(jsonBytes: body)
+    }
 }
 
 /// Writes frames to a stream socket (any thread; one frame at a time) and
@@ -190,11 +196,11 @@ package final class FrameChannel: @unchecked Sendable {
         }
     }
 
-    /// Sends a frame whose body is JSON.
-    package func send(_ kind: FrameKind, id: UInt64 = 0, json: some Encodable) throws(FrameError) {
-        guard let data = try? JSONEncoder().encode(json) else { throw .broken("cannot encode a \(kind) frame") }
+    /// Sends a frame whose body is a JSON document (a handshake's).
+    package func send(_ kind: FrameKind, id: UInt64 = 0, json document: some JSONPayload) throws(FrameError) {
+        let body = document.jsonBytes()
         var failure: FrameError?
-        data.withUnsafeBytes { bytes in
+        body.withUnsafeBytes { bytes in
             do throws(FrameError) { try send(kind, id: id, body: bytes) } catch { failure = error }
         }
         if let failure { throw failure }

@@ -30,7 +30,7 @@ package enum RunnerProtocol {
 }
 
 /// LOAD: what the host asks a runner to load.
-package struct RunnerLoad: Codable, Sendable {
+package struct RunnerLoad: Sendable {
     package var `protocol`: Int
     package var expected: AdapterBinding.Expectation
     /// The content-addressed copy the host wrote (for messages: the runner
@@ -74,7 +74,7 @@ public struct NetworkConfinement: Codable, Sendable, Hashable, CustomStringConve
 }
 
 /// READY: the runner loaded the adapter.
-package struct RunnerReady: Codable, Sendable {
+package struct RunnerReady: Sendable {
     package var `protocol`: Int
     package var cookie: String
     package var abiMajor: UInt32
@@ -103,12 +103,165 @@ package struct RunnerReady: Codable, Sendable {
 
 /// LOAD_FAILED: the runner could not load the adapter; the same failure the
 /// host reports in process.
-package struct RunnerLoadFailure: Codable, Sendable {
+package struct RunnerLoadFailure: Sendable {
     package var cookie: String
     package var failure: LoadFailure
 
     package init(cookie: String, failure: LoadFailure) {
         self.cookie = cookie
         self.failure = failure
+    }
+}
+
+// MARK: The handshake's JSON
+//
+// The documents are those the Codable conformances wrote before (property
+// names, optional members omitted when nil): the wire of runner protocol 3 is
+// unchanged. Members a reader does not know are skipped.
+
+extension RunnerProtocol {
+    /// The `protocol` member of a handshake document (LOAD, READY), read
+    /// before the rest of it: a peer of another runner protocol may send a
+    /// document this side cannot read, and both must still hear which
+    /// versions met. Nil when the body is not an object with an integer `protocol`.
+    package static func version(of document: UnsafeRawBufferPointer) -> Int? {
+        var parser = JSONParser(document)
+        var spoken: Int?
+        do {
+            try parser.object { key, p throws(JSONParseError) in
+                if key == "protocol", spoken == nil, p.nextIsNumber() {
+                    spoken = Int(try p.integer())
+                } else {
+                    try p.skipValue()
+                }
+            }
+        } catch {
+            // Malformed after (or before) `protocol`: what was read stands.
+        }
+        return spoken
+    }
+}
+
+/// Readers the handshake documents share.
+enum HandshakeJSON {
+    /// An integer that `T` holds exactly (an ABI version's UInt32, a pid's or a status's Int32).
+    static func integer<T: FixedWidthInteger>(_ p: inout JSONParser, as type: T.Type) throws(JSONParseError) -> T {
+        let value = try p.integer()
+        guard let exact = T(exactly: value) else { throw p.error("\(value) is out of range") }
+        return exact
+    }
+
+    /// An array of strings.
+    static func strings(_ p: inout JSONParser) throws(JSONParseError) -> [String] {
+        var list: [String] = []
+        try p.array { p throws(JSONParseError) in list.append(try p.string()) }
+        return list
+    }
+}
+
+extension RunnerLoad: JSONPayload {
+    package func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("protocol", self.protocol)
+        w.member("expected", expected)
+        w.member("library", library)
+        w.member("sourcePath", sourcePath)
+        w.member("sha256", sha256)
+        w.member("config", config)
+        w.member("limits", limits)
+        w.member("secrets", secrets)
+        w.endObject()
+    }
+
+    package init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var version: Int?, expected: AdapterBinding.Expectation?, library: String?, sourcePath: String?, sha256: String?
+        var config: String?, limits: Manifest.Limits?, secrets: [String: String]?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "protocol": version = Int(try p.integer())
+            case "expected": expected = try AdapterBinding.Expectation(parsing: &p)
+            case "library": library = try p.string()
+            case "sourcePath": sourcePath = try p.string()
+            case "sha256": sha256 = try p.string()
+            case "config": config = try p.string()
+            case "limits": limits = try Manifest.Limits(parsing: &p)
+            case "secrets":
+                var map: [String: String] = [:]
+                try p.object { name, p throws(JSONParseError) in map[name] = try p.string() }
+                secrets = map
+            default: try p.skipValue()
+            }
+        }
+        self.init(
+            expected: try required(expected, "expected", p), library: try required(library, "library", p),
+            sourcePath: try required(sourcePath, "sourcePath", p), sha256: try required(sha256, "sha256", p),
+            config: try required(config, "config", p), limits: try required(limits, "limits", p),
+            secrets: try required(secrets, "secrets", p))
+        self.protocol = try required(version, "protocol", p)
+    }
+}
+
+extension RunnerReady: JSONPayload {
+    package func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("protocol", self.protocol)
+        w.member("cookie", cookie)
+        w.member("abiMajor", Int64(abiMajor))
+        w.member("abiMinor", Int64(abiMinor))
+        w.member("sha256", sha256)
+        w.member("description", self.description)
+        w.key("sandbox")
+        w.beginArray()
+        for claim in sandbox { claim.write(to: &w) }
+        w.endArray()
+        w.member("pid", Int64(pid))
+        w.endObject()
+    }
+
+    package init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var version: Int?, cookie: String?, major: UInt32?, minor: UInt32?, sha256: String?
+        var description: AdapterDescription?, sandbox: [SandboxClaim]?, pid: Int32?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "protocol": version = Int(try p.integer())
+            case "cookie": cookie = try p.string()
+            case "abiMajor": major = try HandshakeJSON.integer(&p, as: UInt32.self)
+            case "abiMinor": minor = try HandshakeJSON.integer(&p, as: UInt32.self)
+            case "sha256": sha256 = try p.string()
+            case "description": description = try AdapterDescription(parsing: &p)
+            case "sandbox":
+                var claims: [SandboxClaim] = []
+                try p.array { p throws(JSONParseError) in claims.append(try SandboxClaim(parsing: &p)) }
+                sandbox = claims
+            case "pid": pid = try HandshakeJSON.integer(&p, as: Int32.self)
+            default: try p.skipValue()
+            }
+        }
+        self.init(
+            cookie: try required(cookie, "cookie", p), abiMajor: try required(major, "abiMajor", p), abiMinor: try required(minor, "abiMinor", p),
+            sha256: try required(sha256, "sha256", p), description: try required(description, "description", p),
+            sandbox: try required(sandbox, "sandbox", p), pid: try required(pid, "pid", p))
+        self.protocol = try required(version, "protocol", p)
+    }
+}
+
+extension RunnerLoadFailure: JSONPayload {
+    package func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("cookie", cookie)
+        w.member("failure", failure)
+        w.endObject()
+    }
+
+    package init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var cookie: String?, failure: LoadFailure?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "cookie": cookie = try p.string()
+            case "failure": failure = try LoadFailure(parsing: &p)
+            default: try p.skipValue()
+            }
+        }
+        self.init(cookie: try required(cookie, "cookie", p), failure: try required(failure, "failure", p))
     }
 }

@@ -16,6 +16,9 @@ final class RunnerProcess: @unchecked Sendable {
         case ready(RunnerReady)
         case failed(LoadFailure)
         case ended(String)
+        /// READY of another runner protocol version (read before the rest of
+        /// the document, which this host may not be able to read).
+        case otherProtocol(Int)
     }
 
     /// How long a runner may take from start to READY.
@@ -120,6 +123,9 @@ final class RunnerProcess: @unchecked Sendable {
             throw .runnerHandshake("the runner was not ready within \(startTimeout)\(process.tailSummary)")
         }
         switch process.handshake.withLock({ $0! }) {
+        case .otherProtocol(let spoken):
+            process.kill(because: "wrong protocol")
+            throw .runnerHandshake("the runner speaks runner protocol \(spoken), this host \(RunnerProtocol.version): rebuild gateway-runner with this gateway")
         case .ready(let ready):
             guard ready.protocol == RunnerProtocol.version else {
                 process.kill(because: "wrong protocol")
@@ -342,12 +348,16 @@ final class RunnerProcess: @unchecked Sendable {
             answer(frame, service: "wallet_decrypt", tooLarge: .internal) { await wallets.decrypt($0) }
         case .ready, .loadFailed:
             let outcome: Handshake
-            do {
-                outcome = frame.kind == .ready
-                    ? .ready(try JSONDecoder().decode(RunnerReady.self, from: Data(frame.body)))
-                    : .failed(try JSONDecoder().decode(RunnerLoadFailure.self, from: Data(frame.body)).failure)
-            } catch {
-                return "a \(frame.kind) frame that is not a valid document: \(error)"
+            if frame.kind == .ready, let spoken = RunnerProtocol.version(of: frame.body), spoken != RunnerProtocol.version {
+                outcome = .otherProtocol(spoken)
+            } else {
+                do {
+                    outcome = frame.kind == .ready
+                        ? .ready(try frame.json(RunnerReady.self))
+                        : .failed(try frame.json(RunnerLoadFailure.self).failure)
+                } catch {
+                    return "a \(frame.kind) frame that is not a valid document: \(error)"
+                }
             }
             let first = handshake.withLock { state -> Bool in
                 guard state == nil else { return false }

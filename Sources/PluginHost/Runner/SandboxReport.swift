@@ -1,5 +1,6 @@
 import CHostSupport
 import Foundation
+import GatewayPayloads
 
 /// Which layers of an isolated adapter's sandbox are in force, as the host
 /// saw them through /proc (a runner's own claims are not evidence: the
@@ -84,7 +85,7 @@ extension SandboxLayer {
 }
 
 /// What a runner says about its layers in READY (a claim, checked by ``SandboxInspection``).
-package struct SandboxClaim: Codable, Sendable, Hashable {
+package struct SandboxClaim: Sendable, Hashable {
     package var layer: String
     package var inForce: Bool
     package var excepted: Bool
@@ -95,6 +96,33 @@ package struct SandboxClaim: Codable, Sendable, Hashable {
         self.inForce = inForce
         self.excepted = excepted
         self.reason = reason
+    }
+}
+
+/// READY's `sandbox` rows: `reason` omitted when nil.
+extension SandboxClaim: JSONPayload {
+    package func write(to w: inout JSONWriter) {
+        w.beginObject()
+        w.member("layer", layer)
+        w.member("inForce", inForce)
+        w.member("excepted", excepted)
+        w.member("reason", reason)
+        w.endObject()
+    }
+
+    package init(parsing p: inout JSONParser) throws(JSONParseError) {
+        var layer: String?, inForce: Bool?, excepted: Bool?, reason: String?
+        try p.object { key, p throws(JSONParseError) in
+            switch key {
+            case "layer": layer = try p.string()
+            case "inForce": inForce = try p.bool()
+            case "excepted": excepted = try p.bool()
+            case "reason": reason = try p.optionalString()
+            default: try p.skipValue()
+            }
+        }
+        self.init(layer: try required(layer, "layer", p), inForce: try required(inForce, "inForce", p),
+                  excepted: try required(excepted, "excepted", p), reason: reason)
     }
 }
 

@@ -42,11 +42,12 @@ public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible, 
     }
 
     init(json bytes: [UInt8]) throws(WalletTokenError) {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] else {
+        let parsed: JSONValue? = bytes.withUnsafeBytes { buffer in try? JSONValue(jsonBytes: buffer) }
+        guard let object = parsed?.objectValue else {
             throw .malformedPaymentData("not a JSON object")
         }
         func string(_ key: String) throws(WalletTokenError) -> String {
-            guard let value = object[key] as? String, !value.isEmpty else { throw .malformedPaymentData("\(key) is missing or not a string") }
+            guard let value = object[key]?.stringValue, !value.isEmpty else { throw .malformedPaymentData("\(key) is missing or not a string") }
             return value
         }
         accountNumber = try string("applicationPrimaryAccountNumber")
@@ -61,28 +62,29 @@ public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible, 
         guard currencyCode.utf8.count == 3, currencyCode.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
             throw .malformedPaymentData("currencyCode is not an ISO 4217 numeric code")
         }
-        guard let amount = object["transactionAmount"] as? NSNumber, let exact = Int64(exactly: amount.doubleValue), exact >= 0 else {
+        // Minor units, written as a whole number (`2500`): one with a fraction or an exponent is refused.
+        guard case .integer(let exact)? = object["transactionAmount"], exact >= 0 else {
             throw .malformedPaymentData("transactionAmount is not a whole number of minor units")
         }
         transactionAmount = exact
-        cardholderName = object["cardholderName"] as? String
+        cardholderName = object["cardholderName"]?.stringValue
         deviceManufacturerIdentifier = try string("deviceManufacturerIdentifier")
         paymentDataType = try string("paymentDataType")
-        guard let details = object["paymentData"] as? [String: Any] else { throw .malformedPaymentData("paymentData is missing") }
+        guard let details = object["paymentData"]?.objectValue else { throw .malformedPaymentData("paymentData is missing") }
         switch paymentDataType {
         case "3DSecure":
-            guard let cryptogram = details["onlinePaymentCryptogram"] as? String, !cryptogram.isEmpty else {
+            guard let cryptogram = details["onlinePaymentCryptogram"]?.stringValue, !cryptogram.isEmpty else {
                 throw .malformedPaymentData("paymentData.onlinePaymentCryptogram is missing")
             }
             onlinePaymentCryptogram = cryptogram
-            eciIndicator = details["eciIndicator"] as? String
+            eciIndicator = details["eciIndicator"]?.stringValue
         case "EMV":
-            guard let emv = details["emvData"] as? String, !emv.isEmpty else { throw .malformedPaymentData("paymentData.emvData is missing") }
+            guard let emv = details["emvData"]?.stringValue, !emv.isEmpty else { throw .malformedPaymentData("paymentData.emvData is missing") }
             emvData = emv
         default:
             throw .malformedPaymentData("paymentDataType is neither 3DSecure nor EMV")
         }
-        merchantTokenIdentifier = object["merchantTokenIdentifier"] as? String
+        merchantTokenIdentifier = object["merchantTokenIdentifier"]?.stringValue
     }
 
     /// As JSON, in Apple's names; unless `revealingAccountNumber` (for the
@@ -97,7 +99,7 @@ public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible, 
             "applicationPrimaryAccountNumber": .string(revealingAccountNumber ? accountNumber : maskedAccountNumber),
             "applicationExpirationDate": .string(expirationDate),
             "currencyCode": .string(currencyCode),
-            "transactionAmount": .number(Double(transactionAmount)),
+            "transactionAmount": .integer(Int64(transactionAmount)),
             "deviceManufacturerIdentifier": .string(deviceManufacturerIdentifier),
             "paymentDataType": .string(paymentDataType),
             "paymentData": .object(details),

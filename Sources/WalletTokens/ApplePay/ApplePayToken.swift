@@ -37,20 +37,21 @@ public struct ApplePayToken: Sendable, Hashable {
     /// Reads a token from its JSON: a whole `PKPaymentToken` (`{"paymentData": {...}, ...}`) or its
     /// `paymentData` alone. Every member missing or of the wrong kind is named.
     public init(json: Data) throws(WalletTokenError) {
-        let root: Any
-        do { root = try JSONSerialization.jsonObject(with: json) } catch {
+        let root: JSONValue
+        do { root = try JSONValue(jsonData: json) } catch {
             throw .malformedToken("not JSON")
         }
-        guard var object = root as? [String: Any] else { throw .malformedToken("not a JSON object") }
+        // A bare string, number, boolean or null is no JSON document to a token reader (as JSONSerialization said).
+        guard var object = root.objectValue else { throw .malformedToken(root.arrayValue == nil ? "not JSON" : "not a JSON object") }
         var path = ""
         if let inner = object["paymentData"] {
-            guard let paymentData = inner as? [String: Any] else { throw .malformedToken("paymentData is not an object") }
+            guard let paymentData = inner.objectValue else { throw .malformedToken("paymentData is not an object") }
             object = paymentData
             path = "paymentData."
         }
-        guard let version = object["version"] as? String else { throw .malformedToken("\(path)version is missing") }
+        guard let version = object["version"]?.stringValue else { throw .malformedToken("\(path)version is missing") }
         guard version == "EC_v1" else { throw .unsupportedVersion(String(version.prefix(20))) }
-        guard let header = object["header"] as? [String: Any] else { throw .malformedToken("\(path)header is missing") }
+        guard let header = object["header"]?.objectValue else { throw .malformedToken("\(path)header is missing") }
         self.version = version
         data = try Self.base64(object["data"], at: path + "data")
         signature = try Self.base64(object["signature"], at: path + "signature")
@@ -71,14 +72,14 @@ public struct ApplePayToken: Sendable, Hashable {
         }
     }
 
-    static func base64(_ value: Any?, at path: String) throws(WalletTokenError) -> [UInt8] {
-        guard let text = value as? String else { throw .malformedToken("\(path) is missing or not a string") }
+    static func base64(_ value: JSONValue?, at path: String) throws(WalletTokenError) -> [UInt8] {
+        guard let text = value?.stringValue else { throw .malformedToken("\(path) is missing or not a string") }
         guard let bytes = Data(base64Encoded: text), !bytes.isEmpty else { throw .malformedToken("\(path) is not base64") }
         return Array(bytes)
     }
 
-    static func hex(_ value: Any?, at path: String) throws(WalletTokenError) -> [UInt8] {
-        guard let text = value as? String else { throw .malformedToken("\(path) is missing or not a string") }
+    static func hex(_ value: JSONValue?, at path: String) throws(WalletTokenError) -> [UInt8] {
+        guard let text = value?.stringValue else { throw .malformedToken("\(path) is missing or not a string") }
         guard let bytes = Hex.decode(text), !bytes.isEmpty else { throw .malformedToken("\(path) is not hexadecimal") }
         return bytes
     }

@@ -43,7 +43,7 @@ struct GooglePayJSONObject {
     init(parsing data: Data, named what: String, at path: String, in document: Document) throws(WalletTokenError) {
         let value: JSONValue
         do {
-            value = try JSONDecoder().decode(JSONValue.self, from: data)
+            value = try JSONValue(jsonData: data)
         } catch {
             throw document.refusal("\(what) is not JSON")
         }
@@ -89,8 +89,7 @@ struct GooglePayJSONObject {
 
     /// A whole JSON number (Google writes the card expiry month and year as numbers).
     func integer(_ key: String, in range: ClosedRange<Int>) throws(WalletTokenError) -> Int {
-        guard case .number(let number) = try value(key), number.rounded() == number,
-              let whole = Int(exactly: number), range.contains(whole)
+        guard case .integer(let number) = try value(key), let whole = Int(exactly: number), range.contains(whole)
         else { throw refusal("\(name(key)) is not a whole number from \(range.lowerBound) to \(range.upperBound)") }
         return whole
     }

@@ -57,8 +57,8 @@ public struct GooglePayPaymentData: Sendable, Hashable {
     public func jsonValue(revealingAccountNumber: Bool) -> JSONValue {
         var details: [String: JSONValue] = [
             "pan": .string(revealingAccountNumber ? pan : maskedAccountNumber),
-            "expirationMonth": .number(Double(expirationMonth)),
-            "expirationYear": .number(Double(expirationYear)),
+            "expirationMonth": .integer(Int64(expirationMonth)),
+            "expirationYear": .integer(Int64(expirationYear)),
             "authMethod": .string(authMethod),
         ]
         if revealingAccountNumber, let cryptogram { details["cryptogram"] = .string(cryptogram) }

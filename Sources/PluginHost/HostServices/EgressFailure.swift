@@ -1,23 +1,5 @@
 import Foundation
 
-/// The JSON document an adapter passes to `http_send`.
-struct EgressRequest: Decodable, Sendable {
-    var method: String
-    var url: String
-    var headers: [String: String]?
-    /// Base64 of the body bytes.
-    var body: String?
-    var timeout_ms: Int?
-}
-
-/// The JSON document the host answers `http_send` with on `GW_OK`.
-struct EgressResponse: Encodable, Sendable {
-    var status: Int
-    var headers: [String: String]
-    /// Base64 of the body bytes.
-    var body: String
-}
-
 /// Why an egress request was not answered with a response: the `gw_status`
 /// the adapter's callback gets, and a message for it and the log.
 public struct EgressFailure: Error, Sendable, Equatable, CustomStringConvertible {
