@@ -93,7 +93,7 @@ final class MockAdapter: PaymentAdapter {
     /// `instrument.delay_ms`, an integer from 0 to 60000, if present and not 0.
     static func delay(_ request: AuthorizeRequest) throws -> Int? {
         guard let value = request.instrument?["delay_ms"] else { return nil }
-        guard case .integer(let n) = value, n >= 0, n <= 60_000 else {
+        guard let n = value.integerValue, n >= 0, n <= 60_000 else {
             throw AdapterError.invalidRequest("instrument.delay_ms must be an integer from 0 to 60000")
         }
         return n > 0 ? Int(n) : nil

@@ -227,9 +227,11 @@ extension MockPayment: JSONPayload {
             default: try p.skipValue()
             }
         }
-        self.init(paymentId: try required(paymentId, "paymentId", p), reference: try required(reference, "reference", p),
-                  scenario: try required(scenario, "scenario", p), status: try required(status, "status", p),
-                  approved: try required(approved, "approved", p), captured: captured, refunded: refunded, otpMisses: otpMisses,
+        guard let paymentId, let reference, let scenario, let status, let approved else {
+            throw p.error("a payment in the mock ledger lacks its id, reference, scenario, status or approved amount")
+        }
+        self.init(paymentId: paymentId, reference: reference, scenario: scenario, status: status, approved: approved,
+                  captured: captured, refunded: refunded, otpMisses: otpMisses,
                   createdAtNanoseconds: UInt64(bitPattern: created), problem: problem, action: action)
     }
 }

@@ -96,7 +96,7 @@ extension TamaraAdapter {
         }
         var instalments = self.instalments
         if let value = instrument["instalments"] {
-            guard case .integer(let n) = value, (2...12).contains(n) else {
+            guard let n = value.integerValue, (2...12).contains(n) else {
                 throw AdapterError.invalidRequest("instrument.instalments must be an integer from 2 to 12")
             }
             instalments = Int(n)

@@ -6,6 +6,7 @@ import Hummingbird
 import Metrics
 import PaymentGateway
 import Prometheus
+import Synchronization
 
 /// The server's metrics, in the Prometheus text format at `GET /metrics`.
 ///
@@ -15,6 +16,16 @@ import Prometheus
 public final class GatewayMetrics: Sendable {
     public let registry = PrometheusCollectorRegistry()
     let factory: PrometheusMetricsFactory
+    /// Each route's, method's and status's counter and timer, made once (a
+    /// lookup in the factory's registry for every request cost more than
+    /// recording did).
+    private let requestMetrics = Mutex<[RequestKey: (counter: CoreMetrics.Counter, timer: CoreMetrics.Timer)]>([:])
+
+    private struct RequestKey: Hashable {
+        var route: String
+        var method: String
+        var status: Int
+    }
 
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -29,10 +40,17 @@ public final class GatewayMetrics: Sendable {
 
     /// Requests by route (the route's pattern, not the raw path), method and status.
     func request(route: String, method: String, status: Int, duration: Duration) {
-        let dimensions = [("route", route), ("method", method), ("status", String(status))]
-        Counter(label: "http_requests_total", dimensions: dimensions, factory: factory).increment()
-        Timer(label: "http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory)
-            .recordNanoseconds(duration.nanoseconds)
+        let key = RequestKey(route: route, method: method, status: status)
+        let metrics = requestMetrics.withLock { made in
+            if let known = made[key] { return known }
+            let dimensions = [("route", route), ("method", method), ("status", String(status))]
+            let new = (counter: CoreMetrics.Counter(label: "http_requests_total", dimensions: dimensions, factory: factory),
+                       timer: CoreMetrics.Timer(label: "http_request_duration_seconds", dimensions: [("route", route), ("method", method)], factory: factory))
+            made[key] = new
+            return new
+        }
+        metrics.counter.increment()
+        metrics.timer.recordNanoseconds(duration.nanoseconds)
     }
 
     /// Attempts by provider and the status they ended the request in.

@@ -137,7 +137,7 @@ struct BodyMembers {
         switch try present(key) {
         case .integer(let value): return value
         // JSON Schema's `integer` is any number with no fractional part (`2500.0`), exactly held.
-        case .number(let number) where number.rounded() == number && abs(number) <= 9_007_199_254_740_992:
+        case .number(let number) where number.rounded() == number && abs(number) < 9_007_199_254_740_992:
             return Int64(number)
         case .number(let number):
             throw refuse("\(name(key)) must be an integer number of minor units (got \(number); 10.50 SAR is 1050)")

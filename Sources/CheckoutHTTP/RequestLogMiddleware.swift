@@ -3,6 +3,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import Synchronization
 
 /// One log line per request, with its request id on it and on every line the
 /// handlers log; the id goes back in `X-Request-Id` (the caller's when it is
@@ -27,7 +28,7 @@ struct RequestLogMiddleware: RouterMiddleware {
         context.logger[metadataKey: "request_id"] = .string(context.requestID)
         let started = ContinuousClock.now
         let path = Self.maskingAPIKeys(in: Redaction.maskingCardNumbers(in: request.uri.path))
-        let token = inFlight.begin("\(request.method) \(path) [\(context.requestID)]")
+        let token = inFlight.begin(method: request.method.rawValue, path: path, requestID: context.requestID)
         defer { inFlight.end(token) }
         var response = try await next(request, context)
         let route = context.endpointPath.map(Self.pattern) ?? "unmatched"
@@ -38,8 +39,18 @@ struct RequestLogMiddleware: RouterMiddleware {
         return response
     }
 
-    /// Hummingbird's `/v1/sessions/:id` as `/v1/sessions/{id}`.
+    /// Hummingbird's `/v1/sessions/:id` as `/v1/sessions/{id}`, worked out
+    /// once per route.
     static func pattern(_ path: String) -> String {
+        if let known = patterns.withLock({ $0[path] }) { return known }
+        let made = makePattern(path)
+        patterns.withLock { $0[path] = made }
+        return made
+    }
+
+    private static let patterns = Mutex<[String: String]>([:])
+
+    private static func makePattern(_ path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false)
             .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
     }

@@ -5,8 +5,12 @@ import Synchronization
 /// ``ShutdownStep``.
 public final class RequestsInFlight: Sendable {
     private struct Entry: Sendable {
-        var line: String
+        var method: String
+        var path: String
+        var requestID: String
         var started: ContinuousClock.Instant
+        /// Put together only when someone reads it (at a slow shutdown), not for every request.
+        var line: String { "\(method) \(path) [\(requestID)]" }
     }
 
     private let entries = Mutex<(next: UInt64, all: [UInt64: Entry])>((0, [:]))
@@ -14,11 +18,11 @@ public final class RequestsInFlight: Sendable {
     public init() {}
 
     /// Records a request; the token ends it (``end(_:)``).
-    func begin(_ line: String) -> UInt64 {
+    func begin(method: String, path: String, requestID: String) -> UInt64 {
         let now = ContinuousClock.now
         return entries.withLock { entries in
             entries.next += 1
-            entries.all[entries.next] = Entry(line: line, started: now)
+            entries.all[entries.next] = Entry(method: method, path: path, requestID: requestID, started: now)
             return entries.next
         }
     }

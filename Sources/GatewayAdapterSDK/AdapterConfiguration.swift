@@ -10,7 +10,7 @@ public struct AdapterConfiguration: Sendable {
     /// An integer member, or `defaultValue` when absent.
     public func integer(_ key: String, default defaultValue: Int) throws -> Int {
         guard let value = json[key] else { return defaultValue }
-        guard case .integer(let n) = value, let whole = Int(exactly: n) else {
+        guard let n = value.integerValue, let whole = Int(exactly: n) else {
             throw AdapterError.invalidConfiguration("config.\(key) must be an integer")
         }
         return whole

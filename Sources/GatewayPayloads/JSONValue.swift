@@ -23,10 +23,15 @@ public enum JSONValue: Sendable, Hashable {
         return nil
     }
 
-    /// The integer, when this is one (a number written without a fraction or exponent).
+    /// The integer, when this is one: a number written without a fraction
+    /// or exponent, or a whole number written with one (`3.0`, `1e3`) that a
+    /// double holds exactly, as JSON Schema's `integer` is any whole number.
     public var integerValue: Int64? {
-        if case .integer(let i) = self { return i }
-        return nil
+        switch self {
+        case .integer(let i): i
+        case .number(let n) where n.rounded() == n && abs(n) < 9_007_199_254_740_992: Int64(n)
+        default: nil
+        }
     }
 
     /// The number, when this is one (an integer too).
@@ -90,10 +95,15 @@ extension JSONValue {
     /// A whole document read from a file (a manifest, a data file): a UTF-8
     /// byte order mark before it is allowed, as editors write one.
     public static func parseDocument(_ data: Data) throws(JSONParseError) -> JSONValue {
-        let bom: [UInt8] = [0xEF, 0xBB, 0xBF]
-        let skip = data.starts(with: bom) ? 3 : 0
         let result: Result<JSONValue, JSONParseError> = data.withUnsafeBytes { buffer in
-            Result { () throws(JSONParseError) -> JSONValue in try JSONValue(jsonBytes: UnsafeRawBufferPointer(rebasing: buffer[skip...])) }
+            Result { () throws(JSONParseError) -> JSONValue in
+                // A file a person edits may nest deeper than a payload (the manifest editor reads 512 too).
+                var parser = JSONParser(buffer, maximumDepth: 512)
+                parser.skipByteOrderMark()
+                let value = try parser.value()
+                try parser.finish()
+                return value
+            }
         }
         return try result.get()
     }

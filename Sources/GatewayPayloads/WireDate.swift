@@ -23,10 +23,17 @@ public enum WireDate {
         Date(timeIntervalSince1970: Double(milliseconds(date)) / 1000)
     }
 
+    /// The whole milliseconds since 1970 at or before `date`, such that
+    /// `Date(ms / 1000)` (what ``parse(_:)`` gives) is at or before it too:
+    /// a Date counts from 2001, so `floor(t * 1000)` alone can be one off.
     static func milliseconds(_ date: Date) -> Int64 {
-        let ms = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        let seconds = date.timeIntervalSince1970
+        guard seconds.isFinite else { return 0 }
         // Years 0000 to 9999, the format's range.
-        return Int64(min(max(ms, -62_167_219_200_000), 253_402_300_799_999))
+        var ms = Int64(min(max((seconds * 1000).rounded(.down), -62_167_219_200_000), 253_402_300_799_999))
+        if ms < 253_402_300_799_999, Date(timeIntervalSince1970: Double(ms + 1) / 1000) <= date { ms += 1 }
+        if ms > -62_167_219_200_000, Date(timeIntervalSince1970: Double(ms) / 1000) > date { ms -= 1 }
+        return ms
     }
 
     /// Appends `date`'s 24 bytes to `bytes`.
@@ -106,7 +113,8 @@ public enum WireDate {
         else { return nil }
         let leap = year % 4 == 0 && (year % 100 != 0 || year % 400 == 0)
         let monthDays: [Int64] = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
-        guard (1...12).contains(month), day >= 1, day <= monthDays[Int(month - 1)], hour <= 23, minute <= 59, second <= 60 else { return nil }
+        guard (1...12).contains(month), day >= 1, day <= monthDays[Int(month - 1)], hour <= 23, minute <= 59,
+              second <= 59 || (second == 60 && hour == 23 && minute == 59) else { return nil }
         var millis: Int64 = 0
         if take(UInt8(ascii: ".")) {
             var digits = 0

@@ -113,7 +113,13 @@ public final class HostedProviders: ProviderDirectory, Sendable {
     /// crashed too often) counts as disabled until ops re-enable it.
     public func profiles() -> [ProviderProfile] {
         state.withLock { state in
-            state.profiles.map { profile in
+            // The common case, nothing quarantined: the snapshot's own array (one reference, no copies).
+            let quarantined = state.profiles.contains { profile in
+                guard profile.enabled, let adapter = state.providers[profile.id]?.adapter, case .quarantined = adapter.health else { return false }
+                return true
+            }
+            guard quarantined else { return state.profiles }
+            return state.profiles.map { profile in
                 guard profile.enabled, let adapter = state.providers[profile.id]?.adapter, case .quarantined = adapter.health else { return profile }
                 var excluded = profile
                 excluded.enabled = false

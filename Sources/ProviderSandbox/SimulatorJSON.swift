@@ -5,6 +5,10 @@ import NIOCore
 /// The JSON pieces the simulators share: documents written through
 /// `JSONSerialization`, answers, snake_case request bodies, RFC 3339
 /// timestamps and lower-case UUIDs.
+///
+/// Foundation's JSON stays in the simulators: they stand in for other
+/// companies' servers (their snake_case, their number forms) and are the
+/// adapters' counterpart in tests, so they must not share the gateway's codec.
 enum SimulatorJSON {
     /// `document` as JSON text, keys sorted, `/` not escaped.
     static func text(_ document: [String: Any]) -> String {

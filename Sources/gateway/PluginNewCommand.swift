@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GatewayPayloads
 
 /// `gateway plugin new ID --lang c|swift|swift-header|rust|go [--dir D]`: a
 /// compiling adapter to start from, with its manifest and a README holding
@@ -89,18 +90,17 @@ extension Skeleton {
     /// A shipped example's manifest made this adapter's: its id, its library,
     /// disabled, in a process of its own.
     func manifest(from example: Data, library: String, language: String, on base: String = "gateway_abi.h alone", dropConfig: [String] = []) -> String {
-        var object = (try? JSONSerialization.jsonObject(with: example)) as? [String: Any] ?? [:]
-        if var config = object["config"] as? [String: Any] {
+        var object = (try? JSONValue.parseDocument(example))?.objectValue ?? [:]
+        if case .object(var config)? = object["config"] {
             for name in dropConfig { config[name] = nil }
-            object["config"] = config
+            object["config"] = .object(config)
         }
-        object["id"] = id
-        object["description"] = "\(id): a payment adapter in \(language), on \(base) (gateway plugin new)."
-        object["library"] = library
-        object["enabled"] = false
-        object["isolation"] = "process"
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])) ?? Data()
-        return String(decoding: data, as: UTF8.self) + "\n"
+        object["id"] = .string(id)
+        object["description"] = .string("\(id): a payment adapter in \(language), on \(base) (gateway plugin new).")
+        object["library"] = .string(library)
+        object["enabled"] = .bool(false)
+        object["isolation"] = .string("process")
+        return String(decoding: JSONPretty.indented(JSONValue.object(object).jsonBytes()), as: UTF8.self) + "\n"
     }
 
     /// The README's build and check lines and its closing paragraph, the

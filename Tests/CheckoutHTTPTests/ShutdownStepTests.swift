@@ -21,7 +21,7 @@ import Testing
         let logs = CapturedLogs()
         let logger = logs.logger("shutdown")
         let inFlight = RequestsInFlight()
-        let stuck = inFlight.begin("POST /v1/sessions/ses_1/attempts [req-1]")
+        let stuck = inFlight.begin(method: "POST", path: "/v1/sessions/ses_1/attempts", requestID: "req-1")
         let (released, release) = AsyncStream.makeStream(of: Void.self)
         let step = ShutdownStep("the checkout API", doing: "finishing the requests in flight", logger: logger,
                                 every: .milliseconds(20)) { inFlight.describe() }

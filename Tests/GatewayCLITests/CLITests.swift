@@ -284,7 +284,8 @@ import TestSupport
         #expect(!source.contains("func handle("), "the SDK dispatches: the skeleton writes one method per operation")
         // The same library in the host's process.
         let manifest = check.folder.appendingPathComponent("7-acme.json")
-        let text = try String(contentsOf: manifest, encoding: .utf8).replacingOccurrences(of: "\"isolation\" : \"process\"", with: "\"isolation\" : \"in-process\"")
+        let text = try String(contentsOf: manifest, encoding: .utf8).replacingOccurrences(of: "\"isolation\": \"process\"", with: "\"isolation\": \"in-process\"")
+        #expect(text.contains("\"isolation\": \"in-process\""), "\(text)")
         try Data(text.utf8).write(to: manifest)
         let folder = try ManifestFolder()
         let inProcess = try await gateway(["plugin", "check", manifest.path, "--timeout", Self.checkTimeout], folder: folder)

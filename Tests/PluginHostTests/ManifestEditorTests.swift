@@ -320,7 +320,7 @@ import TestSupport
             ("   \n ", "the document is empty at 2:2"),
             ("x", "expected '{', found 'x' at 1:1"),
             ("{", "expected a member name in double quotes, found end of input at 1:2"),
-            ("{\"enabled\": true", "expected ',' or '}' in the object, found end of input at 1:17"),
+            ("{\"enabled\": true", "expected ',' or '}' in an object, found end of input at 1:17"),
             ("{\"enabled\" true}", "expected ':' after a member name, found 't' at 1:12"),
             ("{\n  \"a\": 1,\n}", "expected a member name in double quotes, found '}' at 3:1"),
             ("{\"a\": 1} x", "unexpected 'x' after the top-level object at 1:10"),

@@ -51,7 +51,9 @@ import Testing
                 return message.contains(key)
             }
         }
-        for timeout: JSONValue in [.integer(99), .integer(120_001), .number(1.5), .number(2500.0), .string("2500")] {
+        // A whole number written with a fraction is a whole number (JSON Schema's integer).
+        #expect(try AdapterConfiguration(json: ["request_timeout_ms": .number(2500.0)]).requestTimeoutMilliseconds() == 2500)
+        for timeout: JSONValue in [.integer(99), .integer(120_001), .number(1.5), .string("2500")] {
             #expect(throws: AdapterError.self, "\(timeout)") {
                 try AdapterConfiguration(json: ["request_timeout_ms": timeout]).requestTimeoutMilliseconds()
             }

@@ -75,7 +75,7 @@ public final class Checkout: Sendable {
     ///   providers of this mode ever serve the session.
     public func createSession(_ request: NewSession, idempotencyKey: String? = nil, mode: PaymentMode = .test) async throws(Problem) -> SessionSnapshot {
         try await guarded {
-            try await idempotency.run(idempotencyKey, mode: mode, operation: "create_session", target: "", request: request) { key in
+            let snapshot = try await idempotency.run(idempotencyKey, mode: mode, operation: "create_session", target: "", request: request) { key in
                 let at = self.now()
                 guard Currency(code: request.amount.currency) != nil else {
                     throw ProblemCatalog.problem(code: .invalidRequest, detail: "amount.currency \(request.amount.currency) is not a known ISO 4217 currency")
@@ -109,10 +109,29 @@ public final class Checkout: Sendable {
                                                fields: offer.fields, forms: offer.forms)
                 let event = SessionEvent(sessionID: session.id, at: at, type: .sessionCreated, status: SessionStatus.open.rawValue,
                                          amount: session.amount, detail: "order \(session.orderID)" + (offered.summary.map { "; \($0)" } ?? ""))
-                try await self.commit(session, events: [event], answer: key?.answer(snapshot, at: at))
+                // The answer kept for replays leaves the forms out (some 7 kB a
+                // session, the same for every session of a manifests snapshot):
+                // a replay shows the forms of its methods as they are now.
+                var kept = snapshot
+                kept.fields = [:]
+                kept.forms = [:]
+                try await self.commit(session, events: [event], answer: key?.answer(kept, at: at))
                 return snapshot
             }
+            return snapshot.fields.isEmpty ? withForms(snapshot) : snapshot
         }
+    }
+
+    /// `snapshot` (a replayed answer) with the forms its methods have now.
+    func withForms(_ snapshot: SessionSnapshot) -> SessionSnapshot {
+        guard !snapshot.availableMethods.isEmpty else { return snapshot }
+        let offer = offer(for: snapshot.session)
+        var filled = snapshot
+        for method in snapshot.availableMethods {
+            filled.fields[method] = offer.fields[method]
+            filled.forms[method] = offer.forms[method]
+        }
+        return filled
     }
 
     /// The session as it now is.
@@ -205,11 +224,15 @@ public final class Checkout: Sendable {
     func offer(for session: Session) -> (methods: [String], fields: [String: [Field]], forms: [String: [UInt8]]) {
         guard session.status == .open else { return ([], [:], [:]) }
         let at = ContinuousClock.now
-        let serving = directory.profiles().filter { serves($0, session, at: at) }.sorted { ($0.priority, $0.id) < ($1.priority, $1.id) }
+        let profiles = directory.profiles()
+        // Indices, not copies: a profile is a large value and this runs for every session answer.
+        let serving = profiles.indices.filter { serves(profiles[$0], session, at: at) }
+            .sorted { (profiles[$0].priority, profiles[$0].id) < (profiles[$1].priority, profiles[$1].id) }
         var methods = Set<String>()
         var fields: [String: [Field]] = [:]
         var forms: [String: [UInt8]] = [:]
-        for profile in serving {
+        for index in serving {
+            let profile = profiles[index]
             for method in profile.methods(in: session.amount.currency) where methods.insert(method).inserted {
                 fields[method] = profile.fields[method]
                 forms[method] = profile.forms[method]

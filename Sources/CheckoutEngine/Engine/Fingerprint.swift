@@ -53,7 +53,7 @@ extension NewAttempt: Fingerprintable {
         w.member("instrumentId", instrumentId)
         if let instrument {
             w.key("instrument")
-            w.value(.object(instrument))
+            Self.writeCanonical(.object(instrument), to: &w)
         }
         w.endObject()
     }
@@ -73,5 +73,30 @@ struct EmptyBody: Fingerprintable {
     func writeCanonical(to w: inout JSONWriter) {
         w.beginObject()
         w.endObject()
+    }
+}
+
+extension NewAttempt {
+    /// `value` as fingerprints have always written it: every number as a
+    /// double (`5.0` and `5` alike as `5`), members sorted. A key stored by an
+    /// earlier build must still match the same request (JSONWriter's own
+    /// `value` keeps `5.0` apart from `5` since the tree keeps integers exact).
+    static func writeCanonical(_ value: JSONValue, to w: inout JSONWriter) {
+        switch value {
+        case .integer(let i): w.double(Double(i))
+        case .number(let n): w.double(n)
+        case .array(let elements):
+            w.beginArray()
+            for element in elements { writeCanonical(element, to: &w) }
+            w.endArray()
+        case .object(let members):
+            w.beginObject()
+            for (key, member) in members.sorted(by: { $0.key < $1.key }) {
+                w.key(key)
+                writeCanonical(member, to: &w)
+            }
+            w.endObject()
+        default: w.value(value)
+        }
     }
 }

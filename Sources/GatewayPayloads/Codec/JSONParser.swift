@@ -6,6 +6,8 @@ public struct JSONParser: ~Copyable {
     private var offset = 0
     /// Objects and arrays ``value()`` is inside of now.
     private var depth = 0
+    /// The deepest nesting this parser reads (``maximumDepth`` unless told).
+    private let limit: Int
 
     /// The deepest nesting ``value()`` (and ``skipValue()``) reads: a
     /// document is untrusted (an adapter's result, a request body), and each
@@ -13,15 +15,56 @@ public struct JSONParser: ~Copyable {
     /// nests beyond a dozen.
     public static let maximumDepth = 64
 
-    /// Parses `buffer`, which must outlive the parser.
-    public init(_ buffer: UnsafeRawBufferPointer) {
+    /// Parses `buffer`, which must outlive the parser, reading nesting up to
+    /// `maximumDepth` levels (a file a person edits may nest deeper than a payload).
+    public init(_ buffer: UnsafeRawBufferPointer, maximumDepth: Int = JSONParser.maximumDepth) {
         // An empty buffer still needs a valid address; nothing is read past `end`.
         base = buffer.baseAddress?.assumingMemoryBound(to: UInt8.self) ?? UnsafePointer(bitPattern: 1)!
         end = buffer.count
+        limit = maximumDepth
     }
 
-    public func error(_ message: String) -> JSONParseError {
-        JSONParseError(message: message, offset: offset)
+    /// `message` at the current byte (or at `position`), with its line and
+    /// column (from 1; lines end at LF, columns count Unicode scalars).
+    public func error(_ message: String, at position: Int? = nil) -> JSONParseError {
+        let at = min(position ?? offset, end)
+        var line = 1, column = 1
+        for index in 0..<at {
+            let byte = base[index]
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else if byte & 0xC0 != 0x80 {
+                column += 1
+            }
+        }
+        return JSONParseError(message: message, offset: at, line: line, column: column)
+    }
+
+    /// What the next byte is, for a message: `'x'`, `U+00A0`, or `end of input`.
+    public mutating func describeNext() -> String {
+        guard let byte = peek() else { return "end of input" }
+        if byte >= 0x21, byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        let scalar = String(decoding: UnsafeBufferPointer(start: base + offset, count: min(4, end - offset)), as: UTF8.self).unicodeScalars.first!
+        let hex = String(scalar.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+
+    /// Whether nothing but whitespace is left.
+    public mutating func atEnd() -> Bool { peek() == nil }
+
+    /// The next byte after whitespace (nothing consumed), nil at the end.
+    public mutating func nextByte() -> UInt8? { peek() }
+
+    /// Skips a UTF-8 byte order mark at the start, as editors write one.
+    public mutating func skipByteOrderMark() {
+        if offset == 0, end >= 3, base[0] == 0xEF, base[1] == 0xBB, base[2] == 0xBF { offset = 3 }
+    }
+
+    /// Skips whitespace; the offset of the next byte.
+    public mutating func skipWhitespaceAndTell() -> Int {
+        skipWhitespace()
+        return offset
     }
 
     @inline(__always)
@@ -40,8 +83,8 @@ public struct JSONParser: ~Copyable {
         return offset < end ? base[offset] : nil
     }
 
-    private mutating func expect(_ byte: UInt8) throws(JSONParseError) {
-        guard peek() == byte else { throw error("expected '\(Character(Unicode.Scalar(byte)))'") }
+    private mutating func expect(_ byte: UInt8, _ what: String) throws(JSONParseError) {
+        guard peek() == byte else { throw error("expected \(what), found \(describeNext())") }
         offset += 1
     }
 
@@ -57,28 +100,38 @@ public struct JSONParser: ~Copyable {
     /// Reads an object, calling `body` with each member's key; `body` must
     /// consume the member's value (or call ``skipValue()``).
     public mutating func object(_ body: (String, inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
-        try expect(UInt8(ascii: "{"))
+        try objectMembers { key, _, _, parser throws(JSONParseError) in try body(key, &parser) }
+    }
+
+    /// Reads an object like ``object(_:)``, also telling where each member's
+    /// key begins (its opening quote) and ends (past its closing quote): what
+    /// an editor that keeps every other byte needs.
+    public mutating func objectMembers(_ body: (String, _ keyStart: Int, _ keyEnd: Int, inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
+        try expect(UInt8(ascii: "{"), "an object")
         if peek() == UInt8(ascii: "}") {
             offset += 1
             return
         }
         while true {
+            guard peek() == UInt8(ascii: "\"") else { throw error("expected a member name in double quotes, found \(describeNext())") }
+            let keyStart = offset
             let key = try string()
-            try expect(UInt8(ascii: ":"))
-            try body(key, &self)
+            let keyEnd = offset
+            try expect(UInt8(ascii: ":"), "':' after a member name")
+            try body(key, keyStart, keyEnd, &self)
             switch peek() {
             case UInt8(ascii: ","): offset += 1
             case UInt8(ascii: "}"):
                 offset += 1
                 return
-            default: throw error("expected ',' or '}' in an object")
+            default: throw error("expected ',' or '}' in an object, found \(describeNext())")
             }
         }
     }
 
     /// Reads an array, calling `body` once per element; `body` consumes it.
     public mutating func array(_ body: (inout JSONParser) throws(JSONParseError) -> Void) throws(JSONParseError) {
-        try expect(UInt8(ascii: "["))
+        try expect(UInt8(ascii: "["), "an array")
         if peek() == UInt8(ascii: "]") {
             offset += 1
             return
@@ -90,14 +143,15 @@ public struct JSONParser: ~Copyable {
             case UInt8(ascii: "]"):
                 offset += 1
                 return
-            default: throw error("expected ',' or ']' in an array")
+            default: throw error("expected ',' or ']' in an array, found \(describeNext())")
             }
         }
     }
 
     public mutating func string() throws(JSONParseError) -> String {
-        try expect(UInt8(ascii: "\""))
+        try expect(UInt8(ascii: "\""), "a string")
         let start = offset
+        let quote = offset - 1
         // Fast path: no escapes.
         while offset < end {
             let byte = base[offset]
@@ -110,7 +164,7 @@ public struct JSONParser: ~Copyable {
                 return s
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("control character in a string") }
+            if byte < 0x20 { throw controlCharacter(byte) }
             offset += 1
         }
         var scalars = Array(UnsafeBufferPointer(start: base + start, count: offset - start))
@@ -122,7 +176,8 @@ public struct JSONParser: ~Copyable {
                 guard let s = String(validating: scalars, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
                 return s
             case UInt8(ascii: "\\"):
-                guard offset < end else { throw error("unterminated escape") }
+                let backslash = offset - 1
+                guard offset < end else { throw error("unterminated string that starts", at: quote) }
                 let escape = base[offset]
                 offset += 1
                 switch escape {
@@ -133,34 +188,41 @@ public struct JSONParser: ~Copyable {
                 case UInt8(ascii: "r"): scalars.append(0x0D)
                 case UInt8(ascii: "t"): scalars.append(0x09)
                 case UInt8(ascii: "u"):
-                    var code = try hex4()
+                    var code = try hex4(escapeAt: backslash)
                     if (0xD800..<0xDC00).contains(code) {
                         guard offset + 2 <= end, base[offset] == UInt8(ascii: "\\"), base[offset + 1] == UInt8(ascii: "u") else {
-                            throw error("unpaired surrogate")
+                            throw error("unpaired UTF-16 surrogate in a \\u escape", at: backslash)
                         }
                         offset += 2
-                        let low = try hex4()
-                        guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired surrogate") }
+                        let low = try hex4(escapeAt: offset - 2)
+                        guard (0xDC00..<0xE000).contains(low) else { throw error("unpaired UTF-16 surrogate in a \\u escape", at: backslash) }
                         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
                     } else if (0xDC00..<0xE000).contains(code) {
-                        throw error("unpaired surrogate")
+                        throw error("unpaired UTF-16 surrogate in a \\u escape", at: backslash)
                     }
                     scalars.append(contentsOf: String(Character(Unicode.Scalar(code)!)).utf8)
-                default: throw error("invalid escape")
+                default:
+                    throw error("invalid escape '\\\(Character(Unicode.Scalar(escape)))' in a string", at: backslash)
                 }
             case 0..<0x20:
-                throw error("control character in a string")
+                offset -= 1
+                throw controlCharacter(byte)
             default:
                 scalars.append(byte)
             }
         }
-        throw error("unterminated string")
+        throw error("unterminated string that starts", at: quote)
     }
 
-    private mutating func hex4() throws(JSONParseError) -> UInt32 {
-        guard offset + 4 <= end else { throw error("short \\u escape") }
+    private func controlCharacter(_ byte: UInt8) -> JSONParseError {
+        error("unescaped control character U+00\(byte < 0x10 ? "0" : "")\(String(byte, radix: 16, uppercase: true)) in a string")
+    }
+
+    /// The four hex digits after `\\u` (the backslash at `escape`).
+    private mutating func hex4(escapeAt escape: Int) throws(JSONParseError) -> UInt32 {
         var value: UInt32 = 0
         for _ in 0..<4 {
+            guard offset < end else { throw error("incomplete \\u escape in a string", at: escape) }
             let c = base[offset]
             offset += 1
             let digit: UInt32
@@ -168,7 +230,7 @@ public struct JSONParser: ~Copyable {
             case 48...57: digit = UInt32(c - 48)
             case 97...102: digit = UInt32(c - 87)
             case 65...70: digit = UInt32(c - 55)
-            default: throw error("bad hex digit in \\u escape")
+            default: throw error("\\u escape needs four hex digits", at: escape)
             }
             value = value << 4 | digit
         }
@@ -192,8 +254,8 @@ public struct JSONParser: ~Copyable {
             magnitude = sum
             offset += 1
         }
-        guard offset > start else { throw error("expected an integer") }
-        guard base[start] != 48 || offset == start + 1 else { throw error("a number may not have a leading zero") }
+        guard offset > start else { throw error("expected an integer, found \(describeNext())") }
+        guard base[start] != 48 || offset == start + 1 else { throw error("invalid number: leading zero", at: start) }
         if offset < end, base[offset] == UInt8(ascii: ".") || base[offset] == UInt8(ascii: "e") || base[offset] == UInt8(ascii: "E") {
             throw error("expected an integer, found a fraction")
         }
@@ -214,7 +276,7 @@ public struct JSONParser: ~Copyable {
             offset += 5
             return false
         default:
-            throw error("expected true or false")
+            throw error("expected true or false, found \(describeNext())")
         }
     }
 
@@ -224,7 +286,7 @@ public struct JSONParser: ~Copyable {
         switch try number() {
         case .integer(let i): return Double(i)
         case .number(let n): return n
-        default: throw error("expected a number")
+        default: throw error("expected a number, found \(describeNext())")
         }
     }
 
@@ -234,11 +296,14 @@ public struct JSONParser: ~Copyable {
     public mutating func number() throws(JSONParseError) -> JSONValue {
         skipWhitespace()
         let start = offset
-        if offset < end, base[offset] == UInt8(ascii: "-") { offset += 1 }
-        guard offset < end, base[offset] >= 48, base[offset] <= 57 else { throw error("expected a number") }
+        if offset < end, base[offset] == UInt8(ascii: "-") {
+            offset += 1
+            guard offset < end, base[offset] >= 48, base[offset] <= 57 else { throw error("invalid number: expected a digit, found \(describeRaw())") }
+        }
+        guard offset < end, base[offset] >= 48, base[offset] <= 57 else { throw error("expected a number, found \(describeNext())") }
         if base[offset] == 48 {
             offset += 1
-            if offset < end, base[offset] >= 48, base[offset] <= 57 { throw error("a number may not have a leading zero") }
+            if offset < end, base[offset] >= 48, base[offset] <= 57 { throw error("invalid number: leading zero", at: start) }
         } else {
             while offset < end, base[offset] >= 48, base[offset] <= 57 { offset += 1 }
         }
@@ -248,7 +313,7 @@ public struct JSONParser: ~Copyable {
             offset += 1
             let digits = offset
             while offset < end, base[offset] >= 48, base[offset] <= 57 { offset += 1 }
-            guard offset > digits else { throw error("expected a digit after '.'") }
+            guard offset > digits else { throw error("invalid number: expected a digit after '.', found \(describeRaw())") }
         }
         if offset < end, base[offset] == UInt8(ascii: "e") || base[offset] == UInt8(ascii: "E") {
             integral = false
@@ -256,12 +321,20 @@ public struct JSONParser: ~Copyable {
             if offset < end, base[offset] == UInt8(ascii: "+") || base[offset] == UInt8(ascii: "-") { offset += 1 }
             let digits = offset
             while offset < end, base[offset] >= 48, base[offset] <= 57 { offset += 1 }
-            guard offset > digits else { throw error("expected a digit in the exponent") }
+            guard offset > digits else { throw error("invalid number: expected a digit in the exponent, found \(describeRaw())") }
         }
         let text = UnsafeBufferPointer(start: base + start, count: offset - start)
         if integral, let exact = Self.exactInteger(text) { return .integer(exact) }
         guard let value = Double(String(decoding: text, as: UTF8.self)), value.isFinite else { throw error("number out of range") }
         return .number(value)
+    }
+
+    /// The byte at the offset as ``describeNext()`` says it, whitespace included.
+    private func describeRaw() -> String {
+        guard offset < end else { return "end of input" }
+        let byte = base[offset]
+        if byte >= 0x21, byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        return "U+00" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16, uppercase: true)
     }
 
     /// `text` (an optional `-` and digits) as an Int64, or nil past its range.
@@ -315,18 +388,38 @@ public struct JSONParser: ~Copyable {
             try array { parser throws(JSONParseError) in elements.append(try parser.value()) }
             return .array(elements)
         case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"), UInt8(ascii: "f"): return .bool(try bool())
+        case UInt8(ascii: "t"):
+            try literal("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try literal("false")
+            return .bool(false)
         case UInt8(ascii: "n"):
-            guard takeNull() else { throw error("expected null") }
+            try literal("null")
             return .null
-        case .some: return try number()
-        case nil: throw error("unexpected end of document")
+        case let byte? where byte == UInt8(ascii: "-") || (byte >= 48 && byte <= 57): return try number()
+        default: throw error("expected a value, found \(describeNext())")
         }
     }
 
     private mutating func enter() throws(JSONParseError) {
-        guard depth < Self.maximumDepth else { throw error("nested deeper than \(Self.maximumDepth) levels") }
+        guard depth < limit else { throw error("arrays and objects nested deeper than \(limit) levels") }
         depth += 1
+    }
+
+    /// `word` (`true`, `false`, `null`) at the offset, consumed.
+    private mutating func literal(_ word: StaticString) throws(JSONParseError) {
+        let start = offset
+        var index = 0
+        let matched = word.withUTF8Buffer { letters -> Bool in
+            for letter in letters {
+                guard offset + index < end, base[offset + index] == letter else { return false }
+                index += 1
+            }
+            return true
+        }
+        guard matched else { throw error("invalid literal: expected '\(word)'", at: start) }
+        offset += index
     }
 
     /// Consumes a value without keeping it (an unknown member), checking it
@@ -342,11 +435,11 @@ public struct JSONParser: ~Copyable {
             defer { depth -= 1 }
             try array { parser throws(JSONParseError) in try parser.skipValue() }
         case UInt8(ascii: "\""): try skipString()
-        case UInt8(ascii: "t"), UInt8(ascii: "f"): _ = try bool()
-        case UInt8(ascii: "n"):
-            guard takeNull() else { throw error("expected null") }
-        case .some: _ = try number()
-        case nil: throw error("unexpected end of document")
+        case UInt8(ascii: "t"): try literal("true")
+        case UInt8(ascii: "f"): try literal("false")
+        case UInt8(ascii: "n"): try literal("null")
+        case let byte? where byte == UInt8(ascii: "-") || (byte >= 48 && byte <= 57): _ = try number()
+        default: throw error("expected a value, found \(describeNext())")
         }
     }
 
@@ -364,7 +457,7 @@ public struct JSONParser: ~Copyable {
                 return
             }
             if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw error("control character in a string") }
+            if byte < 0x20 { break }
             offset += 1
         }
         offset = start
@@ -373,7 +466,7 @@ public struct JSONParser: ~Copyable {
 
     /// Checks nothing but whitespace follows the document.
     public mutating func finish() throws(JSONParseError) {
-        guard peek() == nil else { throw error("unexpected content after the document") }
+        guard peek() == nil else { throw error("unexpected \(describeNext()) after the document") }
     }
 
     // MARK: Typed helpers for optional members
@@ -397,5 +490,16 @@ public struct JSONParseError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// Byte offset in the document.
     public var offset: Int
-    public var description: String { "\(message) at byte \(offset)" }
+    /// Where, for people: line and column from 1 (columns count Unicode scalars).
+    public var line: Int
+    public var column: Int
+
+    public init(message: String, offset: Int, line: Int = 1, column: Int = 1) {
+        self.message = message
+        self.offset = offset
+        self.line = line
+        self.column = column
+    }
+
+    public var description: String { "\(message) at \(line):\(column)" }
 }

@@ -205,6 +205,8 @@ extension ConformanceCheck {
     }
 
     /// A request made from a JSON object (keys sorted, as the host writes them).
+    /// Foundation's writer on purpose: the check's broken requests come from a
+    /// writer other than the host's own, so a fault of the codec cannot hide in both.
     static func json(_ object: Any) -> [UInt8] { Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data()) }
 
     /// A well-formed authorize of this check's (its own key), as a JSON object to break.

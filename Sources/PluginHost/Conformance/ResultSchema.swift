@@ -83,7 +83,7 @@ enum ResultSchema {
 
     /// The members of the document and of its known objects that the schema does not name.
     private static func unknownMembers(_ document: Data) -> [String] {
-        guard let object = (try? JSONSerialization.jsonObject(with: document)) as? [String: Any] else { return [] }
+        guard case .object(let object)? = try? JSONValue(jsonData: document) else { return [] }
         let known: [String: Set<String>] = [
             "": ["status", "providerReference", "amount", "action", "problem", "providerStatus", "totals"],
             "amount": ["value", "currency"],
@@ -93,7 +93,7 @@ enum ResultSchema {
         ]
         var unknown: [String] = []
         for (path, names) in known {
-            let members = path.isEmpty ? object : object[path] as? [String: Any]
+            let members = path.isEmpty ? object : object[path]?.objectValue
             for key in (members ?? [:]).keys.sorted() where !names.contains(key) {
                 unknown.append(path.isEmpty ? key : "\(path).\(key)")
             }

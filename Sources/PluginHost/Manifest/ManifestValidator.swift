@@ -31,15 +31,7 @@ public enum ManifestValidator {
 
     /// Validates the bytes of a manifest file.
     public static func validate(_ data: Data) -> Outcome {
-        // Strict JSON first (Foundation's parser tolerates trailing commas, which
-        // other tools reading the same manifest would not), with line:column.
-        do {
-            _ = try TopLevelObject.scan(Array(data))
-        } catch ManifestEditError.malformed(let detail) {
-            return .malformed(detail: detail)
-        } catch {
-            // Not an object: well-formed JSON; the checker below says what is wrong.
-        }
+        // Strict RFC 8259 (no trailing commas, no leading zeros), with line:column.
         let document: JSONValue
         do {
             document = try JSONValue.parseDocument(data)
@@ -318,7 +310,7 @@ private struct Checker {
 
     mutating func integer(_ o: [String: JSONValue], _ key: String, range: ClosedRange<Int>, path: String = "$") -> Int? {
         guard let value = o[key] else { return nil }
-        guard case .integer(let i) = value else {
+        guard let i = value.integerValue else {
             fail("\(path).\(key)", "must be an integer, found \(value.typeName)")
             return nil
         }
@@ -376,7 +368,7 @@ private struct Checker {
                 fail("$.abi.\(key)", "is required")
                 continue
             }
-            guard case .integer(let i) = member, i >= lowest, i <= Int64(UInt32.max) else {
+            guard let i = member.integerValue, i >= lowest, i <= Int64(UInt32.max) else {
                 fail("$.abi.\(key)", "must be an integer >= \(lowest), found \(member.serialized)")
                 continue
             }
@@ -411,7 +403,7 @@ private struct Checker {
                     fail("\(path).\(key)", "unknown member")
                     continue
                 }
-                guard case .integer(let i) = bounds[key]!, i >= (key == "min" ? 0 : 1) else {
+                guard let i = bounds[key]!.integerValue, i >= (key == "min" ? 0 : 1) else {
                     fail("\(path).\(key)", "must be an integer count of minor units \(key == "min" ? ">= 0" : ">= 1"), found \(bounds[key]!.serialized)")
                     continue
                 }

@@ -63,7 +63,7 @@ public struct ApplePayPaymentData: Sendable, Hashable, CustomStringConvertible, 
             throw .malformedPaymentData("currencyCode is not an ISO 4217 numeric code")
         }
         // Minor units, written as a whole number (`2500`): one with a fraction or an exponent is refused.
-        guard case .integer(let exact)? = object["transactionAmount"], exact >= 0 else {
+        guard let exact = object["transactionAmount"]?.integerValue, exact >= 0 else {
             throw .malformedPaymentData("transactionAmount is not a whole number of minor units")
         }
         transactionAmount = exact

@@ -89,7 +89,7 @@ struct GooglePayJSONObject {
 
     /// A whole JSON number (Google writes the card expiry month and year as numbers).
     func integer(_ key: String, in range: ClosedRange<Int>) throws(WalletTokenError) -> Int {
-        guard case .integer(let number) = try value(key), let whole = Int(exactly: number), range.contains(whole)
+        guard let number = try value(key).integerValue, let whole = Int(exactly: number), range.contains(whole)
         else { throw refusal("\(name(key)) is not a whole number from \(range.lowerBound) to \(range.upperBound)") }
         return whole
     }
