@@ -2,13 +2,13 @@ import Foundation
 import GatewayPayloads
 import PaymentFields
 
-// The hand-written codecs of the engine's documents: sessions (what the store
-// keeps) and the answers replayed under idempotency keys. They write and read
-// the same JSON as the types' Codable conformances (member names are the
-// property names, nil members are omitted, dates are seconds since 1970), so
-// either side reads what the other wrote; `DocumentCodecTests` checks both
-// directions on random sessions. Foundation's JSONEncoder cost more per
-// payment than the database did (BENCHMARKS.md).
+// The codecs of the engine's documents: sessions (what the store keeps) and
+// the answers replayed under idempotency keys, written and read by the one
+// codec (GatewayPayloads/Codec): member names are the API's, nil members are
+// omitted, dates are wire dates (WireDate; a stored number is read as Unix
+// seconds). `DocumentCodecTests` reads back what is written on random
+// sessions. Foundation's JSONEncoder cost more per payment than the database
+// did (BENCHMARKS.md).
 
 extension JSONParser {
     mutating func enumeration<E: RawRepresentable>(_ type: E.Type) throws(JSONParseError) -> E where E.RawValue == String {

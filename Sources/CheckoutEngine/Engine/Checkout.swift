@@ -374,8 +374,8 @@ public final class Checkout: Sendable {
 }
 
 /// How the engine's documents are encoded at rest: sessions and committed
-/// answers, through their hand-written codecs (``JSONPayload``), which write
-/// the same JSON as their Codable conformances. Stores use it too.
+/// answers, through their codecs (``JSONPayload``): the same documents the
+/// API shows. Stores use it too.
 public enum DocumentCoding {
     public static func encode(_ value: some JSONPayload) -> Data {
         Data(value.jsonBytes())

@@ -1,9 +1,10 @@
 import Foundation
 
-/// A payload document with a hand-written JSON codec (``JSONWriter`` and
-/// ``JSONParser``): what the host and the SDK use on every call. The same types
-/// are `Codable` too; both produce and accept the same documents. Readers ignore
-/// members they do not know (forward compatibility within a major version).
+/// A document with its JSON coding in one place (``JSONWriter`` and
+/// ``JSONParser``, the one writer and parser): every payload the host and the
+/// SDK exchange, every document the engine stores and the API shows. Readers
+/// ignore members they do not know (forward compatibility within a major
+/// version).
 public protocol JSONPayload: Sendable {
     func write(to writer: inout JSONWriter)
     init(parsing parser: inout JSONParser) throws(JSONParseError)

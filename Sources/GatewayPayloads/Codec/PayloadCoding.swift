@@ -1,5 +1,5 @@
-/// The hand-written codecs of the payload documents. Member names are those of
-/// the Codable conformances (the property names); unknown members are skipped.
+/// The codecs of the payload documents (docs/payloads.md). Member names are the
+/// property names; unknown members are skipped.
 
 extension Money: JSONPayload {
     public func write(to w: inout JSONWriter) {
