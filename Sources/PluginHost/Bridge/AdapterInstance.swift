@@ -207,16 +207,4 @@ public final class AdapterInstance: Sendable {
         if let error = try? ErrorDocument(jsonData: document) { return error.message }
         return document.isEmpty ? "(no message)" : String(decoding: document.prefix(300), as: UTF8.self)
     }
-
-    static func decodingSummary(_ error: Error) -> String {
-        guard let error = error as? DecodingError else { return "\(error)" }
-        func path(_ c: DecodingError.Context) -> String {
-            "$" + c.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-        }
-        switch error {
-        case .keyNotFound(let key, let c): return "\(path(c)).\(key.stringValue) is missing"
-        case .typeMismatch(_, let c), .valueNotFound(_, let c), .dataCorrupted(let c): return "\(path(c)): \(c.debugDescription)"
-        @unknown default: return "\(error)"
-        }
-    }
 }
