@@ -124,7 +124,9 @@ extension WalletDecryptRequest: JSONPayload {
         try p.object { key, p throws(JSONParseError) in
             switch key {
             case "wallet": wallet = try p.string()
-            case "paymentId": paymentID = try p.optionalString()
+            // Not a string: no payment named (the host opens the token for none).
+            case "paymentId":
+                if p.nextIsString() { paymentID = try p.string() } else { try p.skipValue() }
             case "token": token = try p.value()
             default: try p.skipValue()
             }

@@ -75,8 +75,8 @@ struct WalletService: Sendable {
     }
 
     func decrypt(_ body: Data) async -> (Int32, Data) {
-        guard let request = (try? JSONValue(jsonData: body))?.objectValue, let wallet = request["wallet"]?.stringValue,
-              let tokenJSON = Self.tokenDocument(request["token"], wallet: wallet) else {
+        guard let request = try? WalletDecryptRequest(jsonData: body), case let wallet = request.wallet,
+              let tokenJSON = Self.tokenDocument(request.token, wallet: wallet) else {
             return refusal(.invalidRequest, "malformed_request", #"the request is not {"wallet": "applepay" or "googlepay", "token": {...}}"#)
         }
         let names: (name: String, secrets: [String])
@@ -94,7 +94,7 @@ struct WalletService: Sendable {
         do throws(WalletTokenError) {
             let opened = wallet == "applepay" ? try await openApplePay(tokenJSON, certificate: values[0], key: values[1], now: now)
                                               : try openGooglePay(tokenJSON, key: values[0], recipient: values[1], now: now)
-            guard settings.opened.claim(opened.id, payment: request["paymentId"]?.stringValue, until: opened.until, now: now) else {
+            guard settings.opened.claim(opened.id, payment: request.paymentID, until: opened.until, now: now) else {
                 return refusal(.invalidRequest, "replayed_token", "this \(names.name) token was already opened for another payment")
             }
             logger.info("wallet_decrypt: \(wallet) token opened (\(opened.summary))")
@@ -151,8 +151,6 @@ struct WalletService: Sendable {
         // A refusal may quote what the client sent (a version string): never a card number.
         let message = Redaction.maskingCardNumbers(in: text)
         logger.warning("wallet_decrypt refused: \(code): \(message)")
-        var writer = JSONWriter()
-        writer.value(.object(["code": .string(code), "message": .string(message)]))
-        return (status.rawValue, Data(writer.bytes))
+        return (status.rawValue, Data(WalletRefusalDocument(code: code, message: message).jsonBytes()))
     }
 }
