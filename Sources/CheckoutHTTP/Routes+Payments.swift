@@ -129,24 +129,11 @@ extension CheckoutAPI {
                 writer.member("networkReason", sandbox.networkReason)
                 writer.key("sandbox")
                 writer.beginArray()
-                for layer in sandbox.layers {
-                    writer.beginObject()
-                    writer.member("layer", layer.layer)
-                    writer.member("inForce", layer.inForce)
-                    writer.member("reason", layer.reason)
-                    writer.endObject()
-                }
+                for layer in sandbox.layers { layer.write(to: &writer) }
                 writer.endArray()
                 if let resources = sandbox.resources {
                     writer.key("resources")
-                    writer.beginObject()
-                    writer.member("cgroup", resources.cgroup)
-                    writer.key("limits")
-                    writer.beginArray()
-                    for limit in resources.limits { writer.string(limit) }
-                    writer.endArray()
-                    writer.member("reason", resources.reason)
-                    writer.endObject()
+                    resources.write(to: &writer)
                 }
             }
             writer.member("failure", provider.failure?.description)

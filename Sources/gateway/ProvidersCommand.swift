@@ -150,25 +150,12 @@ struct ProviderRow {
         if let sandbox {
             w.key("sandbox")
             w.beginArray()
-            for layer in sandbox {
-                w.beginObject()
-                w.member("layer", layer.layer)
-                w.member("inForce", layer.inForce)
-                w.member("reason", layer.reason)
-                w.endObject()
-            }
+            for layer in sandbox { layer.write(to: &w) }
             w.endArray()
         }
         if let resources {
             w.key("resources")
-            w.beginObject()
-            w.member("cgroup", resources.cgroup)
-            w.key("limits")
-            w.beginArray()
-            for limit in resources.limits { w.string(limit) }
-            w.endArray()
-            w.member("reason", resources.reason)
-            w.endObject()
+            resources.write(to: &w)
         }
         w.member("trusted", trusted)
         w.member("health", health)
