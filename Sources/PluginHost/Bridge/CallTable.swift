@@ -49,8 +49,8 @@ final class CallTable: Sendable {
     private let nextID = Atomic<UInt64>(1)
     private let onViolation: @Sendable (ProtocolViolation) -> Void
     /// Tells the adapter to cancel a call that timed out (set by its instance).
-    private let onTimeout = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
-    private let watcher = Mutex<(@Sendable (UInt64) -> Void)?>(nil)
+    private let timeoutAction = CallbackSlot<UInt64>()
+    private let watcher = CallbackSlot<UInt64>()
     private let sweeper = DeadlineSweeper.shared
 
     init(onViolation: @escaping @Sendable (ProtocolViolation) -> Void) {
@@ -62,18 +62,18 @@ final class CallTable: Sendable {
     /// on the deadline sweeper's thread, so it must not call into the adapter
     /// (its instance queues the cancel).
     func onTimeout(_ action: @escaping @Sendable (UInt64) -> Void) {
-        onTimeout.withLock { $0 = action }
+        timeoutAction.set(action)
     }
 
     /// A check the sweeper runs on every pass (with the monotonic time): the
     /// instance's report of host calls that block.
     func watch(_ check: @escaping @Sendable (UInt64) -> Void) {
-        watcher.withLock { $0 = check }
+        watcher.set(check)
     }
 
     /// Runs the instance's check (see ``watch(_:)``).
     func runWatch(now: UInt64) {
-        watcher.withLock { $0 }?(now)
+        watcher(now)
     }
 
     /// A call id never used before on this instance.
@@ -100,9 +100,8 @@ final class CallTable: Sendable {
             return state.pending.compactMap { $0.value.deadline <= now ? $0.key : nil }
         }
         guard !due.isEmpty else { return }
-        let cancel = onTimeout.withLock { $0 }
         for callID in due where resolve(callID, with: .timedOut) {
-            cancel?(callID)
+            timeoutAction(callID)
         }
     }
 

@@ -47,7 +47,7 @@ final class RunnerProcess: @unchecked Sendable {
     private let killReason = Mutex<String?>(nil)
     private let tail = Mutex<[String]>([])
     /// Told once the process has ended and been reaped, with why.
-    private let onEnd = Mutex<(@Sendable (RunnerProcess, String) -> Void)?>(nil)
+    private let onEnd = CallbackSlot<(RunnerProcess, String)>()
 
     /// Its cgroup leaf, where the host could make one.
     private let cgroup: RunnerCgroup?
@@ -197,7 +197,7 @@ final class RunnerProcess: @unchecked Sendable {
 
     /// Who hears of the end (the connection, once the runner is adopted).
     func whenEnded(_ action: @escaping @Sendable (RunnerProcess, String) -> Void) {
-        onEnd.withLock { $0 = action }
+        onEnd.set { action($0.0, $0.1) }
     }
 
     /// Whether this runner ended by itself (a crash, an exit, a closed
@@ -310,7 +310,7 @@ final class RunnerProcess: @unchecked Sendable {
             return true
         }
         if first { handshakeDone.signal() }
-        onEnd.withLock { $0 }?(self, reason)
+        onEnd((self, reason))
     }
 
     /// Serves one frame; returns a protocol violation, or nil.
