@@ -27,6 +27,25 @@ public final class GatewayMetrics: Sendable {
         var status: Int
     }
 
+    /// Each provider's attempt counter per outcome, made once.
+    private let attemptCounters = Mutex<[AttemptKey: CoreMetrics.Counter]>([:])
+
+    private struct AttemptKey: Hashable {
+        var provider: String
+        var outcome: String
+    }
+
+    /// Each adapter call's timer (by provider and operation) and counter (by
+    /// provider, version, operation and outcome), made once.
+    private let callMetrics = Mutex<[CallKey: (timer: CoreMetrics.Timer, counter: CoreMetrics.Counter)]>([:])
+
+    private struct CallKey: Hashable {
+        var provider: String
+        var version: String
+        var operation: String
+        var outcome: String
+    }
+
     public init() {
         var factory = PrometheusMetricsFactory(registry: registry)
         factory.defaultDurationHistogramBuckets = [
@@ -55,17 +74,33 @@ public final class GatewayMetrics: Sendable {
 
     /// Attempts by provider and the status they ended the request in.
     func attempt(_ attempt: Attempt) {
-        Counter(label: "checkout_attempts_total", dimensions: [("provider", attempt.providerID), ("outcome", attempt.status.rawValue)],
-                factory: factory).increment()
+        let key = AttemptKey(provider: attempt.providerID, outcome: attempt.status.rawValue)
+        let counter = attemptCounters.withLock { made in
+            if let known = made[key] { return known }
+            let new = CoreMetrics.Counter(label: "checkout_attempts_total", dimensions: [("provider", key.provider), ("outcome", key.outcome)],
+                                          factory: factory)
+            made[key] = new
+            return new
+        }
+        counter.increment()
     }
 
     /// Adapter calls: latency by provider and operation, and outcomes by
     /// provider, the version that answered (both show during an upgrade) and operation.
     public func adapterCall(_ call: AdapterCall) {
-        Timer(label: "adapter_call_duration_seconds", dimensions: [("provider", call.provider), ("operation", call.operation)],
-              factory: factory).recordNanoseconds(call.duration.nanoseconds)
-        Counter(label: "adapter_calls_total", dimensions: [("provider", call.provider), ("version", call.version), ("operation", call.operation), ("outcome", call.outcome)],
-                factory: factory).increment()
+        let key = CallKey(provider: call.provider, version: call.version, operation: call.operation, outcome: call.outcome)
+        let metrics = callMetrics.withLock { made in
+            if let known = made[key] { return known }
+            let new = (timer: CoreMetrics.Timer(label: "adapter_call_duration_seconds", dimensions: [("provider", key.provider), ("operation", key.operation)],
+                                                factory: factory),
+                       counter: CoreMetrics.Counter(label: "adapter_calls_total",
+                                                    dimensions: [("provider", key.provider), ("version", key.version), ("operation", key.operation), ("outcome", key.outcome)],
+                                                    factory: factory))
+            made[key] = new
+            return new
+        }
+        metrics.timer.recordNanoseconds(call.duration.nanoseconds)
+        metrics.counter.increment()
     }
 
     /// The exposition, with each provider's circuit state as of now

@@ -21,13 +21,16 @@ struct RequestLogMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
+        // The logger already carries Hummingbird's id (`hb.request.id`,
+        // written as `request_id` by the host's log handler); it is replaced
+        // only when the caller gave one, so a request whose lines are never
+        // written pays nothing for them.
         if let given = request.headers[Self.requestIDHeader].flatMap(Self.usable) {
             context.requestID = given
+            context.logger[metadataKey: "hb.request.id"] = .string(given)
         }
-        context.logger[metadataKey: "hb.request.id"] = nil
-        context.logger[metadataKey: "request_id"] = .string(context.requestID)
         let started = ContinuousClock.now
-        let path = Self.maskingAPIKeys(in: Redaction.maskingCardNumbers(in: request.uri.path))
+        let path = request.uri.path
         let token = inFlight.begin(method: request.method.rawValue, path: path, requestID: context.requestID)
         defer { inFlight.end(token) }
         var response = try await next(request, context)
@@ -35,7 +38,8 @@ struct RequestLogMiddleware: RouterMiddleware {
         let elapsed = ContinuousClock.now - started
         metrics.request(route: route, method: request.method.rawValue, status: response.status.code, duration: elapsed)
         response.headers[Self.requestIDHeader] = context.requestID
-        context.logger.info("\(request.method) \(path) \(response.status.code) in \(elapsed)")
+        // The message is made (and the path masked) only if the line is written.
+        context.logger.info("\(request.method) \(Self.masked(path)) \(response.status.code) in \(elapsed)")
         return response
     }
 
@@ -53,6 +57,11 @@ struct RequestLogMiddleware: RouterMiddleware {
     private static func makePattern(_ path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: false)
             .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
+    }
+
+    /// A path as logged: card numbers and API keys in it masked.
+    static func masked(_ path: String) -> String {
+        maskingAPIKeys(in: Redaction.maskingCardNumbers(in: path))
     }
 
     /// `text` with whatever follows `gk_test_` or `gk_live_` masked.

@@ -1,16 +1,18 @@
 import Synchronization
 
-/// The requests a server is answering now (method, masked path, since when):
+/// The requests a server is answering now (method, path, since when):
 /// what a graceful shutdown that is taking long is waiting for, logged by
 /// ``ShutdownStep``.
 public final class RequestsInFlight: Sendable {
     private struct Entry: Sendable {
         var method: String
+        /// As the caller sent it: masked only when it is shown.
         var path: String
         var requestID: String
         var started: ContinuousClock.Instant
-        /// Put together only when someone reads it (at a slow shutdown), not for every request.
-        var line: String { "\(method) \(path) [\(requestID)]" }
+        /// Put together only when someone reads it (at a slow shutdown), not
+        /// for every request; card numbers and API keys in the path masked.
+        var line: String { "\(method) \(RequestLogMiddleware.masked(path)) [\(requestID)]" }
     }
 
     private let entries = Mutex<(next: UInt64, all: [UInt64: Entry])>((0, [:]))

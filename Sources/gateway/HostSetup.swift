@@ -10,11 +10,7 @@ import ArgumentParser
 /// Builds the plugin host (and the embedded gateway) from command-line options.
 enum HostSetup {
     static func bootstrapLogging(verbose: Bool) {
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = verbose ? .debug : .error
-            return handler
-        }
+        LoggingSystem.bootstrap { label in GatewayLogHandler(label: label, level: verbose ? .debug : .error) }
     }
 
     static func loader(_ options: HostOptions, verbose: Bool = false) -> AdapterLoader {

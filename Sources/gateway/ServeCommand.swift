@@ -72,11 +72,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard let level = Logger.Level(rawValue: logLevel) else {
             throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical (got \(logLevel))")
         }
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        LoggingSystem.bootstrap { label in GatewayLogHandler(label: label, level: level) }
         let logger = Logger(label: "gateway")
         // No core dump, and no same-user process reads this one's memory
         // through /proc or ptrace (the keys, the secrets, the payers' data).
