@@ -303,8 +303,13 @@ final class SwitchableDirectory: ProviderDirectory, Sendable {
     }
 
     func setEnabled(_ id: String, _ enabled: Bool) {
+        update(id) { $0.enabled = enabled }
+    }
+
+    /// Changes provider `id`'s profile, as a manifests reload would.
+    func update(_ id: String, _ edit: (inout ProviderProfile) -> Void) {
         entries.withLock { all in
-            for index in all.indices where all[index].profile.id == id { all[index].profile.enabled = enabled }
+            for index in all.indices where all[index].profile.id == id { edit(&all[index].profile) }
         }
     }
 

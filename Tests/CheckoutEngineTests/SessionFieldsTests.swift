@@ -1,4 +1,4 @@
-import CheckoutEngine
+@testable import CheckoutEngine
 import Foundation
 import GatewayPayloads
 import PaymentFields
@@ -52,5 +52,31 @@ struct SessionFieldsTests {
         #expect(providerA.calls.isEmpty && providerB.calls.isEmpty)
         let pinned = try await f.checkout.attempt(session: session.id, NewAttempt(method: "mada", provider: "b", instrument: ["phone": .string("12345")]))
         #expect(pinned.status == .succeeded && pinned.providerID == "b" && providerA.calls.isEmpty)
+    }
+
+    /// What a session offers is worked out once per set of serving providers
+    /// and kept; a provider whose profile changes (a manifests reload) is
+    /// another entry, so no session is offered a form or method it no longer has.
+    @Test func aChangedProfileChangesWhatTheNextSessionOffers() async throws {
+        var a = profile("a", priority: 1)
+        a.fields = ["mada": [Self.phone]]
+        let directory = SwitchableDirectory([(a, .approving("a")), (profile("b", priority: 2), .approving("b"))])
+        let f = try EngineFixture(directory: directory)
+        let sar = NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "o-offer")
+        let first = try await f.checkout.createSession(sar)
+        let second = try await f.checkout.createSession(sar)
+        #expect(first.fields == ["mada": [Self.phone]] && second.fields == first.fields && second.availableMethods == first.availableMethods)
+        #expect(f.checkout.offers.count == 1)
+        directory.update("a") { $0.fields = ["mada": [Self.card]]; $0.methods = ["mada"] }
+        let changed = try await f.checkout.createSession(sar)
+        #expect(changed.fields == ["mada": [Self.card]])
+        #expect(changed.availableMethods == first.availableMethods)
+        directory.update("b") { $0.methods.remove("visa") }
+        let narrower = try await f.checkout.createSession(sar)
+        #expect(!narrower.availableMethods.contains("visa"))
+        // Disabled: b alone serves, with no form for mada.
+        directory.setEnabled("a", false)
+        let withoutA = try await f.checkout.createSession(sar)
+        #expect(withoutA.fields.isEmpty)
     }
 }

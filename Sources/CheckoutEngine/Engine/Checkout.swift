@@ -35,6 +35,8 @@ public final class Checkout: Sendable {
     let hub = EventHub()
     let locks = SessionLocks()
     let sessions = SessionCache()
+    /// What sessions are offered, per set of serving providers (``offer(for:)``).
+    let offers = OfferCache()
     let breakers: CircuitBreakers
     /// Runs each mutating request once per idempotency key.
     let idempotency: IdempotentRuns
@@ -225,20 +227,24 @@ public final class Checkout: Sendable {
         guard session.status == .open else { return ([], [:], [:]) }
         let at = ContinuousClock.now
         let profiles = directory.profiles()
-        // Indices, not copies: a profile is a large value and this runs for every session answer.
+        // Indices, not copies, to choose: this runs for every session answer.
         let serving = profiles.indices.filter { serves(profiles[$0], session, at: at) }
             .sorted { (profiles[$0].priority, profiles[$0].id) < (profiles[$1].priority, profiles[$1].id) }
-        var methods = Set<String>()
-        var fields: [String: [Field]] = [:]
-        var forms: [String: [UInt8]] = [:]
-        for index in serving {
-            let profile = profiles[index]
-            for method in profile.methods(in: session.amount.currency) where methods.insert(method).inserted {
-                fields[method] = profile.fields[method]
-                forms[method] = profile.forms[method]
+            .map { profiles[$0] }
+        let currency = session.amount.currency
+        let offer = offers.offer(serving: serving, currency: currency) {
+            var methods = Set<String>()
+            var fields: [String: [Field]] = [:]
+            var forms: [String: [UInt8]] = [:]
+            for profile in serving {
+                for method in profile.methods(in: currency) where methods.insert(method).inserted {
+                    fields[method] = profile.fields[method]
+                    forms[method] = profile.forms[method]
+                }
             }
+            return OfferCache.Offer(methods: methods.sorted(), fields: fields, forms: forms)
         }
-        return (methods.sorted(), fields, forms)
+        return (offer.methods, offer.fields, offer.forms)
     }
 
     /// Checks what a payer typed against `method`'s form, every field (those
