@@ -134,9 +134,13 @@ extension Checkout {
                 instrument: route.instrument, payer: session.payer, returnUrl: session.returnURL)))
             record(reply, for: candidate.providerID)
             let answeredAt = now()
+            let asked = session
+            let isLast = index == route.candidates.count - 1
+            // The store refuses a reference another payment holds; its holder
+            // is looked for only then (see `apply`).
             var (events, failover) = try await applyAuthorize(reply, to: &session, attempt: attemptID, of: candidate.providerID,
-                                                              last: index == route.candidates.count - 1, at: answeredAt)
-            let final = try session.attempt(attemptID)
+                                                              last: isLast, at: answeredAt, lookingForHolder: false)
+            var final = try session.attempt(attemptID)
             if let failover {
                 failedBefore = failover
                 events.append(SessionEvent(sessionID: id, at: answeredAt, type: .attemptFailover, attemptID: attemptID,
@@ -147,7 +151,18 @@ extension Checkout {
             }
             // A live attempt (pending, an action to take) is no answer yet: a
             // retry under the key returns it as it then is.
-            session = try await commit(session, events: events, answer: final.status.isFinal ? key?.answer(final, reference: attemptID, at: answeredAt) : nil)
+            do {
+                session = try await commit(session, events: events, answer: final.status.isFinal ? key?.answer(final, reference: attemptID, at: answeredAt) : nil)
+            } catch StoreConflict.referenceHeld {
+                // Another payment of this provider holds the reference the
+                // answer named, and nothing was written: the answer applied
+                // again, with the holder looked for, is a protocol violation.
+                session = asked
+                (events, _) = try await applyAuthorize(reply, to: &session, attempt: attemptID, of: candidate.providerID,
+                                                       last: isLast, at: answeredAt, lookingForHolder: true)
+                final = try session.attempt(attemptID)
+                session = try await commit(session, events: events, answer: final.status.isFinal ? key?.answer(final, reference: attemptID, at: answeredAt) : nil)
+            }
             return final
         }
         let reasons = route.skipped.isEmpty ? "" : " (" + route.skipped.joined(separator: "; ") + ")"
@@ -222,10 +237,10 @@ extension Checkout {
     /// reply that proves nothing was charged fails over, never an unknown
     /// outcome, and never from the last candidate).
     private func applyAuthorize(_ reply: ProviderReply, to session: inout Session, attempt attemptID: String, of providerID: String,
-                                last isLast: Bool, at: Date) async throws -> (events: [SessionEvent], failover: String?) {
+                                last isLast: Bool, at: Date, lookingForHolder: Bool) async throws -> (events: [SessionEvent], failover: String?) {
         switch reply {
         case .answered(let result):
-            let events = try await apply(result, to: &session, attempt: attemptID, at: at)
+            let events = try await apply(result, to: &session, attempt: attemptID, at: at, lookingForHolder: lookingForHolder)
             // Failed as applied: an answer kept pending (absence not yet final) never fails over.
             guard !isLast, (try? session.attempt(attemptID))?.status == .failed, result.problem?.safeToRetryElsewhere == true else {
                 return (events, nil)
@@ -256,7 +271,13 @@ extension Checkout {
     /// (``StoreConflict/referenceHeld(provider:reference:)``) for two answers
     /// racing past this check: that commit fails, and the attempt, left as
     /// it was, is verified again and meets this check.
-    func apply(_ result: AdapterResult, to session: inout Session, attempt attemptID: String, at: Date) async throws -> [SessionEvent] {
+    ///
+    /// - Parameter lookingForHolder: false skips the read of who holds the
+    ///   reference, for a caller that commits the result and, if the store
+    ///   refuses it as held, applies the answer again with the read (an
+    ///   authorize: one point read less for every payment).
+    func apply(_ result: AdapterResult, to session: inout Session, attempt attemptID: String, at: Date,
+               lookingForHolder: Bool = true) async throws -> [SessionEvent] {
         guard let attempt = try? session.attempt(attemptID) else { return [] }
         let sessionID = session.id
         let providerID = attempt.providerID
@@ -281,8 +302,8 @@ extension Checkout {
             }
             return events
         }
-        if result.status != .failed, result.status != .cancelled, let reference = result.providerReference, reference != attempt.providerReference,
-           let holder = try await paymentHolding(reference, of: providerID, besides: attemptID) {
+        if lookingForHolder, result.status != .failed, result.status != .cancelled, let reference = result.providerReference,
+           reference != attempt.providerReference, let holder = try await paymentHolding(reference, of: providerID, besides: attemptID) {
             logger.error("protocol violation: \(providerID) answered attempt \(attemptID) \(result.status.rawValue) with provider reference \(reference), which attempt \(holder) holds; the outcome is unknown and is reconciled")
             return markUnknown(&session, attempt: attemptID, reason: "protocol violation: \(providerID) answered \(result.status.rawValue) with provider reference \(reference), "
                                + "which payment \(holder) holds", at: at, event: .attemptProtocolViolation, code: .providerError)
