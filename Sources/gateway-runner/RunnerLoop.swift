@@ -14,9 +14,21 @@ import Synchronization
 /// invoke and ends. Cancels run on dispatch threads.
 /// End of file (the host is gone) ends the process at once: there is no one
 /// left to report to.
+///
+/// Between frames the reader spins for up to ``spinLimit`` (non-blocking
+/// reads, yielding the CPU on every turn) before it blocks: while calls come
+/// one after another, the next INVOKE is read by a thread that never slept,
+/// so the host's write wakes no one here (on a small VM that wake-up is
+/// most of a hop). The spin happens only between frames, never inside an
+/// invoke, so it changes nothing of the above; it stops for a runner whose
+/// frames come far apart (``AdaptiveSpin``).
 final class RunnerLoop: @unchecked Sendable {
     /// How long an inline invoke may hold the reader's role.
     static let handOverAfter: UInt64 = 10_000_000
+    /// How long the reader may spin for its next frame: the host's turn
+    /// between an answer and the next call (its reader's wake, the caller's
+    /// decoding and encoding), with room on a slow 2-core VM.
+    static let spinLimit: UInt64 = 50_000
 
     private struct Reader {
         /// Which reader thread holds the role (a hand-over increments it).

@@ -18,7 +18,8 @@ import Foundation
 import GatewayPayloads
 import PluginHost
 
-let channel = FrameChannel(fd: RunnerProtocol.channelFD)
+// The reader spins a moment for its next frame before it blocks (RunnerLoop).
+let channel = FrameChannel(fd: RunnerProtocol.channelFD, spin: AdaptiveSpin(limit: RunnerLoop.spinLimit))
 _ = fcntl(RunnerProtocol.channelFD, F_SETFD, FD_CLOEXEC)
 let cookie = ProcessInfo.processInfo.environment[RunnerProtocol.cookieVariable] ?? ""
 

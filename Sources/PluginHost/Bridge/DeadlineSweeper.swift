@@ -8,8 +8,8 @@ import Synchronization
 /// starting a call costs nothing more, and a call that completes takes its
 /// deadline with it. While any call is in flight, the thread wakes every
 /// ``tick`` and each table times out its calls that are due (a scan of the
-/// calls in flight, a few thousand at most). With nothing in flight it sleeps
-/// until a call starts. A deadline fires up to one tick late.
+/// calls in flight, a few thousand at most). After a second with nothing in
+/// flight it sleeps until a call starts. A deadline fires up to one tick late.
 ///
 /// It never calls into an adapter: a timed-out call's cancel is queued on
 /// that adapter's own thread (``AdapterCallQueue``), so an adapter whose
@@ -33,6 +33,9 @@ final class DeadlineSweeper: @unchecked Sendable {
     private let tables = Mutex<[WeakTable]>([])
     /// Calls in flight across every table (the sweeper sleeps when it is 0).
     private let inFlight = Atomic<Int>(0)
+    /// Calls started, ever: a pass that sees it unchanged and nothing in
+    /// flight was a quiet one.
+    private let started = Atomic<UInt64>(0)
     /// Whether the thread is asleep (or about to be) for want of calls.
     private let idle = Atomic<Bool>(false)
     private let wake = NSCondition()
@@ -57,6 +60,7 @@ final class DeadlineSweeper: @unchecked Sendable {
     /// A call started: wakes the thread if it sleeps.
     func callStarted() {
         inFlight.add(1, ordering: .sequentiallyConsistent)
+        started.add(1, ordering: .relaxed)
         if idle.load(ordering: .sequentiallyConsistent) {
             wake.lock()
             idle.store(false, ordering: .sequentiallyConsistent)
@@ -70,7 +74,16 @@ final class DeadlineSweeper: @unchecked Sendable {
         inFlight.subtract(1, ordering: .relaxed)
     }
 
+    /// Passes in a row with no call started or in flight before the thread
+    /// sleeps (a second): while calls keep coming, a call that starts finds
+    /// the thread ticking and need not wake it. (It slept as soon as a pass found nothing in
+    /// flight, so a caller making one call at a time woke it on every call:
+    /// a futex wake in the caller and a pass on another CPU per call.)
+    static let quietPassesBeforeSleep = 200
+
     private func run() {
+        var quietPasses = 0
+        var startedBefore: UInt64 = 0
         while true {
             let now = Self.now()
             let live = tables.withLock { tables -> [CallTable] in
@@ -81,11 +94,15 @@ final class DeadlineSweeper: @unchecked Sendable {
                 table.timeOutCalls(dueBy: now)
                 table.runWatch(now: now)
             }
-            if inFlight.load(ordering: .relaxed) > 0 {
+            let startedNow = started.load(ordering: .relaxed)
+            quietPasses = inFlight.load(ordering: .relaxed) > 0 || startedNow != startedBefore ? 0 : quietPasses + 1
+            startedBefore = startedNow
+            if quietPasses < Self.quietPassesBeforeSleep {
                 var pause = timespec(tv_sec: 0, tv_nsec: Int(Self.tick))
                 nanosleep(&pause, nil)
                 continue
             }
+            quietPasses = 0
             // Announce the sleep, then look again: a call that started in
             // between either sees `idle` and wakes us, or is seen here.
             wake.lock()

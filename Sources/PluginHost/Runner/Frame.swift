@@ -128,6 +128,9 @@ package final class FrameChannel: @unchecked Sendable {
     private let nonBlocking: Bool
     /// How long a frame already begun may wait for the peer to read (non-blocking mode).
     private static let finishTimeoutMilliseconds: Int32 = 2_000
+    /// Reader side: how to wait a moment for the next bytes before blocking
+    /// in `read` (the runner's reader); nil blocks at once (the host's).
+    private let spin: AdaptiveSpin?
     private let writing = Mutex(false)
     // Reader state: touched only by the reader thread.
     private var buffer: UnsafeMutableRawPointer
@@ -136,11 +139,15 @@ package final class FrameChannel: @unchecked Sendable {
     private var end = 0
     private var consumed = 0
 
-    /// - Parameter nonBlocking: a send whose first byte cannot leave at once
-    ///   fails with `.wouldBlock` (nothing sent) instead of waiting.
-    package init(fd: Int32, nonBlocking: Bool = false) {
+    /// - Parameters:
+    ///   - nonBlocking: a send whose first byte cannot leave at once
+    ///     fails with `.wouldBlock` (nothing sent) instead of waiting.
+    ///   - spin: a read with nothing to read spins for its bytes (non-blocking
+    ///     reads, yielding the CPU) before it blocks: see ``AdaptiveSpin``.
+    package init(fd: Int32, nonBlocking: Bool = false, spin: AdaptiveSpin? = nil) {
         self.fd = fd
         self.nonBlocking = nonBlocking
+        self.spin = spin
         capacity = 64 << 10
         buffer = .allocate(byteCount: capacity, alignment: 16)
     }
@@ -297,9 +304,20 @@ package final class FrameChannel: @unchecked Sendable {
             capacity = grown
         }
         while end < count {
-            let n = read(fd, buffer + end, capacity - end)
+            var n = 0
+            var code: Int32 = 0
+            // Bytes that come within the spin are read by a thread that never
+            // slept: no wake-up, the most expensive part of a hop.
+            let spun = spin?.spin(until: {
+                n = recv(fd, buffer + end, capacity - end, Int32(MSG_DONTWAIT))
+                code = n < 0 ? errno : 0
+                return n >= 0 || (code != EAGAIN && code != EWOULDBLOCK && code != EINTR)
+            }) ?? false
+            if !spun {
+                n = read(fd, buffer + end, capacity - end)
+                code = n < 0 ? errno : 0
+            }
             if n < 0 {
-                let code = errno
                 if code == EINTR { continue }
                 throw .broken("read failed: \(String(cString: strerror(code)))")
             }

@@ -78,6 +78,8 @@ final class RunnerConnection: AdapterConnection {
     private let state: Mutex<State>
     private let cancels = DispatchQueue(label: "runner-cancels")
     private let invokesSentCount = Atomic<Int>(0)
+    /// How a lone caller waits for its answer (see ``awaitAnswerBriefly(_:from:)``).
+    private let answerSpin = AdaptiveSpin(limit: RunnerConnection.answerSpinLimit)
     private var logger: Logger { context.logger }
 
     private init(launch: Launch, executable: String, context: HostContext, ready: RunnerReady, sandbox: SandboxReport) {
@@ -149,8 +151,37 @@ final class RunnerConnection: AdapterConnection {
         invokesSentCount.add(1, ordering: .relaxed)
         // A cancel queued while this frame was on its way may have overtaken
         // it (and been ignored as an unknown id): cancel again, after it.
-        if context.calls.isAbandoned(callID) { cancel(callID) }
+        if context.calls.isAbandoned(callID) {
+            cancel(callID)
+        } else {
+            awaitAnswerBriefly(callID, from: process)
+        }
         return ABIStatus.ok.rawValue
+    }
+
+    /// How long a caller may spin for its runner's answer: one cross-process
+    /// hop and an inline invoke on a slow 2-core VM (about 10 µs there; an
+    /// answer that comes sooner ends the spin sooner, and one later than
+    /// half of this is a miss: ``AdaptiveSpin``).
+    static let answerSpinLimit: UInt64 = 50_000
+
+    /// Spins a moment for the answer to `callID` before the caller suspends.
+    ///
+    /// `invoke` runs inside the caller's `withUnsafeContinuation` body (see
+    /// ``AdapterInstance``). When the frame reader resumes the continuation
+    /// before that body returns, the task never suspends and goes on on this
+    /// thread. Otherwise the resume enqueues the task and wakes a pool thread:
+    /// a third wake-up per call, which the raw ping-pong does not have, and
+    /// this CPU went idle meanwhile. Only a lone call spins (the only one in
+    /// flight on this adapter, and no other caller spinning in this host):
+    /// with several in flight the pool has other work, and answers come in a
+    /// stream the reader is awake for. The spin yields the CPU on every turn
+    /// and stops spinning for an adapter that does not answer at once (one
+    /// that calls its provider): ``AdaptiveSpin``.
+    private func awaitAnswerBriefly(_ callID: UInt64, from process: RunnerProcess) {
+        guard context.calls.outstanding == 1, SpinSlot.hostCallers.take() else { return }
+        defer { SpinSlot.hostCallers.release() }
+        _ = answerSpin.spin { process.answered(callID) }
     }
 
     /// INVOKE frames sent whole to a runner.

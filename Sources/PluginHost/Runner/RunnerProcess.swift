@@ -48,6 +48,10 @@ final class RunnerProcess: @unchecked Sendable {
     private let tail = Mutex<[String]>([])
     /// Told once the process has ended and been reaped, with why.
     private let onEnd = CallbackSlot<(RunnerProcess, String)>()
+    /// The call id of the last COMPLETE or REFUSED the reader handed to the
+    /// call table (so its caller is resumed): what a caller spinning for its
+    /// answer watches (``RunnerConnection``).
+    private let lastAnswer = Atomic<UInt64>(0)
 
     /// Its cgroup leaf, where the host could make one.
     private let cgroup: RunnerCgroup?
@@ -66,6 +70,9 @@ final class RunnerProcess: @unchecked Sendable {
 
     /// Whether the process has ended (and been reaped).
     var hasExited: Bool { exited.load(ordering: .acquiring) }
+    /// Whether the reader has handed the answer to `callID` (its completion
+    /// or refusal) to the call table, and no other answer since.
+    func answered(_ callID: UInt64) -> Bool { lastAnswer.load(ordering: .acquiring) == callID }
     /// Whether it acknowledged DESTROY (the adapter's `destroy` returned).
     var destroyed: Bool { destroyedAck.load(ordering: .acquiring) }
     /// Whether DESTROY was sent.
@@ -329,8 +336,10 @@ final class RunnerProcess: @unchecked Sendable {
             } else {
                 context.complete(callID: frame.id, status: frame.int32(at: 0), result: frame.rest(from: 4))
             }
+            lastAnswer.store(frame.id, ordering: .releasing)
         case .refused:
             context.calls.refused(frame.id, status: frame.int32(at: 0))
+            lastAnswer.store(frame.id, ordering: .releasing)
         case .log:
             let message = frame.rest(from: 4)
             context.log(level: frame.int32(at: 0), message: message)
