@@ -59,9 +59,28 @@ struct RequestLogMiddleware: RouterMiddleware {
             .map { $0.hasPrefix(":") ? "{\($0.dropFirst())}" : String($0) }.joined(separator: "/")
     }
 
-    /// A path as logged: card numbers and API keys in it masked.
+    /// A path as logged: percent-decoded (a card number sent as
+    /// `4111%201111%20…` is a card number), card numbers and API keys in it
+    /// masked, and any control character it decoded to written back as
+    /// `%XX` (a `%0A` must not start a forged line in the log).
     static func masked(_ path: String) -> String {
-        maskingAPIKeys(in: Redaction.maskingCardNumbers(in: path))
+        let decoded = path.removingPercentEncoding ?? path
+        let masked = maskingAPIKeys(in: Redaction.maskingCardNumbers(in: decoded))
+        guard masked.unicodeScalars.contains(where: isControl) else { return masked }
+        var out = String.UnicodeScalarView()
+        for scalar in masked.unicodeScalars {
+            if isControl(scalar) {
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                out.append(contentsOf: ("%" + (hex.count < 2 ? "0" + hex : hex)).unicodeScalars)
+            } else {
+                out.append(scalar)
+            }
+        }
+        return String(out)
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// `text` with whatever follows `gk_test_` or `gk_live_` masked.

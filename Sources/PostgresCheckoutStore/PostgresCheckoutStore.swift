@@ -417,7 +417,9 @@ public final class PostgresCheckoutStore: CheckoutStore, APIKeyStore, CommittedE
 
     public func attempt(ofProvider provider: String, holding reference: String) async throws -> String? {
         try await withConnection { connection, logger in
-            try await connection.rows(SQL.AttemptHoldingReference.self, .text(provider), .text(reference), logger: logger).first?.decode(String.self)
+            // Looked for as commits store it (StoredText), as SQLite's lookup does.
+            try await connection.rows(SQL.AttemptHoldingReference.self, .text(provider), .text(StoredText.storable(reference)), logger: logger)
+                .first?.decode(String.self)
         }
     }
 

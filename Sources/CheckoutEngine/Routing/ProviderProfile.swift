@@ -62,8 +62,10 @@ public struct ProviderProfile: Sendable, Equatable {
     private var storage: Storage
 
     /// Which storage this profile reads: the same for its unchanged copies,
-    /// another once one is changed. Equal identities mean equal profiles
-    /// (while one holds the storage, its address is not reused).
+    /// another once one of several sharing it is changed. A profile that
+    /// holds its storage alone is changed in place and keeps its identity:
+    /// equal identities mean equal profiles only to a holder of a copy (as
+    /// ``OfferCache`` is), whose copy makes any change go to a new storage.
     public var identity: ObjectIdentifier { ObjectIdentifier(storage) }
 
     /// The box, made this profile's own first if it is shared.
