@@ -27,6 +27,9 @@ let package = Package(
         .library(name: "WorldlineAdapter", type: .dynamic, targets: ["WorldlineAdapter"]),
         // The Swift skeleton `gateway plugin new --lang swift` writes (renamed), built here so it always compiles.
         .library(name: "SwiftSkeletonAdapter", type: .dynamic, targets: ["SwiftSkeletonAdapter"]),
+        // The plugin guide's complete minimal Swift adapter (docs/plugin-authors.md §3.7), built here so it always
+        // compiles; a test checks it against a stand-in of its hypothetical provider (no manifest in manifests/).
+        .library(name: "AcmeAdapter", type: .dynamic, targets: ["AcmeAdapter"]),
         // For the host's tests only (no manifest in manifests/): misbehaves on request.
         .library(name: "ChaosAdapter", type: .dynamic, targets: ["ChaosAdapter"]),
         // For the host's tests only: the mock's sources built as version 1.1.0 (upgrade tests).
@@ -195,6 +198,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ], path: "Plugins/Mock"),
         .target(name: "SwiftSkeletonAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/SwiftSkeleton", exclude: ["swift-skeleton.json"]),
+        .target(name: "AcmeAdapter", dependencies: ["GatewayAdapterSDK"], path: "Plugins/Acme"),
         .target(
             name: "HyperPayAdapter", dependencies: ["GatewayAdapterSDK", .product(name: "Crypto", package: "swift-crypto")],
             path: "Plugins/HyperPay"),

@@ -52,6 +52,7 @@ enum ReplyEncoding {
         case AdapterError.outcomeUnknown(let m): (GW_E_OUTCOME_UNKNOWN, m)
         case AdapterError.internal(let m): (GW_E_INTERNAL, m)
         case AdapterError.idempotencyConflict(let m): (GW_E_INVALID_REQUEST, m)
+        case let missing as SecretUnavailable: (GW_E_NOT_FOUND, missing.message)
         case is CancellationError: (GW_E_CANCELLED, "cancelled")
         case let egress as HTTPEgressError: (egress.status, egress.message)
         default: (GW_E_INTERNAL, "unexpected \(type(of: error))")

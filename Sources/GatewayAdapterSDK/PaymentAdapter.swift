@@ -139,8 +139,9 @@ public enum AdapterReply: Sendable {
 }
 
 /// Errors an adapter throws, and the `gw_status` each completes with. Any other
-/// error completes with `GW_E_INTERNAL`, or with `GW_E_OUTCOME_UNKNOWN` when
-/// the call had already sent an HTTP request through the host.
+/// error (but ``SecretUnavailable``, `GW_E_NOT_FOUND`) completes with
+/// `GW_E_INTERNAL`, or with `GW_E_OUTCOME_UNKNOWN` when the call had already
+/// sent an HTTP request through the host.
 public enum AdapterError: Error, Sendable {
     /// The request lacks something the provider needs. `GW_E_INVALID_REQUEST`.
     case invalidRequest(String)
@@ -158,4 +159,25 @@ public enum AdapterError: Error, Sendable {
     /// changed nothing (the header's one exception). Throw it only on that
     /// documented answer; any other is ``outcomeUnknown(_:)``.
     case idempotencyConflict(String)
+}
+
+/// A secret the call needs has no value now (a rotated file left empty, an
+/// unset variable): nothing was sent. `GW_E_NOT_FOUND`, the header's status
+/// for a secret without a value (as `secret_get` and `create()` report it),
+/// or `GW_E_OUTCOME_UNKNOWN` once an earlier request of the call may have
+/// left. Not `GW_E_INTERNAL`: that says the adapter is broken, and
+/// `plugin check` fails it; this is the operator's configuration.
+/// (A type of its own, not an ``AdapterError`` case, so that an adapter's
+/// exhaustive `switch` over ``AdapterError`` keeps compiling.)
+public struct SecretUnavailable: Error, Sendable, CustomStringConvertible {
+    /// The secrets named, as the manifest declares them.
+    public var names: [String]
+    public var message: String
+
+    public init(names: [String], message: String) {
+        self.names = names
+        self.message = message
+    }
+
+    public var description: String { message }
 }

@@ -10,8 +10,8 @@ import Foundation
 ///   when it is sent: ``Authorization/bearer(secret:)``, or
 ///   ``Authorization/signed(secrets:sign:)`` for a provider that signs
 ///   requests (Worldline's `GCS v1HMAC`). A missing or empty secret fails
-///   before anything is sent (``AdapterError/internal(_:)``, which proves
-///   nothing was).
+///   before anything is sent (``SecretUnavailable``, `GW_E_NOT_FOUND`, which
+///   proves nothing was).
 /// - A path is appended to the base URL; an absolute URL (a link the
 ///   provider gave: Swedbank Pay's operations) is followed only on the base
 ///   URL's scheme, host and port, so a credential never goes elsewhere.
@@ -19,7 +19,7 @@ import Foundation
 ///   answer came back: whether that may hide an effect is the adapter's to
 ///   say (a create whose answer was lost is unknown; a read is not), or
 ///   ``exchange(_:_:_:headers:what:)`` says it is unknown. Before sending it
-///   throws ``AdapterError/internal(_:)`` for a missing secret,
+///   throws ``SecretUnavailable`` for a missing secret,
 ///   ``AdapterError/invalidRequest(_:)`` for a link on another origin, and
 ///   the encoder's error for a body that cannot be JSON.
 public struct ProviderHTTPClient: Sendable {
@@ -188,8 +188,8 @@ public struct ProviderHTTPClient: Sendable {
         }
     }
 
-    private func missing(_ names: [String]) -> AdapterError {
-        .internal("the \(names.joined(separator: " and ")) secret\(names.count == 1 ? " is" : "s are") not configured, so nothing was sent to \(provider)")
+    private func missing(_ names: [String]) -> SecretUnavailable {
+        SecretUnavailable(names: names, message: "the \(names.joined(separator: " and ")) secret\(names.count == 1 ? " has" : "s have") no value, so nothing was sent to \(provider)")
     }
 
     /// `a=1&b=x%20y`, each name and value percent-encoded.

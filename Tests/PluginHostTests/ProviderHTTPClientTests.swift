@@ -30,6 +30,24 @@ import Testing
         }
     }
 
+    /// A secret with no value when a request is made (a rotated file left
+    /// empty): nothing is sent, and the call completes with the header's
+    /// status for it, GW_E_NOT_FOUND (not GW_E_INTERNAL, which says the
+    /// adapter is broken), or unknown once an earlier request may have left.
+    @Test func aSecretWithNoValueFailsBeforeSendingWithNotFound() async throws {
+        let client = client("https://api.acme.example")
+        await #expect {
+            _ = try await client.send("GET", "/v1/charges/1")
+        } throws: { error in
+            guard let missing = error as? SecretUnavailable else { return false }
+            return missing.names == ["api_key"] && missing.message.contains("nothing was sent to Acme")
+        }
+        let missing = SecretUnavailable(names: ["api_key"], message: "the api_key secret has no value")
+        #expect(ReplyEncoding.failure(missing, requests: 0).0 == GW_E_NOT_FOUND)
+        #expect(gw_status_proves_nothing_sent(GW_E_NOT_FOUND) == 1)
+        #expect(ReplyEncoding.failure(missing, requests: 1).0 == GW_E_OUTCOME_UNKNOWN)
+    }
+
     @Test func textIsPercentEncodedOutsideASCIIsUnreservedCharacters() {
         #expect(ProviderHTTPClient.pathSegment("ord-1_2.3~x") == "ord-1_2.3~x")
         #expect(ProviderHTTPClient.pathSegment("a/b?c#d e") == "a%2Fb%3Fc%23d%20e")
