@@ -153,18 +153,19 @@ public struct JSONParser: ~Copyable {
         let start = offset
         let quote = offset - 1
         // Fast path: no escapes.
+        var ascii = true
         while offset < end {
             let byte = base[offset]
             if byte == UInt8(ascii: "\"") {
                 // Strictly UTF-8 (RFC 8259): bytes that are not are refused, never repaired.
-                guard let s = String(validating: UnsafeBufferPointer(start: base + start, count: offset - start), as: UTF8.self) else {
-                    throw error("invalid UTF-8 in a string")
-                }
+                let bytes = UnsafeBufferPointer(start: base + start, count: offset - start)
+                guard ascii || Self.isWellFormedUTF8(bytes) else { throw error("invalid UTF-8 in a string") }
                 offset += 1
-                return s
+                return String(decoding: bytes, as: UTF8.self)
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { throw controlCharacter(byte) }
+            if byte >= 0x80 { ascii = false }
             offset += 1
         }
         var scalars = Array(UnsafeBufferPointer(start: base + start, count: offset - start))
@@ -173,8 +174,8 @@ public struct JSONParser: ~Copyable {
             offset += 1
             switch byte {
             case UInt8(ascii: "\""):
-                guard let s = String(validating: scalars, as: UTF8.self) else { throw error("invalid UTF-8 in a string") }
-                return s
+                guard scalars.withUnsafeBufferPointer(Self.isWellFormedUTF8) else { throw error("invalid UTF-8 in a string") }
+                return String(decoding: scalars, as: UTF8.self)
             case UInt8(ascii: "\\"):
                 let backslash = offset - 1
                 guard offset < end else { throw error("unterminated string that starts", at: quote) }
@@ -212,6 +213,49 @@ public struct JSONParser: ~Copyable {
             }
         }
         throw error("unterminated string that starts", at: quote)
+    }
+
+    /// Whether `bytes` are well-formed UTF-8 (RFC 3629, the Unicode
+    /// standard's table 3-7): no overlong form, no surrogate, nothing above
+    /// U+10FFFF, no sequence cut short.
+    ///
+    /// Written here rather than `String(validating:as:)`, which is not
+    /// specialized across modules: it instantiated generic metadata at run
+    /// time for every string parsed (11% of the bridge benchmark's samples,
+    /// host and adapter alike). A string of ASCII alone (most) skips this.
+    static func isWellFormedUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var index = 0
+        let count = bytes.count
+        while index < count {
+            let lead = bytes[index]
+            if lead < 0x80 {
+                index += 1
+                continue
+            }
+            // How many continuation bytes follow, and the range the first of them must be in.
+            let following: Int
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF
+            switch lead {
+            case 0xC2...0xDF: following = 1
+            case 0xE0: following = 2; low = 0xA0
+            case 0xE1...0xEC, 0xEE...0xEF: following = 2
+            case 0xED: following = 2; high = 0x9F
+            case 0xF0: following = 3; low = 0x90
+            case 0xF1...0xF3: following = 3
+            case 0xF4: following = 3; high = 0x8F
+            default: return false
+            }
+            guard index + following < count else { return false }
+            let first = bytes[index + 1]
+            guard first >= low, first <= high else { return false }
+            var next = index + 2
+            while next <= index + following {
+                guard bytes[next] & 0xC0 == 0x80 else { return false }
+                next += 1
+            }
+            index += following + 1
+        }
+        return true
     }
 
     private func controlCharacter(_ byte: UInt8) -> JSONParseError {
@@ -447,10 +491,11 @@ public struct JSONParser: ~Copyable {
     private mutating func skipString() throws(JSONParseError) {
         let start = offset
         offset += 1
+        var ascii = true
         while offset < end {
             let byte = base[offset]
             if byte == UInt8(ascii: "\"") {
-                guard String(validating: UnsafeBufferPointer(start: base + start + 1, count: offset - start - 1), as: UTF8.self) != nil else {
+                guard ascii || Self.isWellFormedUTF8(UnsafeBufferPointer(start: base + start + 1, count: offset - start - 1)) else {
                     throw error("invalid UTF-8 in a string")
                 }
                 offset += 1
@@ -458,6 +503,7 @@ public struct JSONParser: ~Copyable {
             }
             if byte == UInt8(ascii: "\\") { break }
             if byte < 0x20 { break }
+            if byte >= 0x80 { ascii = false }
             offset += 1
         }
         offset = start
