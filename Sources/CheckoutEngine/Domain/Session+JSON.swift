@@ -11,7 +11,35 @@ extension Session: JSONPayload {
 
     /// The session's members, inside an object the caller opened (the API
     /// adds its own after them); its stored `instruments` only when asked.
+    /// Those fixed when the session was made come first, from their bytes
+    /// when they were kept (``keepFixedMembersWritten()``): a payment's
+    /// commits and answers write only its status, attempts, update time and
+    /// version.
     public func writeMembers(to w: inout JSONWriter, instruments withInstruments: Bool) {
+        if let members = fixed.members {
+            w.encodedMembers(members)
+        } else {
+            writeFixedMembers(to: &w)
+        }
+        w.member("status", status.rawValue)
+        w.key("attempts")
+        w.beginArray()
+        for attempt in attempts { attempt.write(to: &w) }
+        w.endArray()
+        w.member("updatedAt", date: updatedAt)
+        w.member("version", Int64(version))
+        if withInstruments, let instruments {
+            w.key("instruments")
+            if let written = fixed.instruments {
+                w.encoded(written)
+            } else {
+                Self.write(instruments, to: &w)
+            }
+        }
+    }
+
+    /// The members set when the session is made.
+    private func writeFixedMembers(to w: inout JSONWriter) {
         w.member("id", id)
         w.member("mode", mode.rawValue)
         w.member("amount", amount)
@@ -20,20 +48,28 @@ extension Session: JSONPayload {
         w.member("capture", capture.rawValue)
         w.member("payer", payer)
         w.member("returnUrl", returnURL)
-        w.member("status", status.rawValue)
-        w.key("attempts")
-        w.beginArray()
-        for attempt in attempts { attempt.write(to: &w) }
-        w.endArray()
         w.member("createdAt", date: createdAt)
-        w.member("updatedAt", date: updatedAt)
         w.member("expiresAt", date: expiresAt)
-        w.member("version", Int64(version))
-        if withInstruments, let instruments {
-            w.key("instruments")
-            w.beginArray()
-            for instrument in instruments { instrument.write(to: &w) }
-            w.endArray()
+    }
+
+    private static func write(_ instruments: [OfferedInstrument], to w: inout JSONWriter) {
+        w.beginArray()
+        for instrument in instruments { instrument.write(to: &w) }
+        w.endArray()
+    }
+
+    /// Writes the members fixed when the session was made (and its
+    /// instruments) to bytes, kept with the session and its copies until one
+    /// of them is set again: the engine does it once, when it makes a session.
+    public mutating func keepFixedMembersWritten() {
+        var w = JSONWriter(capacity: 320)
+        w.beginObject()
+        writeFixedMembers(to: &w)
+        fixed.members = Array(w.bytes.dropFirst())
+        if let instruments {
+            var list = JSONWriter(capacity: 64 + 96 * instruments.count)
+            Self.write(instruments, to: &list)
+            fixed.instruments = list.bytes
         }
     }
 

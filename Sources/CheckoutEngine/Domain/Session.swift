@@ -23,28 +23,44 @@ public enum SessionStatus: String, Sendable, Codable, CaseIterable {
 /// with a live attempt cannot be aborted or expire (its money may still move:
 /// it is reconciled first).
 public struct Session: Sendable, Equatable {
-    public var id: String
+    // The members set when a session is made are kept as JSON once it is
+    // committed (``fixed``), so each later commit writes only what changed;
+    // setting any of them drops those bytes.
+    public var id: String { didSet { fixed.members = nil } }
     /// Test or live, from the API key that opened it: only providers of the
     /// same mode ever serve it.
-    public var mode: PaymentMode
-    public var amount: Money
-    public var country: String?
-    public var orderID: String
-    public var capture: CaptureMode
-    public var payer: Payer?
-    public var returnURL: String?
+    public var mode: PaymentMode { didSet { fixed.members = nil } }
+    public var amount: Money { didSet { fixed.members = nil } }
+    public var country: String? { didSet { fixed.members = nil } }
+    public var orderID: String { didSet { fixed.members = nil } }
+    public var capture: CaptureMode { didSet { fixed.members = nil } }
+    public var payer: Payer? { didSet { fixed.members = nil } }
+    public var returnURL: String? { didSet { fixed.members = nil } }
     public private(set) var status: SessionStatus
     public private(set) var attempts: [Attempt]
-    public var createdAt: Date
+    public var createdAt: Date { didSet { fixed.members = nil } }
     public var updatedAt: Date
     /// When an unpaid session stops accepting attempts.
-    public var expiresAt: Date
+    public var expiresAt: Date { didSet { fixed.members = nil } }
     /// Bumped by the store on every committed change (optimistic concurrency).
     public var version: Int
     /// What the payer can use, as providers listed it when the session was
     /// created (ABI 1.1 `instruments`); nil when no provider was asked.
     /// References are sealed in the ids, never kept in the clear.
-    public var instruments: [OfferedInstrument]?
+    public var instruments: [OfferedInstrument]? { didSet { fixed.instruments = nil } }
+    /// The JSON of the members above that do not change after the session is
+    /// made (``keepFixedMembersWritten()``), spliced into every document and
+    /// answer written after; not part of the session's value (`==` ignores it).
+    var fixed = FixedMembers()
+
+    struct FixedMembers: Sendable, Equatable {
+        /// `"id":…,"mode":…,…,"expiresAt":…`, as ``Session/writeFixedMembers(to:)`` writes them.
+        var members: [UInt8]?
+        /// The `instruments` array.
+        var instruments: [UInt8]?
+        /// Bytes are a cache of the session's values: never a difference.
+        static func == (a: FixedMembers, b: FixedMembers) -> Bool { true }
+    }
 
     public init(id: String, mode: PaymentMode = .test, amount: Money, country: String?, orderID: String, capture: CaptureMode,
                 payer: Payer? = nil, returnURL: String? = nil,

@@ -102,6 +102,8 @@ public final class Checkout: Sendable {
                 // Asked before the one commit, so replays and every host see the same list.
                 let offered = await self.fetchInstruments(for: session)
                 session.instruments = offered.instruments
+                // What does not change again is written once, for this and every later commit.
+                session.keepFixedMembersWritten()
                 // The answer is the session as committed (its version bumped), so a replay reads the same.
                 var committed = session
                 committed.version += 1

@@ -32,6 +32,14 @@ public struct JSONWriter: Sendable {
         bytes.append(contentsOf: json)
     }
 
+    /// Writes `members`, one or more object members (`"a":1,"b":2`) already
+    /// encoded by this writer, as the next members of the open object.
+    public mutating func encodedMembers(_ members: [UInt8]) {
+        guard !members.isEmpty else { return }
+        separate()
+        bytes.append(contentsOf: members)
+    }
+
     public mutating func beginArray() {
         separate()
         bytes.append(UInt8(ascii: "["))
