@@ -29,13 +29,13 @@ import Testing
         var session = try Self.made()
         let before = session.jsonBytes()
         session.keepFixedMembersWritten()
-        #expect(session.fixed.members != nil && session.fixed.instruments != nil)
+        #expect(session.fixed.written != nil && session.fixed.written?.instruments != nil)
         #expect(session.jsonBytes() == before)
         // A payment's changes leave the kept bytes in place, and the document right.
         try session.start(Attempt(id: "att_1", method: "visa", providerID: "psp", routingReason: "test", requested: session.amount, at: Self.at))
         session.updatedAt = Self.at.addingTimeInterval(1)
         session.version = 2
-        #expect(session.fixed.members != nil)
+        #expect(session.fixed.written != nil)
         #expect(session.jsonBytes() == Self.fresh(session))
         let read = try Session(jsonData: Data(session.jsonBytes()))
         #expect(read == session)

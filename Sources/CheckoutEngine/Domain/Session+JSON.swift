@@ -16,8 +16,9 @@ extension Session: JSONPayload {
     /// commits and answers write only its status, attempts, update time and
     /// version.
     public func writeMembers(to w: inout JSONWriter, instruments withInstruments: Bool) {
-        if let members = fixed.members {
-            w.encodedMembers(members)
+        let written = fixed.written
+        if let written {
+            w.encodedMembers(written.members)
         } else {
             writeFixedMembers(to: &w)
         }
@@ -30,8 +31,8 @@ extension Session: JSONPayload {
         w.member("version", Int64(version))
         if withInstruments, let instruments {
             w.key("instruments")
-            if let written = fixed.instruments {
-                w.encoded(written)
+            if let bytes = written?.instruments {
+                w.encoded(bytes)
             } else {
                 Self.write(instruments, to: &w)
             }
@@ -65,12 +66,13 @@ extension Session: JSONPayload {
         var w = JSONWriter(capacity: 320)
         w.beginObject()
         writeFixedMembers(to: &w)
-        fixed.members = Array(w.bytes.dropFirst())
+        var list: [UInt8]?
         if let instruments {
-            var list = JSONWriter(capacity: 64 + 96 * instruments.count)
-            Self.write(instruments, to: &list)
-            fixed.instruments = list.bytes
+            var writer = JSONWriter(capacity: 64 + 96 * instruments.count)
+            Self.write(instruments, to: &writer)
+            list = writer.bytes
         }
+        fixed.written = FixedMembers.Written(members: Array(w.bytes.dropFirst()), instruments: list)
     }
 
     public init(parsing p: inout JSONParser) throws(JSONParseError) {

@@ -26,38 +26,48 @@ public struct Session: Sendable, Equatable {
     // The members set when a session is made are kept as JSON once it is
     // committed (``fixed``), so each later commit writes only what changed;
     // setting any of them drops those bytes.
-    public var id: String { didSet { fixed.members = nil } }
+    public var id: String { didSet { fixed.written = nil } }
     /// Test or live, from the API key that opened it: only providers of the
     /// same mode ever serve it.
-    public var mode: PaymentMode { didSet { fixed.members = nil } }
-    public var amount: Money { didSet { fixed.members = nil } }
-    public var country: String? { didSet { fixed.members = nil } }
-    public var orderID: String { didSet { fixed.members = nil } }
-    public var capture: CaptureMode { didSet { fixed.members = nil } }
-    public var payer: Payer? { didSet { fixed.members = nil } }
-    public var returnURL: String? { didSet { fixed.members = nil } }
+    public var mode: PaymentMode { didSet { fixed.written = nil } }
+    public var amount: Money { didSet { fixed.written = nil } }
+    public var country: String? { didSet { fixed.written = nil } }
+    public var orderID: String { didSet { fixed.written = nil } }
+    public var capture: CaptureMode { didSet { fixed.written = nil } }
+    public var payer: Payer? { didSet { fixed.written = nil } }
+    public var returnURL: String? { didSet { fixed.written = nil } }
     public private(set) var status: SessionStatus
     public private(set) var attempts: [Attempt]
-    public var createdAt: Date { didSet { fixed.members = nil } }
+    public var createdAt: Date { didSet { fixed.written = nil } }
     public var updatedAt: Date
     /// When an unpaid session stops accepting attempts.
-    public var expiresAt: Date { didSet { fixed.members = nil } }
+    public var expiresAt: Date { didSet { fixed.written = nil } }
     /// Bumped by the store on every committed change (optimistic concurrency).
     public var version: Int
     /// What the payer can use, as providers listed it when the session was
     /// created (ABI 1.1 `instruments`); nil when no provider was asked.
     /// References are sealed in the ids, never kept in the clear.
-    public var instruments: [OfferedInstrument]? { didSet { fixed.instruments = nil } }
+    public var instruments: [OfferedInstrument]? { didSet { fixed.written = nil } }
     /// The JSON of the members above that do not change after the session is
     /// made (``keepFixedMembersWritten()``), spliced into every document and
     /// answer written after; not part of the session's value (`==` ignores it).
     var fixed = FixedMembers()
 
     struct FixedMembers: Sendable, Equatable {
-        /// `"id":…,"mode":…,…,"expiresAt":…`, as ``Session/writeFixedMembers(to:)`` writes them.
-        var members: [UInt8]?
-        /// The `instruments` array.
-        var instruments: [UInt8]?
+        /// One reference, so that copying a session (the cache, snapshots)
+        /// costs one retain more, not one per array.
+        final class Written: Sendable {
+            /// `"id":…,"mode":…,…,"expiresAt":…`, as ``Session/writeFixedMembers(to:)`` writes them.
+            let members: [UInt8]
+            /// The `instruments` array.
+            let instruments: [UInt8]?
+            init(members: [UInt8], instruments: [UInt8]?) {
+                self.members = members
+                self.instruments = instruments
+            }
+        }
+
+        var written: Written?
         /// Bytes are a cache of the session's values: never a difference.
         static func == (a: FixedMembers, b: FixedMembers) -> Bool { true }
     }
