@@ -2,10 +2,21 @@
  * calls into the host's function pointers (Go cannot call a C function
  * pointer itself). Everything else is in adapter.go, built with it by cgo
  * (go build -buildmode=c-shared). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include "gateway_abi.h"
 #include "_cgo_export.h"
+
+/* Whether the host's table has member m: within its struct_size and not NULL
+ * (the ABI's rule: a member beyond struct_size, or a NULL one, means "not
+ * supported"; an older host's table is shorter). */
+#define HOST_HAS(host, m)                                                                             \
+    ((host) != NULL && (size_t)(host)->struct_size >= offsetof(gw_host_api, m) + sizeof((host)->m) && \
+     (host)->m != NULL)
+
+/* Whether member m of the host's negotiation struct lies within its size. */
+#define NEGOTIATION_HAS(n, m) ((size_t)(n)->struct_size >= offsetof(gw_negotiation, m) + sizeof((n)->m))
 
 static gw_status shim_create(const gw_host_api *host, const uint8_t *config, size_t config_len,
                              gw_instance **out_instance, uint8_t **out_error, size_t *out_error_len) {
@@ -56,16 +67,20 @@ static const gw_adapter_api table = {
 
 GW_EXPORT gw_status gw_adapter_entry(gw_negotiation *negotiation) {
     if (negotiation == NULL) return GW_E_INVALID_REQUEST;
-    negotiation->adapter_abi_major = GW_ABI_VERSION_MAJOR;
-    negotiation->adapter_abi_minor = 0;
-    negotiation->adapter_api = &table;
+    /* Each member written only as far as the host's struct reaches. */
+    if (NEGOTIATION_HAS(negotiation, adapter_abi_major)) negotiation->adapter_abi_major = GW_ABI_VERSION_MAJOR;
+    if (NEGOTIATION_HAS(negotiation, adapter_abi_minor)) negotiation->adapter_abi_minor = 0;
+    if (NEGOTIATION_HAS(negotiation, adapter_api)) negotiation->adapter_api = &table;
+    if (!NEGOTIATION_HAS(negotiation, adapter_api)) return GW_E_VERSION; /* a struct this small is not ABI 1 */
     return negotiation->host_abi_major == GW_ABI_VERSION_MAJOR ? GW_OK : GW_E_VERSION;
 }
 
 void gw_go_complete(void *host, uint64_t call_id, gw_status status, const void *result, size_t result_len) {
-    ((const gw_host_api *)host)->complete(call_id, status, (const uint8_t *)result, result_len);
+    const gw_host_api *api = (const gw_host_api *)host;
+    if (HOST_HAS(api, complete)) api->complete(call_id, status, (const uint8_t *)result, result_len);
 }
 
 void gw_go_log(void *host, int32_t level, const void *message, size_t message_len) {
-    ((const gw_host_api *)host)->log(level, (const char *)message, message_len);
+    const gw_host_api *api = (const gw_host_api *)host;
+    if (HOST_HAS(api, log)) api->log(level, (const char *)message, message_len);
 }
