@@ -2,7 +2,7 @@
 /// digits.
 ///
 /// A *run* is a stretch of digits, optionally grouped by single spaces or
-/// dashes. A run of 13 to 19 digits that passes the Luhn check is a card
+/// dashes (plain, percent-encoded, or a form's `+`). A run of 13 to 19 digits that passes the Luhn check is a card
 /// number. A run that is not one itself but holds a card number somewhere
 /// inside it (any 13 to 19 consecutive digits of it that pass the Luhn
 /// check: `0041111111111111111`, a reference glued to a number) is masked
@@ -31,8 +31,8 @@ public enum Redaction {
                     digits.append(UInt8(scalars[j].value - 48))
                     j += 1
                     end = j
-                } else if (scalars[j] == " " || scalars[j] == "-"), j + 1 < scalars.count, isDigit(scalars[j + 1]), digits.count < 19 {
-                    j += 1
+                } else if digits.count < 19, let width = separatorWidth(scalars, at: j), j + width < scalars.count, isDigit(scalars[j + width]) {
+                    j += width
                 } else {
                     break
                 }
@@ -46,6 +46,21 @@ public enum Redaction {
             i = end
         }
         return String(out)
+    }
+
+    /// The width of a separator between two groups of a number at `index`:
+    /// a space or a dash, written plain or percent-encoded (`%20`, `%2D`),
+    /// or a form-encoded space (`+`), so that a number in a URL or a form
+    /// body (a path, a query, an egress request) is a number too; nil for
+    /// anything else.
+    private static func separatorWidth(_ scalars: [Unicode.Scalar], at index: Int) -> Int? {
+        switch scalars[index] {
+        case " ", "-", "+": return 1
+        case "%":
+            guard index + 2 < scalars.count, scalars[index + 1] == "2" else { return nil }
+            return ["0", "D", "d"].contains(scalars[index + 2]) ? 3 : nil
+        default: return nil
+        }
     }
 
     /// Whether `text` holds a card number anywhere (what

@@ -9,6 +9,10 @@ import Testing
         ("pan=4111111111111111 ok", "pan=************1111 ok"),
         ("card 4111 1111 1111 1111.", "card ************1111."),
         ("{\"n\":\"5500-0000-0000-0004\"}", "{\"n\":\"************0004\"}"),
+        // In a URL or a form body (an egress request's query, a path).
+        ("/x?number=4111%201111%201111%201111&y=1", "/x?number=************1111&y=1"),
+        ("number=4111+1111+1111+1111", "number=************1111"),
+        ("/v1/sessions/5500%2D0000%2d0000%2D0004", "/v1/sessions/************0004"),
     ])
     func cardNumbersAreMaskedInAnyGrouping(text: String, masked: String) {
         #expect(Redaction.maskingCardNumbers(in: text) == masked)
