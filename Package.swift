@@ -117,10 +117,18 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
+        // Merchants' webhooks: endpoints, Standard Webhooks signatures, the outbox's delivery (docs/webhooks.md).
+        .target(
+            name: "MerchantWebhooks",
+            dependencies: [
+                "CheckoutEngine", "GatewayPayloads", "PluginHost",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
         .target(
             name: "PaymentGateway",
             dependencies: [
-                "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "PaymentFields",
+                "CheckoutEngine", "SQLiteCheckoutStore", "PluginHost", "GatewayPayloads", "PaymentFields", "MerchantWebhooks",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -131,7 +139,7 @@ let package = Package(
             name: "CheckoutHTTP",
             dependencies: [
                 // No PluginHost: the HTTP layer sees the gateway through PaymentGateway's façade only.
-                "PaymentGateway", "CheckoutEngine", "GatewayPayloads", "PaymentFields",
+                "PaymentGateway", "CheckoutEngine", "GatewayPayloads", "PaymentFields", "MerchantWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
@@ -171,7 +179,7 @@ let package = Package(
             name: "gateway",
             dependencies: [
                 "PluginHost", "GatewayPayloads", "PaymentGateway", "CheckoutEngine", "CheckoutHTTP", "ProviderSandbox", "SQLiteCheckoutStore",
-                "PostgresCheckoutStore",
+                "PostgresCheckoutStore", "MerchantWebhooks",
                 "WalletTokens",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "X509", package: "swift-certificates"),
@@ -247,7 +255,10 @@ let package = Package(
             path: "Benchmarks/Bridge"),
         .executableTarget(
             name: "checkout-benchmark",
-            dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", "SQLiteCheckoutStore"],
+            dependencies: ["PaymentGateway", "PluginHost", "CheckoutEngine", "GatewayPayloads", "PostgresCheckoutStore", "SQLiteCheckoutStore",
+                           "MerchantWebhooks",
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
             path: "Benchmarks/Checkout"),
 
         .target(name: "TestSupport", dependencies: ["CheckoutEngine", "GatewayPayloads", "SQLiteCheckoutStore", "PostgresCheckoutStore", "PluginHost",
@@ -257,6 +268,13 @@ let package = Package(
                                                     .product(name: "NIOHTTP1", package: "swift-nio")],
                 path: "Tests/TestSupport"),
         .testTarget(name: "TestSupportTests", dependencies: ["TestSupport"]),
+        .testTarget(
+            name: "MerchantWebhooksTests",
+            dependencies: ["MerchantWebhooks", "CheckoutEngine", "GatewayPayloads", "PaymentGateway", "SQLiteCheckoutStore", "PostgresCheckoutStore",
+                           "PluginHost", "CheckoutHTTP", "TestSupport",
+                           .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")]),
         .testTarget(name: "PaymentFieldsTests", dependencies: ["PaymentFields", "GatewayPayloads"]),
         .testTarget(
             name: "WalletTokensTests",

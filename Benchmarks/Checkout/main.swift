@@ -2,7 +2,7 @@
 // in-process, with the mock adapter (through the libffi bridge) and SQLite.
 //
 //   swift build -c release && .build/release/checkout-benchmark [--manifests DIR] [--payments N] [--concurrency C]
-//     [--durable-only | --compare-isolation | --compare-instruments]
+//     [--durable-only | --compare-isolation | --compare-instruments | --compare-webhooks]
 //
 // A complete payment is what `gateway pay` does: create a session, then an
 // attempt that succeeds, each under an idempotency key, each durable before
@@ -249,6 +249,38 @@ if arguments.contains("--compare-postgres") {
     await sqlite.shutdown()
     await postgres.shutdown()
     await store.close()
+    try? FileManager.default.removeItem(at: scratch)
+    exit(0)
+}
+
+// `--compare-webhooks` (issue 37): durable payments through a gateway with no
+// webhook endpoint against one whose one endpoint (a loopback sink answering
+// at once) receives every event, alternated, five rounds; then how fast the
+// deliveries went and how long after its commit each event arrived.
+if arguments.contains("--compare-webhooks") {
+    let plain = try gateway(store: nil, data: scratch.appendingPathComponent("no-endpoint"))
+    var configuration = PaymentGateway.Configuration(manifests: manifests, data: scratch.appendingPathComponent("endpoint").path)
+    configuration.webhooks.allowPrivate = true
+    let hooked = try await PaymentGateway.open(configuration: configuration)
+    let sink = try await WebhookSink()
+    guard let endpoints = hooked.webhooks, let deliverer = hooked.deliverer else { fatalError("the SQLite store keeps no webhook endpoints") }
+    _ = try await endpoints.create(url: sink.url, mode: .test, types: nil, description: "benchmark sink")
+    deliverer.start()
+    print("checkout benchmark, webhooks: \(payments) payments, \(concurrency) at a time, \(ProcessInfo.processInfo.activeProcessorCount) cores")
+    let median = try await compare("no endpoint", plain, "one endpoint", hooked)
+    let queued = sink.received
+    let start = nanoseconds()
+    // Every event of the hooked gateway's payments (four each, warm-up included) reaches the sink.
+    let expected = (2000 + 5 * payments) * 4
+    while sink.received < expected, nanoseconds() - start < 600_000_000_000 { try await Task.sleep(for: .milliseconds(20)) }
+    let figures = sink.figures()
+    print(String(format: "median ratio one endpoint/no endpoint %.3f (goal at least 0.85)", median))
+    print(String(format: "deliveries: %d of %d (%d arrived after the last round), %.0f/s, %d repeated; lag from commit to arrival p50 %.1f ms, p99 %.1f ms",
+                 figures.count, expected, figures.count - queued, figures.perSecond, figures.repeats, figures.p50, figures.p99))
+    await deliverer.stop()
+    await sink.close()
+    await hooked.shutdown()
+    await plain.shutdown()
     try? FileManager.default.removeItem(at: scratch)
     exit(0)
 }

@@ -58,6 +58,7 @@ public struct CheckoutAPI: Sendable {
         router.add(middleware: APIKeyMiddleware(keys: keys))
         addSessionRoutes(to: router)
         addPaymentRoutes(to: router)
+        addEndpointRoutes(to: router)
         if webhooks { addWebhookRoutes(to: router) }
         addOperationRoutes(to: router)
         if let admin { addAdminRoutes(to: router, access: admin) }

@@ -103,6 +103,21 @@ public final class GatewayMetrics: Sendable {
         metrics.counter.increment()
     }
 
+    /// A try of a merchant webhook delivery, by endpoint and how it ended.
+    public func webhookTried(endpoint: String, delivered: Bool) {
+        CoreMetrics.Counter(label: "webhook_deliveries_total", dimensions: [("endpoint", endpoint), ("outcome", delivered ? "delivered" : "failed")],
+                            factory: factory).increment()
+    }
+
+    /// An endpoint's queue: deliveries waiting (never failed), retrying, and
+    /// how old the oldest undelivered one is (0 when none waits).
+    public func webhookQueued(endpoint: String, counts: DeliveryCounts, now: Date) {
+        Gauge(label: "webhook_deliveries_pending", dimensions: [("endpoint", endpoint)], factory: factory).record(Double(counts.pending))
+        Gauge(label: "webhook_deliveries_retrying", dimensions: [("endpoint", endpoint)], factory: factory).record(Double(counts.retrying))
+        Gauge(label: "webhook_oldest_undelivered_seconds", dimensions: [("endpoint", endpoint)], factory: factory)
+            .record(counts.oldestUndelivered.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+    }
+
     /// The exposition, with each provider's circuit state as of now
     /// (0 closed, 1 half-open, 2 open), and for each loaded adapter the host's
     /// calls into it (cancels) that ran past the documented bound since it

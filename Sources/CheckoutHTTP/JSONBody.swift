@@ -187,6 +187,29 @@ struct BodyMembers {
     func optionalStringMap(_ key: String) throws(ProblemError) -> [String: String]? {
         object[key] == nil ? nil : try stringMap(key)
     }
+
+    /// An array whose items are all strings.
+    func optionalStringList(_ key: String) throws(ProblemError) -> [String]? {
+        guard let value = object[key] else { return nil }
+        guard case .array(let items) = value else { throw refuse("\(name(key)) must be an array of strings") }
+        var list: [String] = []
+        for (index, item) in items.enumerated() {
+            guard let text = item.stringValue else { throw refuse("\(name(key))[\(index)] must be a string") }
+            list.append(text)
+        }
+        return list
+    }
+
+    /// A whole number.
+    func optionalInteger(_ key: String) throws(ProblemError) -> Int64? {
+        switch object[key] {
+        case nil: return nil
+        case .integer(let value)?: return value
+        // JSON Schema's `integer` is any number with no fractional part (`60.0`), exactly held.
+        case .number(let number)? where number.rounded() == number && abs(number) < 9_007_199_254_740_992: return Int64(number)
+        default: throw refuse("\(name(key)) must be an integer")
+        }
+    }
 }
 
 /// `POST /v1/sessions`.

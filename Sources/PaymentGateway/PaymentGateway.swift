@@ -1,5 +1,6 @@
 import CheckoutEngine
 import Foundation
+import MerchantWebhooks
 import GatewayPayloads
 import Logging
 import PaymentFields
@@ -57,6 +58,12 @@ public final class PaymentGateway: Service, Sendable {
         public var wallets = WalletSettings()
         /// How long a verified API key is trusted without asking the store again (``APIKeys``).
         public var keyCache: Duration = .seconds(1)
+        /// How merchants' webhooks are delivered (docs/webhooks.md).
+        public var webhooks = WebhookConfiguration()
+        /// Where the key that seals webhook signing secrets is kept;
+        /// `data/webhook-secrets.key` when nil. Every host sharing a store
+        /// needs the same key.
+        public var webhookKey: URL?
 
         public init(manifests: String, data: String) {
             self.manifests = URL(fileURLWithPath: manifests, isDirectory: true)
@@ -72,6 +79,9 @@ public final class PaymentGateway: Service, Sendable {
     @_spi(Internals) public let store: any CheckoutStore & APIKeyStore
     /// Applies the manifests folder as it now is (live reload).
     @_spi(Internals) public let manifests: ManifestReloader
+    /// Merchants' webhook endpoints, when the store keeps them (both shipped stores do).
+    public let webhooks: WebhookEndpoints?
+    @_spi(Internals) public let deliverer: WebhookDeliverer?
     let logger: Logger
     /// The one shutdown: a second call waits for it.
     private let closing = Mutex<Task<Void, Never>?>(nil)
@@ -106,7 +116,20 @@ public final class PaymentGateway: Service, Sendable {
                                      sandbox: configuration.sandbox, logger: logger)
         try manifests.reloadNow()
         let fingerprintKey = try SecretKeyFile.load(configuration.data.appendingPathComponent("idempotency.key"))
-        checkout = Checkout(store: store, providers: providers, fingerprintKey: fingerprintKey, configuration: configuration.checkout, logger: logger)
+        if let outbox = store as? any WebhookStore & CheckoutStore {
+            let sealer = try SecretSealer(key: SecretSealer.loadKey(at: configuration.webhookKey ?? configuration.data.appendingPathComponent("webhook-secrets.key")))
+            let deliverer = WebhookDeliverer(store: outbox, sealer: sealer, configuration: configuration.webhooks,
+                                             logger: Logger(label: "gateway.webhooks"))
+            self.deliverer = deliverer
+            webhooks = WebhookEndpoints(store: outbox, sealer: sealer, allowPrivate: configuration.webhooks.allowPrivate,
+                                        changed: { deliverer.due() })
+        } else {
+            deliverer = nil
+            webhooks = nil
+        }
+        let deliverer = self.deliverer
+        checkout = Checkout(store: store, providers: providers, fingerprintKey: fingerprintKey, configuration: configuration.checkout, logger: logger,
+                            committed: { deliverer?.ring() })
     }
 
     /// What became of each manifest.
@@ -124,6 +147,7 @@ public final class PaymentGateway: Service, Sendable {
     public func run() async throws {
         let reconciler = Reconciler(checkout: checkout, interval: configuration.reconcileInterval)
         logger.info("gateway running: \(providers.profiles().filter(\.enabled).count) providers enabled")
+        deliverer?.start()
         await cancelWhenGracefulShutdown { await reconciler.run() }
         await shutdown()
     }
@@ -136,7 +160,9 @@ public final class PaymentGateway: Service, Sendable {
         let task = closing.withLock { closing in
             if let running = closing { return running }
             let (manifests, providers, store, grace) = (self.manifests, self.providers, self.store, configuration.shutdownGrace)
+            let deliverer = self.deliverer
             let task = Task {
+                await deliverer?.stop()
                 await manifests.close(grace: grace)
                 await providers.close(grace: grace)
                 await store.close()

@@ -18,7 +18,7 @@ enum PostgresMigrations {
         var statements: [String]
     }
 
-    static let all: [Migration] = earlier + [oneReferenceOnePayment]
+    static let all: [Migration] = earlier + [oneReferenceOnePayment, merchantWebhooks]
 
     /// v1 to v6, as they shipped.
     private static let earlier: [Migration] = [
@@ -452,6 +452,79 @@ enum PostgresMigrations {
             """),
             ("EXCEPTION WHEN SQLSTATE 'GWFST' THEN", "EXCEPTION WHEN SQLSTATE 'GWFST' OR unique_violation THEN"),
         ]),
+    ])
+
+    /// Merchants' webhooks (``WebhookStore``): the feed's order, endpoints,
+    /// deliveries.
+    ///
+    /// The outbox is the event log (written with the change it reports). Its
+    /// `id` is no commit order here: several hosts write at once, and a
+    /// transaction that took a lower id may commit after one that took a
+    /// higher. So each event records the id of the transaction that wrote it
+    /// (`tx`, the column's default: the commit functions, which name the
+    /// columns they write, are unchanged, and so are those of a host of the
+    /// previous version during a rolling upgrade), and the feed goes by
+    /// `(tx, id)`, holding back every event of a transaction at or above the
+    /// oldest one still running (Webhooks.swift says why that never skips).
+    /// Events written before have `tx` 0: before every endpoint's cursor.
+    ///
+    /// Adding the column is no rewrite (a constant default) and fires none
+    /// of the event log's triggers (row triggers on UPDATE and DELETE, a
+    /// statement trigger on TRUNCATE); the feed's index is built in the
+    /// migrations' transaction, so commits wait while it reads the log once.
+    ///
+    /// An endpoint's cursor is where its fan-out stands; a delivery is one
+    /// event for one endpoint, its body written once. Secrets are sealed
+    /// (AES-GCM under a key outside the database), as in the SQLite store,
+    /// whose tables these mirror.
+    private static let merchantWebhooks = Migration(name: "v8: merchant webhooks: the feed's order, endpoints, deliveries", statements: [
+        "ALTER TABLE event ADD COLUMN tx xid8 NOT NULL DEFAULT '0'",
+        "ALTER TABLE event ALTER COLUMN tx SET DEFAULT pg_current_xact_id()",
+        "CREATE INDEX event_feed ON event (tx, id)",
+        """
+        CREATE TABLE webhook_endpoint (
+            id text COLLATE "C" PRIMARY KEY,
+            url text NOT NULL,
+            mode text NOT NULL CHECK (mode IN ('test', 'live')),
+            -- the event types it receives, comma separated; NULL: all
+            types text,
+            description text,
+            signing text NOT NULL CHECK (signing IN ('v1', 'v1a')),
+            secret bytea NOT NULL,
+            public_key text,
+            previous_secret bytea,
+            previous_until float8,
+            state text NOT NULL CHECK (state IN ('enabled', 'disabled')),
+            state_reason text,
+            created_at float8 NOT NULL,
+            removed_at float8,
+            -- where its fan-out stands in the feed: (event.tx, event.id)
+            cursor_tx xid8 NOT NULL,
+            cursor_row bigint NOT NULL)
+        """,
+        """
+        CREATE TABLE webhook_delivery (
+            endpoint_id text COLLATE "C" NOT NULL REFERENCES webhook_endpoint (id),
+            session_id text COLLATE "C" NOT NULL,
+            number bigint NOT NULL,
+            cursor_tx xid8 NOT NULL,
+            cursor_row bigint NOT NULL,
+            type text NOT NULL,
+            body bytea NOT NULL,
+            state text NOT NULL CHECK (state IN ('pending', 'delivered')),
+            tries bigint NOT NULL,
+            queued_at float8 NOT NULL,
+            due_at float8 NOT NULL,
+            failing_since float8,
+            last_error text,
+            delivered_at float8,
+            claimed_by text COLLATE "C",
+            claimed_until float8,
+            PRIMARY KEY (endpoint_id, session_id, number))
+        """,
+        // The claim's order: due first, then the feed's.
+        "CREATE INDEX webhook_delivery_due ON webhook_delivery (due_at, cursor_tx, cursor_row) WHERE state = 'pending'",
+        "CREATE INDEX webhook_delivery_feed ON webhook_delivery (endpoint_id, cursor_tx, cursor_row)",
     ])
 
     /// `sql` with each edit's text replaced: a later migration's function

@@ -175,6 +175,55 @@ enum Migrations {
                     WHERE provider_reference IS NOT NULL AND status NOT IN ('failed', 'cancelled');
                 """)
         }
+        migrator.registerMigration("merchant webhooks: endpoints and their deliveries") { db in
+            // The outbox is the event log (written with the change it reports);
+            // its rows are numbered in commit order (`event.id`, one writer), the
+            // feed's cursor. An endpoint's cursor is where its fan-out stands; a
+            // delivery is one event for one endpoint, its body written once.
+            // Secrets are sealed (AES-GCM under a key file outside the database).
+            try db.execute(sql: """
+                CREATE TABLE webhook_endpoint (
+                    id TEXT PRIMARY KEY NOT NULL,
+                    url TEXT NOT NULL,
+                    mode TEXT NOT NULL CHECK (mode IN ('test', 'live')),
+                    types TEXT,
+                    description TEXT,
+                    signing TEXT NOT NULL CHECK (signing IN ('v1', 'v1a')),
+                    secret BLOB NOT NULL,
+                    public_key TEXT,
+                    previous_secret BLOB,
+                    previous_until REAL,
+                    state TEXT NOT NULL CHECK (state IN ('enabled', 'disabled')),
+                    state_reason TEXT,
+                    created_at REAL NOT NULL,
+                    removed_at REAL,
+                    cursor_tx INTEGER NOT NULL,
+                    cursor_row INTEGER NOT NULL
+                );
+                CREATE TABLE webhook_delivery (
+                    endpoint_id TEXT NOT NULL REFERENCES webhook_endpoint(id),
+                    session_id TEXT NOT NULL,
+                    number INTEGER NOT NULL,
+                    cursor_tx INTEGER NOT NULL,
+                    cursor_row INTEGER NOT NULL,
+                    type TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'delivered')),
+                    tries INTEGER NOT NULL,
+                    queued_at REAL NOT NULL,
+                    due_at REAL NOT NULL,
+                    failing_since REAL,
+                    last_error TEXT,
+                    delivered_at REAL,
+                    claimed_by TEXT,
+                    claimed_until REAL,
+                    PRIMARY KEY (endpoint_id, session_id, number)
+                ) WITHOUT ROWID;
+                CREATE TABLE key_check (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
+                CREATE INDEX webhook_delivery_due ON webhook_delivery(due_at) WHERE state = 'pending';
+                CREATE INDEX webhook_delivery_feed ON webhook_delivery(endpoint_id, cursor_tx, cursor_row);
+                """)
+        }
         return migrator
     }
 }

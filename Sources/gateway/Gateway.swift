@@ -5,7 +5,7 @@ struct Gateway: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "gateway",
         abstract: "The payment gateway plugin host.",
-        subcommands: [ServeCommand.self, PayCommand.self, VerifyCommand.self, SessionCommand.self, ReconcileCommand.self, HeldCommand.self, KeysCommand.self, ProvidersCommand.self, PluginCommand.self, SandboxCommand.self, ApplePayCommand.self, GooglePayCommand.self])
+        subcommands: [ServeCommand.self, PayCommand.self, VerifyCommand.self, SessionCommand.self, ReconcileCommand.self, HeldCommand.self, KeysCommand.self, WebhooksCommand.self, ProvidersCommand.self, PluginCommand.self, SandboxCommand.self, ApplePayCommand.self, GooglePayCommand.self])
 }
 
 /// Options every command that reads manifests shares.

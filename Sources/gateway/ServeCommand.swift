@@ -1,4 +1,5 @@
 import ArgumentParser
+import MerchantWebhooks
 import CheckoutHTTP
 import Foundation
 import WalletTokens
@@ -61,6 +62,8 @@ struct ServeCommand: AsyncParsableCommand {
             help: "Seconds graceful shutdown (SIGTERM, SIGINT) may take before what is left is cancelled (default 60).")
     var shutdownTimeout: Int = 60
 
+    @OptionGroup var merchantWebhooks: MerchantWebhookOptions
+
     func run() async throws {
         guard (1...3600).contains(shutdownTimeout) else { throw ValidationError("--shutdown-timeout must be 1 to 3600 seconds (got \(shutdownTimeout))") }
         guard sandboxLatencyMs >= 0 else { throw ValidationError("--sandbox-latency-ms must be 0 or more (got \(sandboxLatencyMs))") }
@@ -82,6 +85,7 @@ struct ServeCommand: AsyncParsableCommand {
         catch { throw ValidationError("\(error)") }
         let metrics = GatewayMetrics()
         var configuration = PaymentGateway.Configuration(manifests: host.manifests, data: host.data)
+        configuration.webhooks = try merchantWebhooks.configuration()
         configuration.wallets.appleSigningTimeWindow = TimeInterval(applePaySigningWindow)
         if let googlePayRootKeys {
             guard let bytes = FileManager.default.contents(atPath: googlePayRootKeys) else {
@@ -116,6 +120,8 @@ struct ServeCommand: AsyncParsableCommand {
         let simulators = sandbox ? try await InProcessSandbox.start(data: configuration.data, latencyMilliseconds: sandboxLatencyMs, logger: logger) : nil
         configuration.sandbox = simulators?.overlay
         configuration.callObserver = { metrics.adapterCall($0) }
+        configuration.webhooks.observer = WebhookObserver(tried: { metrics.webhookTried(endpoint: $0, delivered: $1) },
+                                                          queued: { metrics.webhookQueued(endpoint: $0, counts: $1, now: $2) })
         let gateway = try await PaymentGateway.open(configuration: configuration, logger: logger)
         var server = CheckoutServer.Configuration()
         server.host = address

@@ -17,7 +17,7 @@ import TestSupport
 /// and a live API key recorded in its store (``testKey``, ``liveKey``; the
 /// request helpers send the test key unless told otherwise).
 ///
-/// A test gets one from ``with(adminToken:keyCache:editManifests:storeInFront:_:)``,
+/// A test gets one from ``with(adminToken:keyCache:allowPrivateWebhooks:editManifests:storeInFront:_:)``,
 /// never on its own: the gateway holds adapters (an isolated one's runner
 /// process among them) and threads, and one left running by a test that
 /// failed half-way (or never shut down) would go on loading the two cores
@@ -46,14 +46,18 @@ final class APIFixture: Sendable {
     ///
     /// - Parameter keyCache: how long the server trusts a verified key
     ///   (``APIKeys/cacheFor``); zero asks the store on every request.
+    /// - Parameter allowPrivateWebhooks: whether merchants' webhook endpoints may be on
+    ///   addresses that are not public (`--allow-private-webhooks`), so a test can register a loopback one.
     /// - Parameter editManifests: changes the scratch manifests folder before the gateway loads it.
     /// - Parameter storeInFront: the store the gateway and the API keys use, in front of ``store``
     ///   (``store`` itself unless told).
     @discardableResult
-    static func with<T>(adminToken: String? = nil, keyCache: Duration = .seconds(1), editManifests: (URL) throws -> Void = { _ in },
+    static func with<T>(adminToken: String? = nil, keyCache: Duration = .seconds(1), allowPrivateWebhooks: Bool = false,
+                        editManifests: (URL) throws -> Void = { _ in },
                         storeInFront: (SQLiteCheckoutStore) -> any CheckoutStore & APIKeyStore = { $0 },
                         _ body: (APIFixture) async throws -> T) async throws -> T {
-        let fixture = try await APIFixture(adminToken: adminToken, keyCache: keyCache, editManifests: editManifests, storeInFront: storeInFront)
+        let fixture = try await APIFixture(adminToken: adminToken, keyCache: keyCache, allowPrivateWebhooks: allowPrivateWebhooks,
+                                           editManifests: editManifests, storeInFront: storeInFront)
         let result: T
         do {
             result = try await body(fixture)
@@ -71,7 +75,7 @@ final class APIFixture: Sendable {
     /// `PaymentGateway.open`, off the pool too. Every test of the run starts
     /// at once on two cores, and a fixture loading on one of the pool's two
     /// threads stalled every in-process server and client meanwhile.
-    private init(adminToken: String?, keyCache: Duration, editManifests: (URL) throws -> Void,
+    private init(adminToken: String?, keyCache: Duration, allowPrivateWebhooks: Bool, editManifests: (URL) throws -> Void,
                  storeInFront: (SQLiteCheckoutStore) -> any CheckoutStore & APIKeyStore) async throws {
         let folder = self.folder
         let manifests = folder.appendingPathComponent("manifests")
@@ -83,6 +87,7 @@ final class APIFixture: Sendable {
         configuration.libraries = BuildProducts.sharedLibraryStore
         // A machine under load must not make the mock's instruments late (scaled with the backstops).
         configuration.checkout.instrumentsTimeout = .seconds(60).scaled
+        configuration.webhooks.allowPrivate = allowPrivateWebhooks
         let metrics = self.metrics
         configuration.callObserver = { metrics.adapterCall($0) }
         let store = try await offThePool { () throws -> SQLiteCheckoutStore in
@@ -103,7 +108,7 @@ final class APIFixture: Sendable {
     }
 
     /// Stops reloading and every adapter (``PaymentGateway/shutdown()``);
-    /// ``with(adminToken:keyCache:editManifests:storeInFront:_:)`` calls it.
+    /// ``with(adminToken:keyCache:allowPrivateWebhooks:editManifests:storeInFront:_:)`` calls it.
     /// Safe after a ``LiveServer`` ran the gateway, which shut it down already.
     func shutdown() async {
         await gateway.shutdown()

@@ -14,7 +14,8 @@ import TestSupport
 /// document's schema for that route and status.
 @Suite struct OpenAPIContractTests {
     @Test func realResponsesMatchTheDocument() async throws {
-        try await APIFixture.with(adminToken: APIFixture.adminToken) { fixture in
+        // Private webhook endpoints allowed: a loopback one registers without DNS (none is delivered to: no event follows it).
+        try await APIFixture.with(adminToken: APIFixture.adminToken, allowPrivateWebhooks: true) { fixture in
             let contract = try Contract()
             try await fixture.app().test(.router) { client in
                 let served = try await client.json(.get, "/openapi.json")
@@ -22,9 +23,13 @@ import TestSupport
                 #expect((served.object["paths"] as? [String: Any])?.keys.sorted() == contract.paths.keys.sorted())
 
                 var checked: [String] = []
-                func check(_ method: String, _ template: String, _ reply: Reply, _ location: SourceLocation = #_sourceLocation) {
+                // `status`: the one the reply must have, when the check means one.
+                func check(_ method: String, _ template: String, _ reply: Reply, status: Int? = nil, _ location: SourceLocation = #_sourceLocation) {
                     let errors = contract.validate(method: method, path: template, status: reply.status, body: reply.json)
                     #expect(errors.isEmpty, "\(method) \(template) \(reply.status): \(errors) in \(reply.text.prefix(400))", sourceLocation: location)
+                    if let status {
+                        #expect(reply.status == status, "\(method) \(template): \(reply.status), not \(status): \(reply.text.prefix(400))", sourceLocation: location)
+                    }
                     checked.append("\(method) \(template) \(reply.status)")
                 }
                 let auth: HTTPFields = [.authorization: "Bearer \(APIFixture.adminToken)"]
@@ -59,6 +64,61 @@ import TestSupport
                 check("post", "/admin/providers/{id}/enable", try await client.json(.post, "/admin/providers/example-c/enable", headers: auth))
                 check("get", "/healthz", try await client.json(.get, "/healthz"))
                 check("get", "/readyz", try await client.json(.get, "/readyz"))
+
+                // Merchants' webhook endpoints, registered last so that no event is queued for them.
+                let hooks = "/v1/webhook-endpoints"
+                let loopback = #"{"url":"http://127.0.0.1:9/h"}"#
+                let hook = try await client.json(.post, hooks, loopback)
+                check("post", hooks, hook, status: 201)
+                let hookID = try #require(hook.string("id"), "\(hook.text)")
+                #expect(hook.string("secret")?.hasPrefix("whsec_") == true && hook["publicKey"] == nil, "\(hook.text)")
+                let signed = try await client.json(.post, hooks, #"{"url":"http://127.0.0.1:9/h","types":["session.created"],"description":"contract","signing":"v1a"}"#)
+                check("post", hooks, signed, status: 201)
+                // A v1a endpoint's private key never leaves the gateway: the answer has its public key only.
+                #expect(signed["secret"] == nil && signed.string("publicKey")?.hasPrefix("whpk_") == true, "\(signed.text)")
+                check("post", hooks, try await client.json(.post, hooks, #"{"url":"http://127.0.0.1:9/h","types":["no.such_type"]}"#), status: 422)
+                check("post", hooks, try await client.json(.post, hooks, #"{"url":"ftp://127.0.0.1/h"}"#), status: 422)
+                check("post", hooks, try await client.json(.post, hooks, #"{"types":["session.created"]}"#), status: 400)
+                check("post", hooks, try await client.json(.post, hooks, loopback, key: nil), status: 401)
+                let list = try await client.json(.get, hooks)
+                check("get", hooks, list, status: 200)
+                #expect((list["data"] as? [[String: Any]])?.contains { $0["secret"] != nil } == false, "a listed endpoint shows its secret: \(list.text)")
+                let one = try await client.json(.get, "\(hooks)/\(hookID)")
+                check("get", "\(hooks)/{id}", one, status: 200)
+                #expect(one["deliveries"] is [String: Any] && one["secret"] == nil, "\(one.text)")
+                check("get", "\(hooks)/{id}", try await client.json(.get, "\(hooks)/we_missing"), status: 404)
+                let rotated = try await client.json(.post, "\(hooks)/\(hookID)/rotate", #"{"overlapSeconds":3600}"#)
+                check("post", "\(hooks)/{id}/rotate", rotated, status: 200)
+                #expect(rotated.string("secret")?.hasPrefix("whsec_") == true && rotated.string("secret") != hook.string("secret"), "\(rotated.text)")
+                #expect(rotated["previousSecretUntil"] is String, "the old secret signs on for the overlap: \(rotated.text)")
+                check("post", "\(hooks)/{id}/rotate", try await client.json(.post, "\(hooks)/\(hookID)/rotate"), status: 200)
+                check("post", "\(hooks)/{id}/rotate", try await client.json(.post, "\(hooks)/\(hookID)/rotate", #"{"overlapSeconds":604801}"#), status: 422)
+                check("post", "\(hooks)/{id}/rotate", try await client.json(.post, "\(hooks)/we_missing/rotate", "{}"), status: 404)
+                let disabled = try await client.json(.post, "\(hooks)/\(hookID)/disable")
+                check("post", "\(hooks)/{id}/disable", disabled, status: 200)
+                #expect(disabled.string("state") == "disabled" && disabled["stateReason"] is String, "\(disabled.text)")
+                check("post", "\(hooks)/{id}/enable", try await client.json(.post, "\(hooks)/\(hookID)/enable", "{}"), status: 200)
+                check("post", "\(hooks)/{id}/enable", try await client.json(.post, "\(hooks)/we_missing/enable"), status: 404)
+                check("post", "\(hooks)/{id}/replay", try await client.json(.post, "\(hooks)/\(hookID)/replay"), status: 200)
+                check("post", "\(hooks)/{id}/replay", try await client.json(.post, "\(hooks)/\(hookID)/replay", #"{"after":"cur_0_0","through":"cur_0_1"}"#), status: 200)
+                check("post", "\(hooks)/{id}/replay", try await client.json(.post, "\(hooks)/\(hookID)/replay", #"{"after":"cur_x"}"#), status: 400)
+
+                // The event feed lists the first session's creation.
+                let feed = try await client.json(.get, "/v1/events")
+                check("get", "/v1/events", feed, status: 200)
+                let listsCreation = (feed["data"] as? [[String: Any]] ?? []).contains { $0["sessionId"] as? String == id && $0["type"] as? String == "session.created" }
+                #expect(listsCreation, "session \(id)'s session.created is not in the feed: \(feed.text.prefix(400))")
+                let next = try #require(feed.string("next"), "\(feed.text.prefix(400))")
+                check("get", "/v1/events", try await client.json(.get, "/v1/events?after=\(next)&type=session.created&type=attempt.succeeded&limit=5"), status: 200)
+                for bad in ["after=nope", "type=no.such_type", "limit=0", "limit=1001"] {
+                    check("get", "/v1/events", try await client.json(.get, "/v1/events?\(bad)"), status: 400)
+                }
+
+                let removed = try await client.json(.delete, "\(hooks)/\(hookID)")
+                check("delete", "\(hooks)/{id}", removed, status: 200)
+                #expect(removed["removedAt"] is String, "\(removed.text)")
+                check("delete", "\(hooks)/{id}", try await client.json(.delete, "\(hooks)/\(hookID)"), status: 404)
+                check("get", "\(hooks)/{id}", try await client.json(.get, "\(hooks)/\(hookID)"), status: 404)
                 #expect(checked.count >= 20)
 
                 // Every documented path answers (a documented route the router lacks would be its 404).

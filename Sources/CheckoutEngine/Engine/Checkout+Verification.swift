@@ -148,6 +148,7 @@ extension Checkout {
                     throw self.storeProblem(error)
                 }
                 self.hub.publish(stored)
+                if !stored.isEmpty { self.committed() }
                 return .applied(AttemptRef(sessionID: sessionID, attemptID: paymentID))
             }
         }

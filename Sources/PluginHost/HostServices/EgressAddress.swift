@@ -23,10 +23,10 @@ import NIOPosix
 ///   names it: an entry whose host is that IP address (`10.1.2.3:8443`), or
 ///   `localhost` (loopback), at that port. That is how the local provider
 ///   simulators are reached.
-enum EgressAddress {
+public enum EgressAddress {
     /// Why `address` (an IPv4 or IPv6 address, textual) is not a public
     /// address: "loopback", "private", ...; nil when it is public.
-    static func kind(of address: String) -> String? {
+    public static func kind(of address: String) -> String? {
         var v4 = in_addr()
         if inet_pton(AF_INET, address, &v4) == 1 {
             return kind(ipv4: withUnsafeBytes(of: v4.s_addr) { Array($0) })
@@ -64,7 +64,7 @@ enum EgressAddress {
     }
 
     /// Whether `host` is an IP address (a name needs resolving; an address does not).
-    static func isAddress(_ host: String) -> Bool {
+    public static func isAddress(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
         var v4 = in_addr(), v6 = in6_addr()
         return inet_pton(AF_INET, bare, &v4) == 1 || inet_pton(AF_INET6, bare, &v6) == 1
@@ -73,7 +73,7 @@ enum EgressAddress {
     /// The addresses that are not public which `endpoints` (an allowlist)
     /// name, as `address:port` (IPv6 unbracketed): an IP address entry, and
     /// `localhost` as both loopbacks.
-    static func named(in endpoints: [Manifest.Endpoint]) -> Set<String> {
+    public static func named(in endpoints: [Manifest.Endpoint]) -> Set<String> {
         var named: Set<String> = []
         for endpoint in endpoints {
             let host = endpoint.host.hasPrefix("[") ? String(endpoint.host.dropFirst().dropLast()) : endpoint.host
@@ -87,7 +87,7 @@ enum EgressAddress {
     }
 
     /// An address as inet_ntop writes it (so `::0001` and `::1` are one).
-    static func canonical(_ address: String) -> String {
+    public static func canonical(_ address: String) -> String {
         var v6 = in6_addr()
         guard !address.contains("."), inet_pton(AF_INET6, address, &v6) == 1 else { return address }
         var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
@@ -113,7 +113,7 @@ enum EgressAddress {
 
     /// Every address of `host` (a name), from getaddrinfo on NIO's
     /// blocking-work pool (never a thread of the cooperative pool).
-    static func systemResolve(_ host: String) async throws -> [String] {
+    public static func systemResolve(_ host: String) async throws -> [String] {
         do {
             return try await NIOThreadPool.singleton.runIfActive { try resolve(host) }
         } catch let failure as Unresolvable {

@@ -45,6 +45,10 @@ public struct Manifest: Sendable, Hashable {
         public var host: String
         public var port: Int
         public var description: String { "\(host):\(port)" }
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
     }
 
     /// A `secrets` reference: where a secret's value is read from, never the value.

@@ -1,0 +1,319 @@
+import Foundation
+import GatewayPayloads
+
+/// Where merchants' webhook endpoints and their deliveries are kept, and the
+/// feed of every committed event they are made from (docs/webhooks.md).
+///
+/// The outbox is the event log itself: a session's events are written in
+/// the transaction that changes the session (``CheckoutStore/commit(_:)``),
+/// so an event exists exactly when its change committed. The feed lists
+/// them all in one order with a cursor that never skips: an event that
+/// becomes readable later always sorts after every cursor already handed out
+/// (SQLite: one writer, rows numbered in commit order; PostgreSQL: events of
+/// transactions still running are held back until every older one ended).
+///
+/// A delivery is one event for one endpoint. Fanning out (``enqueueDeliveries``)
+/// writes the deliveries of a stretch of the feed and moves the endpoint's
+/// cursor past it in one transaction, so each event becomes one delivery per
+/// endpoint, whichever host fans out. Deliveries are claimed with a lease
+/// (``claimDeliveries``): one host sends each at a time, and one whose host
+/// died is sent again by another when its lease ends.
+public protocol WebhookStore: Sendable {
+    /// Events after `cursor`, oldest first, at most `limit` scanned: those of
+    /// `mode` (the session's) and, when `types` is not nil, of one of those
+    /// types. ``FeedPage/next`` is the last position scanned, matching or not,
+    /// so paging on from it never skips and never repeats.
+    func feed(after cursor: EventCursor, mode: PaymentMode, types: Set<String>?, limit: Int) async throws -> FeedPage
+
+    /// Records a new endpoint (its id must be new), its cursor at the feed's end
+    /// now: it receives the events committed from then on.
+    func createWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws
+    /// Every endpoint not removed, oldest first.
+    func webhookEndpoints() async throws -> [WebhookEndpointRecord]
+    /// Endpoint `id`, removed or not; nil when there is none.
+    func webhookEndpoint(id: String) async throws -> WebhookEndpointRecord?
+    /// Writes what may change of endpoint `endpoint.id` (its secrets, its
+    /// state, its removal), not its cursor; false when there is no such
+    /// endpoint. An endpoint enabled again has its pending deliveries due at
+    /// `now`, their tries and failing time forgotten (its back-off and its
+    /// retry window start again).
+    @discardableResult
+    func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, at now: Date) async throws -> Bool
+
+    /// Writes `deliveries` (each new one; one already written is left as it
+    /// is) and moves endpoint `endpoint`'s cursor from `from` to `to`, in one
+    /// transaction; false, with nothing written, when its cursor is no longer
+    /// `from` (another host fanned the same stretch out first).
+    func enqueueDeliveries(endpoint: String, from: EventCursor, to: EventCursor, _ deliveries: [WebhookDelivery]) async throws -> Bool
+    /// Claims for `claimant`, until `until`, deliveries that are due at `now`:
+    /// pending, of an enabled endpoint, not held by another claimant's lease,
+    /// and each the first pending one of its session for its endpoint (a
+    /// session's later events wait for its earlier ones). Oldest first.
+    func claimDeliveries(at now: Date, limit: Int, claimant: String, until: Date) async throws -> [WebhookDelivery]
+    /// Records, in one transaction, what became of deliveries `claimant`
+    /// claimed: delivered, or to be tried again at `retryAt`. One whose claim
+    /// was lost (its lease ended and another claimant took it) is left as it
+    /// is; returns how many were recorded.
+    @discardableResult
+    func recordDeliveries(_ outcomes: [DeliveryOutcome], claimant: String) async throws -> Int
+    /// Puts endpoint `endpoint`'s delivered deliveries of the events after
+    /// `after` up to `through` back to pending, due at `now`, their tries
+    /// counted afresh (a replay), and returns how many. Pending ones are left
+    /// to their own tries (one in flight keeps its claim).
+    func replayDeliveries(endpoint: String, after: EventCursor, through: EventCursor, at now: Date) async throws -> Int
+    /// An endpoint's deliveries, counted by state, and when its oldest
+    /// undelivered event was queued.
+    func deliveryCounts(endpoint: String) async throws -> DeliveryCounts
+    /// Records `check` (``SecretSealer/check``: an HMAC that says which key
+    /// seals the endpoints' secrets, never the key) unless one is kept, and
+    /// answers the one kept: a host whose check differs holds another key,
+    /// and can neither open the secrets sealed so far nor seal new ones the
+    /// others could open. Nil when another host's first check is being
+    /// written at this moment (ask again).
+    func agreeOnSealingKey(check: String) async throws -> String?
+    /// Removes delivered deliveries queued before `before`, and every
+    /// delivery of an endpoint removed before it; returns how many.
+    func pruneDeliveries(before: Date) async throws -> Int
+}
+
+/// A position in the event feed. `transaction` orders first (PostgreSQL's
+/// transaction id; 0 on SQLite), then `row`. Shown to merchants as one
+/// opaque text (``text``).
+public struct EventCursor: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public var transaction: UInt64
+    public var row: Int64
+
+    /// Before every event.
+    public static let start = EventCursor(transaction: 0, row: 0)
+    /// After every event (each part fits a signed 64-bit column).
+    public static let end = EventCursor(transaction: UInt64(Int64.max), row: Int64.max)
+
+    public init(transaction: UInt64, row: Int64) {
+        self.transaction = transaction
+        self.row = row
+    }
+
+    public static func < (a: EventCursor, b: EventCursor) -> Bool {
+        (a.transaction, a.row) < (b.transaction, b.row)
+    }
+
+    /// `cur_<transaction>_<row>`.
+    public var text: String { "cur_\(transaction)_\(row)" }
+    public var description: String { text }
+
+    /// A cursor from its ``text``; nil when `text` is not one.
+    public init?(text: String) {
+        let parts = text.split(separator: "_", omittingEmptySubsequences: false)
+        // Each part fits a signed 64-bit column (``end``): a store binds them as such.
+        guard parts.count == 3, parts[0] == "cur", let transaction = UInt64(parts[1]), transaction <= UInt64(Int64.max),
+              let row = Int64(parts[2]), row >= 0 else { return nil }
+        self.init(transaction: transaction, row: row)
+    }
+}
+
+/// One event in the feed.
+public struct FeedEvent: Sendable, Equatable {
+    public var cursor: EventCursor
+    /// The mode of its session.
+    public var mode: PaymentMode
+    public var event: SessionEvent
+
+    public init(cursor: EventCursor, mode: PaymentMode, event: SessionEvent) {
+        self.cursor = cursor
+        self.mode = mode
+        self.event = event
+    }
+
+    /// The event's id, the same in the feed and in every delivery of it
+    /// (its `webhook-id`): `evt_`, its session and its number in the session.
+    public var id: String { FeedEvent.id(session: event.sessionID, number: event.sequence) }
+
+    public static func id(session: String, number: Int64) -> String { "evt_\(session)_\(number)" }
+}
+
+/// A stretch of the feed.
+public struct FeedPage: Sendable, Equatable {
+    public var events: [FeedEvent]
+    /// The last position scanned (the cursor given when nothing was).
+    public var next: EventCursor
+    /// Whether the scan stopped at its limit (more may follow at once).
+    public var more: Bool
+
+    public init(events: [FeedEvent], next: EventCursor, more: Bool) {
+        self.events = events
+        self.next = next
+        self.more = more
+    }
+}
+
+/// How an endpoint signs (Standard Webhooks): `v1` (HMAC-SHA256 with a
+/// shared secret) or `v1a` (Ed25519: the merchant holds only a public key).
+public enum WebhookSigning: String, Sendable, CaseIterable {
+    case hmac = "v1"
+    case ed25519 = "v1a"
+}
+
+/// One merchant endpoint as stored. Its signing secrets are sealed (AES-GCM
+/// under a key outside the database): the store never holds one in clear.
+public struct WebhookEndpointRecord: Sendable, Equatable {
+    public enum State: String, Sendable {
+        /// Receives its deliveries.
+        case enabled
+        /// Queues them, delivering none until enabled again (by ops, or
+        /// after failing for longer than its retry window).
+        case disabled
+    }
+
+    /// `we_…`.
+    public var id: String
+    public var url: String
+    public var mode: PaymentMode
+    /// The event types it receives; nil: all.
+    public var types: [String]?
+    public var description: String?
+    public var signing: WebhookSigning
+    /// The current signing secret, sealed.
+    public var secret: Data
+    /// For `v1a`, the public key merchants verify with (`whpk_…`).
+    public var publicKey: String?
+    /// The secret before the last rotation, sealed, and until when it still signs.
+    public var previousSecret: Data?
+    public var previousUntil: Date?
+    public var state: State
+    /// Why it is disabled (ops, or the retry window), for ops.
+    public var stateReason: String?
+    public var createdAt: Date
+    public var removedAt: Date?
+    /// Where its fan-out stands in the feed (read from the store; only
+    /// ``WebhookStore/enqueueDeliveries(endpoint:from:to:_:)`` moves it).
+    public var cursor: EventCursor
+
+    public init(id: String, url: String, mode: PaymentMode, types: [String]?, description: String?, signing: WebhookSigning,
+                secret: Data, publicKey: String?, previousSecret: Data? = nil, previousUntil: Date? = nil,
+                state: State = .enabled, stateReason: String? = nil, createdAt: Date, removedAt: Date? = nil,
+                cursor: EventCursor = .start) {
+        self.id = id
+        self.url = url
+        self.mode = mode
+        self.types = types
+        self.description = description
+        self.signing = signing
+        self.secret = secret
+        self.publicKey = publicKey
+        self.previousSecret = previousSecret
+        self.previousUntil = previousUntil
+        self.state = state
+        self.stateReason = stateReason
+        self.createdAt = createdAt
+        self.removedAt = removedAt
+        self.cursor = cursor
+    }
+
+    /// A new endpoint id: `we_` and a time-ordered random part.
+    public static func newID() -> String { Identifiers.make("we") }
+
+    /// Whether it receives events of type `type`.
+    public func wants(_ type: String) -> Bool { types.map { $0.contains(type) } ?? true }
+}
+
+/// One event for one endpoint.
+public struct WebhookDelivery: Sendable, Equatable {
+    public enum State: String, Sendable {
+        case pending
+        case delivered
+    }
+
+    public var endpointID: String
+    public var sessionID: String
+    /// The event's number in its session: a session's deliveries go in this order.
+    public var number: Int64
+    /// Where the event is in the feed (a replay names a stretch of it).
+    public var cursor: EventCursor
+    public var type: String
+    /// The body sent, the same bytes at every try (the signature covers them).
+    public var body: Data
+    public var state: State
+    /// Tries made so far.
+    public var tries: Int
+    public var queuedAt: Date
+    /// When it is next due.
+    public var dueAt: Date
+    /// When its tries began failing (nil: none failed since it was queued or replayed).
+    public var failingSince: Date?
+    public var lastError: String?
+    public var deliveredAt: Date?
+
+    public init(endpointID: String, sessionID: String, number: Int64, cursor: EventCursor, type: String, body: Data,
+                state: State = .pending, tries: Int = 0, queuedAt: Date, dueAt: Date, failingSince: Date? = nil,
+                lastError: String? = nil, deliveredAt: Date? = nil) {
+        self.endpointID = endpointID
+        self.sessionID = sessionID
+        self.number = number
+        self.cursor = cursor
+        self.type = type
+        self.body = body
+        self.state = state
+        self.tries = tries
+        self.queuedAt = queuedAt
+        self.dueAt = dueAt
+        self.failingSince = failingSince
+        self.lastError = lastError
+        self.deliveredAt = deliveredAt
+    }
+
+    /// Its `webhook-id`: the event's id, stable across tries and replays.
+    public var webhookID: String { FeedEvent.id(session: sessionID, number: number) }
+}
+
+/// What became of one try of a delivery.
+public struct DeliveryOutcome: Sendable, Equatable {
+    public var endpointID: String
+    public var sessionID: String
+    public var number: Int64
+    /// When the try ended.
+    public var at: Date
+    /// Nil: delivered (a 2xx in time). Otherwise why not, and when to try again.
+    public var failure: Failure?
+
+    public struct Failure: Sendable, Equatable {
+        public var reason: String
+        public var retryAt: Date
+        public init(reason: String, retryAt: Date) {
+            self.reason = reason
+            self.retryAt = retryAt
+        }
+    }
+
+    public init(endpointID: String, sessionID: String, number: Int64, at: Date, failure: Failure?) {
+        self.endpointID = endpointID
+        self.sessionID = sessionID
+        self.number = number
+        self.at = at
+        self.failure = failure
+    }
+}
+
+/// An endpoint's deliveries by state.
+public struct DeliveryCounts: Sendable, Equatable {
+    public var delivered: Int
+    /// Pending with no failed try since it was queued (or replayed).
+    public var pending: Int
+    /// Pending after at least one failed try.
+    public var retrying: Int
+    /// When the oldest undelivered one was queued.
+    public var oldestUndelivered: Date?
+
+    public init(delivered: Int, pending: Int, retrying: Int, oldestUndelivered: Date?) {
+        self.delivered = delivered
+        self.pending = pending
+        self.retrying = retrying
+        self.oldestUndelivered = oldestUndelivered
+    }
+}
+
+/// An endpoint's event types as a store keeps them: one text, the types
+/// comma separated (a type is a dotted name, ``SessionEvent/Kind``).
+public enum WebhookTypes {
+    public static func text(_ types: [String]) -> String { types.joined(separator: ",") }
+    public static func list(_ text: String) -> [String] { text.split(separator: ",").map(String.init) }
+}

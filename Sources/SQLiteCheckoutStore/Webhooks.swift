@@ -1,0 +1,246 @@
+import CheckoutEngine
+import Foundation
+import GatewayPayloads
+import GRDB
+
+/// Merchants' webhook endpoints and deliveries (``WebhookStore``), beside
+/// the event log they are made from.
+///
+/// The feed's position is `event.id`: SQLite has one writer, so rows are
+/// numbered in the order their transactions commit, and a reader never sees
+/// a row appear behind one it has read (the cursor's transaction part is 0).
+/// Every write here goes through GRDB's writer, between the commit
+/// batcher's transactions; each one is a handful of statements, and the
+/// deliverer batches them (one fan-out, one claim, one record per round).
+extension SQLiteCheckoutStore: WebhookStore {
+    public func feed(after cursor: EventCursor, mode: PaymentMode, types: Set<String>?, limit: Int) async throws -> FeedPage {
+        let rows = try await writer.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT e.id, e.number, e.session_id, e.at, e.type, e.attempt_id, e.status, e.provider_id, e.amount, e.currency, e.detail,
+                       coalesce(json_extract(CAST(s.document AS TEXT), '$.mode'), 'live') AS mode
+                FROM event AS e JOIN session AS s ON s.id = e.session_id
+                WHERE e.id > ? ORDER BY e.id LIMIT ?
+                """, arguments: [cursor.row, limit])
+        }
+        var events: [FeedEvent] = []
+        var next = cursor
+        for row in rows {
+            next = EventCursor(transaction: 0, row: row["id"])
+            let event = EventRow.event(from: row)
+            guard row["mode"] == mode.rawValue, types.map({ $0.contains(event.type.rawValue) }) ?? true else { continue }
+            events.append(FeedEvent(cursor: next, mode: mode, event: event))
+        }
+        return FeedPage(events: events, next: next, more: rows.count == limit)
+    }
+
+    public func createWebhookEndpoint(_ endpoint: WebhookEndpointRecord) async throws {
+        try await writer.write { db in
+            // From the feed's end now: the events committed from then on.
+            let end = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM event") ?? 0
+            try db.execute(sql: """
+                INSERT INTO webhook_endpoint (id, url, mode, types, description, signing, secret, public_key, previous_secret, previous_until,
+                                              state, state_reason, created_at, removed_at, cursor_tx, cursor_row)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
+                """, arguments: StatementArguments(Self.endpointArguments(endpoint) + [end]))
+        }
+    }
+
+    public func webhookEndpoints() async throws -> [WebhookEndpointRecord] {
+        try await writer.read { db in
+            try Row.fetchAll(db, sql: "SELECT \(Self.endpointColumns) FROM webhook_endpoint WHERE removed_at IS NULL ORDER BY created_at, id")
+                .map(Self.endpoint(from:))
+        }
+    }
+
+    public func webhookEndpoint(id: String) async throws -> WebhookEndpointRecord? {
+        try await writer.read { db in
+            try Row.fetchOne(db, sql: "SELECT \(Self.endpointColumns) FROM webhook_endpoint WHERE id = ?", arguments: [id])
+                .map(Self.endpoint(from:))
+        }
+    }
+
+    public func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, at now: Date) async throws -> Bool {
+        try await writer.write { db in
+            let was = try String.fetchOne(db, sql: "SELECT state FROM webhook_endpoint WHERE id = ?", arguments: [endpoint.id])
+            guard let was else { return false }
+            try db.execute(sql: """
+                UPDATE webhook_endpoint SET url = ?, mode = ?, types = ?, description = ?, signing = ?, secret = ?, public_key = ?,
+                    previous_secret = ?, previous_until = ?, state = ?, state_reason = ?, created_at = ?, removed_at = ?
+                WHERE id = ?
+                """, arguments: StatementArguments(Array(Self.endpointArguments(endpoint).dropFirst()) + [endpoint.id]))
+            if was == WebhookEndpointRecord.State.disabled.rawValue && endpoint.state == .enabled {
+                try db.execute(sql: """
+                    UPDATE webhook_delivery SET due_at = ?, tries = 0, failing_since = NULL WHERE endpoint_id = ? AND state = 'pending'
+                    """, arguments: [now.timeIntervalSince1970, endpoint.id])
+            }
+            return true
+        }
+    }
+
+    public func enqueueDeliveries(endpoint: String, from: EventCursor, to: EventCursor, _ deliveries: [WebhookDelivery]) async throws -> Bool {
+        try await writer.write { db in
+            try db.execute(sql: "UPDATE webhook_endpoint SET cursor_tx = ?, cursor_row = ? WHERE id = ? AND cursor_tx = ? AND cursor_row = ?",
+                           arguments: [Int64(clamping: to.transaction), to.row, endpoint, Int64(clamping: from.transaction), from.row])
+            guard db.changesCount == 1 else { return false }
+            let insert = try db.cachedStatement(sql: """
+                INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT DO NOTHING
+                """)
+            for delivery in deliveries {
+                try insert.execute(arguments: [delivery.endpointID, delivery.sessionID, delivery.number, Int64(clamping: delivery.cursor.transaction),
+                                               delivery.cursor.row, delivery.type, delivery.body, delivery.queuedAt.timeIntervalSince1970,
+                                               delivery.dueAt.timeIntervalSince1970])
+            }
+            return true
+        }
+    }
+
+    public func claimDeliveries(at now: Date, limit: Int, claimant: String, until: Date) async throws -> [WebhookDelivery] {
+        try await writer.write { db in
+            let rows = try Row.fetchAll(db, sql: """
+                SELECT \(Self.deliveryColumns("d")) FROM webhook_delivery AS d INDEXED BY webhook_delivery_due
+                JOIN webhook_endpoint AS e ON e.id = d.endpoint_id
+                WHERE d.state = 'pending' AND d.due_at <= ?1 AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
+                  AND e.state = 'enabled' AND e.removed_at IS NULL
+                  AND NOT EXISTS (SELECT 1 FROM webhook_delivery AS p
+                                  WHERE p.endpoint_id = d.endpoint_id AND p.session_id = d.session_id AND p.number < d.number AND p.state = 'pending')
+                ORDER BY d.due_at, d.cursor_tx, d.cursor_row LIMIT ?2
+                """, arguments: [now.timeIntervalSince1970, limit])
+            let claim = try db.cachedStatement(sql: """
+                UPDATE webhook_delivery SET claimed_by = ?, claimed_until = ? WHERE endpoint_id = ? AND session_id = ? AND number = ?
+                """)
+            return try rows.map { row in
+                let delivery = Self.delivery(from: row)
+                try claim.execute(arguments: [claimant, until.timeIntervalSince1970, delivery.endpointID, delivery.sessionID, delivery.number])
+                return delivery
+            }
+        }
+    }
+
+    public func recordDeliveries(_ outcomes: [DeliveryOutcome], claimant: String) async throws -> Int {
+        guard !outcomes.isEmpty else { return 0 }
+        return try await writer.write { db in
+            let delivered = try db.cachedStatement(sql: """
+                UPDATE webhook_delivery SET state = 'delivered', tries = tries + 1, delivered_at = ?, last_error = NULL,
+                    claimed_by = NULL, claimed_until = NULL
+                WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
+                """)
+            let failed = try db.cachedStatement(sql: """
+                UPDATE webhook_delivery SET tries = tries + 1, due_at = ?, failing_since = coalesce(failing_since, ?), last_error = ?,
+                    claimed_by = NULL, claimed_until = NULL
+                WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
+                """)
+            var recorded = 0
+            for outcome in outcomes {
+                if let failure = outcome.failure {
+                    try failed.execute(arguments: [failure.retryAt.timeIntervalSince1970, outcome.at.timeIntervalSince1970, failure.reason,
+                                                   outcome.endpointID, outcome.sessionID, outcome.number, claimant])
+                } else {
+                    try delivered.execute(arguments: [outcome.at.timeIntervalSince1970, outcome.endpointID, outcome.sessionID, outcome.number, claimant])
+                }
+                recorded += db.changesCount
+            }
+            return recorded
+        }
+    }
+
+    public func replayDeliveries(endpoint: String, after: EventCursor, through: EventCursor, at now: Date) async throws -> Int {
+        try await writer.write { db in
+            try db.execute(sql: """
+                UPDATE webhook_delivery SET state = 'pending', due_at = ?, tries = 0, failing_since = NULL, delivered_at = NULL
+                WHERE endpoint_id = ? AND state = 'delivered' AND (cursor_tx, cursor_row) > (?, ?) AND (cursor_tx, cursor_row) <= (?, ?)
+                """, arguments: [now.timeIntervalSince1970, endpoint, Int64(clamping: after.transaction), after.row, Int64(clamping: through.transaction), through.row])
+            return db.changesCount
+        }
+    }
+
+    public func deliveryCounts(endpoint: String) async throws -> DeliveryCounts {
+        try await writer.read { db in
+            let row = try Row.fetchOne(db, sql: """
+                SELECT count(*) FILTER (WHERE state = 'delivered') AS delivered,
+                       count(*) FILTER (WHERE state = 'pending' AND failing_since IS NULL) AS pending,
+                       count(*) FILTER (WHERE state = 'pending' AND failing_since IS NOT NULL) AS retrying,
+                       min(queued_at) FILTER (WHERE state = 'pending') AS oldest
+                FROM webhook_delivery WHERE endpoint_id = ?
+                """, arguments: [endpoint])
+            let oldest: Double? = row?["oldest"]
+            return DeliveryCounts(delivered: row?["delivered"] ?? 0, pending: row?["pending"] ?? 0, retrying: row?["retrying"] ?? 0,
+                                  oldestUndelivered: oldest.map(Date.init(timeIntervalSince1970:)))
+        }
+    }
+
+    public func agreeOnSealingKey(check: String) async throws -> String? {
+        try await writer.write { db in
+            try db.execute(sql: "INSERT INTO key_check (name, value) VALUES ('webhook_sealing_key', ?) ON CONFLICT (name) DO NOTHING", arguments: [check])
+            return try String.fetchOne(db, sql: "SELECT value FROM key_check WHERE name = 'webhook_sealing_key'")
+        }
+    }
+
+    public func pruneDeliveries(before: Date) async throws -> Int {
+        try await writer.write { db in
+            try db.execute(sql: """
+                DELETE FROM webhook_delivery
+                WHERE (state = 'delivered' AND queued_at < ?1)
+                   OR endpoint_id IN (SELECT id FROM webhook_endpoint WHERE removed_at IS NOT NULL AND removed_at < ?1)
+                """, arguments: [before.timeIntervalSince1970])
+            return db.changesCount
+        }
+    }
+
+    // MARK: Rows
+
+    private static let endpointColumns = """
+        id, url, mode, types, description, signing, secret, public_key, previous_secret, previous_until, state, state_reason, created_at, removed_at,
+        cursor_tx, cursor_row
+        """
+
+    /// An endpoint's columns in ``endpointColumns``' order.
+    private static func endpointArguments(_ endpoint: WebhookEndpointRecord) -> [(any DatabaseValueConvertible)?] {
+        [endpoint.id, endpoint.url, endpoint.mode.rawValue, endpoint.types.map(WebhookTypes.text), endpoint.description,
+         endpoint.signing.rawValue, endpoint.secret, endpoint.publicKey, endpoint.previousSecret,
+         endpoint.previousUntil?.timeIntervalSince1970, endpoint.state.rawValue, endpoint.stateReason,
+         endpoint.createdAt.timeIntervalSince1970, endpoint.removedAt?.timeIntervalSince1970]
+    }
+
+    /// A row as an endpoint; one whose mode, signing or state the table's
+    /// checks would refuse (written around them) is an error.
+    private static func endpoint(from row: Row) throws -> WebhookEndpointRecord {
+        let id: String = row["id"]
+        func parsed<T: RawRepresentable<String>>(_ column: String) throws -> T {
+            let stored: String = row[column]
+            guard let value = T(rawValue: stored) else {
+                throw DatabaseError(resultCode: .SQLITE_CONSTRAINT_CHECK, message: "webhook endpoint \(id) has no valid \(column) (\(stored.prefix(16)))")
+            }
+            return value
+        }
+        let types: String? = row["types"]
+        let previousUntil: Double? = row["previous_until"]
+        let removedAt: Double? = row["removed_at"]
+        return WebhookEndpointRecord(
+            id: id, url: row["url"], mode: try parsed("mode"), types: try types.map(WebhookTypes.list),
+            description: row["description"], signing: try parsed("signing"), secret: row["secret"], publicKey: row["public_key"],
+            previousSecret: row["previous_secret"], previousUntil: previousUntil.map(Date.init(timeIntervalSince1970:)),
+            state: try parsed("state"), stateReason: row["state_reason"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            removedAt: removedAt.map(Date.init(timeIntervalSince1970:)),
+            cursor: EventCursor(transaction: UInt64(clamping: row["cursor_tx"] as Int64), row: row["cursor_row"]))
+    }
+
+    private static func deliveryColumns(_ table: String) -> String {
+        ["endpoint_id", "session_id", "number", "cursor_tx", "cursor_row", "type", "body", "state", "tries", "queued_at", "due_at",
+         "failing_since", "last_error", "delivered_at"].map { "\(table).\($0)" }.joined(separator: ", ")
+    }
+
+    private static func delivery(from row: Row) -> WebhookDelivery {
+        let failingSince: Double? = row["failing_since"]
+        let deliveredAt: Double? = row["delivered_at"]
+        let state: String = row["state"]
+        let transaction: Int64 = row["cursor_tx"]
+        return WebhookDelivery(
+            endpointID: row["endpoint_id"], sessionID: row["session_id"], number: row["number"],
+            cursor: EventCursor(transaction: UInt64(clamping: transaction), row: row["cursor_row"]), type: row["type"], body: row["body"],
+            state: state == "delivered" ? .delivered : .pending, tries: row["tries"],
+            queuedAt: Date(timeIntervalSince1970: row["queued_at"]), dueAt: Date(timeIntervalSince1970: row["due_at"]),
+            failingSince: failingSince.map(Date.init(timeIntervalSince1970:)), lastError: row["last_error"],
+            deliveredAt: deliveredAt.map(Date.init(timeIntervalSince1970:)))
+    }
+}
