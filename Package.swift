@@ -123,6 +123,7 @@ let package = Package(
             dependencies: [
                 "CheckoutEngine", "GatewayPayloads", "PluginHost",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]),
         .target(

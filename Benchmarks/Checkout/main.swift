@@ -2,7 +2,7 @@
 // in-process, with the mock adapter (through the libffi bridge) and SQLite.
 //
 //   swift build -c release && .build/release/checkout-benchmark [--manifests DIR] [--payments N] [--concurrency C]
-//     [--durable-only | --compare-isolation | --compare-instruments | --compare-webhooks]
+//     [--durable-only [--webhook] | --compare-isolation | --compare-instruments | --compare-webhooks | --webhook-sink --seconds N]
 //
 // A complete payment is what `gateway pay` does: create a session, then an
 // attempt that succeeds, each under an idempotency key, each durable before
@@ -253,6 +253,22 @@ if arguments.contains("--compare-postgres") {
     exit(0)
 }
 
+// `--webhook-sink --seconds N` (issue 37): only the sink below, on a loopback
+// port it prints (`sink http://…`), for N seconds; then how many deliveries
+// arrived, how fast, and how long after its commit each did. What
+// Benchmarks/HTTP/run --webhook registers an endpoint for.
+if arguments.contains("--webhook-sink") {
+    let sink = try await WebhookSink()
+    // Straight to the descriptor (print is buffered when stdout is a file): the script waits for this line.
+    FileHandle.standardOutput.write(Data("sink \(sink.url)\n".utf8))
+    try await Task.sleep(for: .seconds(Int(option("--seconds", "60"))!))
+    let figures = sink.figures()
+    print(String(format: "RESULT deliveries=%d deliveries_per_s=%.0f repeated=%d lag_p50_ms=%.1f lag_p99_ms=%.1f",
+                 figures.count, figures.perSecond, figures.repeats, figures.p50, figures.p99))
+    await sink.close()
+    exit(0)
+}
+
 // `--compare-webhooks` (issue 37): durable payments through a gateway with no
 // webhook endpoint against one whose one endpoint (a loopback sink answering
 // at once) receives every event, alternated, five rounds; then how fast the
@@ -312,7 +328,22 @@ if compareIsolation || compareInstruments {
     exit(0)
 }
 
-let durable = try gateway(store: nil, data: scratch.appendingPathComponent("disk"))
+// `--webhook`: the durable gateway's one endpoint (an in-process sink) receives every event.
+let withWebhook = arguments.contains("--webhook")
+let durable: PaymentGateway
+var durableSink: WebhookSink?
+if withWebhook {
+    var configuration = PaymentGateway.Configuration(manifests: manifests, data: scratch.appendingPathComponent("disk").path)
+    configuration.webhooks.allowPrivate = true
+    durable = try await PaymentGateway.open(configuration: configuration)
+    let sink = try await WebhookSink()
+    guard let endpoints = durable.webhooks, let deliverer = durable.deliverer else { fatalError("the SQLite store keeps no webhook endpoints") }
+    _ = try await endpoints.create(url: sink.url, mode: .test, types: nil, description: "benchmark sink")
+    deliverer.start()
+    durableSink = sink
+} else {
+    durable = try gateway(store: nil, data: scratch.appendingPathComponent("disk"))
+}
 let memory = try gateway(store: try SQLiteCheckoutStore.inMemory(), data: scratch.appendingPathComponent("memory"))
 guard let adapter = durable.providerRecords.first(where: { $0.id == "mock" })?.adapter else {
     fatalError("the mock adapter did not load from \(manifests)")
@@ -338,6 +369,11 @@ for round in 0..<3 {
     rounds.append((disk, mem, bridge))
     print(String(format: "round %d: durable %.0f/s (p50 %.0f µs, p99 %.0f µs) | in-memory store %.0f/s (p50 %.0f, p99 %.0f) | bare bridge authorize %.0f/s",
                  round + 1, disk.perSecond, disk.p50, disk.p99, mem.perSecond, mem.p50, mem.p99, bridge.perSecond))
+}
+if let durableSink {
+    let figures = durableSink.figures()
+    print(String(format: "webhook deliveries: %d, %.0f/s, %d repeated; lag from commit to arrival p50 %.1f ms, p99 %.1f ms",
+                 figures.count, figures.perSecond, figures.repeats, figures.p50, figures.p99))
 }
 if durableOnly {
     try? FileManager.default.removeItem(at: scratch)

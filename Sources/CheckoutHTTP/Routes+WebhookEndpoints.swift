@@ -25,6 +25,8 @@ extension CheckoutAPI {
                 return try await body()
             } catch let error as WebhookEndpointError {
                 throw ProblemError(code: .invalidRequest, detail: error.message)
+            } catch let conflict as WebhookEndpointConflict {
+                throw ProblemError(code: .invalidState, detail: conflict.description)
             }
         }
         @Sendable func missing(_ id: String) -> ProblemError {
@@ -61,7 +63,7 @@ extension CheckoutAPI {
 
         router.delete("/v1/webhook-endpoints/:id") { _, context -> Response in
             let id = try context.parameters.require("id")
-            guard let removed = try await endpoints().remove(id, mode: try context.callerMode()) else { throw missing(id) }
+            guard let removed = try await refused({ try await endpoints().remove(id, mode: try context.callerMode()) }) else { throw missing(id) }
             return Self.json(WebhookEndpointJSON.bytes(removed))
         }
 
@@ -80,7 +82,9 @@ extension CheckoutAPI {
             router.post("/v1/webhook-endpoints/:id/\(path)") { request, context -> Response in
                 let id = try context.parameters.require("id")
                 _ = try await JSONBody.read(EmptyBody.self, from: request, allowEmpty: EmptyBody())
-                guard let changed = try await endpoints().setEnabled(id, mode: try context.callerMode(), enabled) else { throw missing(id) }
+                guard let changed = try await refused({ try await endpoints().setEnabled(id, mode: try context.callerMode(), enabled) }) else {
+                    throw missing(id)
+                }
                 return Self.json(WebhookEndpointJSON.bytes(changed))
             }
         }

@@ -28,7 +28,8 @@ final class Doorbell: Sendable {
     func wait(timeout: Duration) async {
         if state.withLock({ state in defer { state.rung = false }; return state.rung }) { return }
         let timer = Task { [weak self] in
-            try? await Task.sleep(for: timeout)
+            // Cancelled (the wait ended first): no ring, or the next wait would end at once.
+            guard (try? await Task.sleep(for: timeout)) != nil else { return }
             self?.ring()
         }
         defer { timer.cancel() }

@@ -4,8 +4,9 @@ import GatewayPayloads
 
 /// What a merchant receives and lists: one event, with its id, type, mode,
 /// session, number in the session and what it says; a delivery adds the
-/// session as it stood when the event was queued for that endpoint
-/// (docs/webhooks.md "A delivery").
+/// session as the commit that wrote the event left it (when this host made
+/// that commit lately: ``CommittedStates``), else as it stood when the
+/// event was queued, a moment later (docs/webhooks.md "A delivery").
 ///
 /// ```json
 /// {"id":"evt_ses_…_3","type":"attempt.succeeded","mode":"test","sessionId":"ses_…","sequence":3,

@@ -7,22 +7,29 @@ import Synchronization
 
 /// Delivers the outbox to merchants' endpoints (docs/webhooks.md).
 ///
-/// Two loops, each woken when commits land (``ring()``) and at least every
-/// ``WebhookConfiguration/poll``:
+/// Two loops, each woken when commits land (``committed(_:events:)``) and at
+/// least every ``WebhookConfiguration/poll``:
 ///
 /// - **Fan-out.** For each endpoint, the feed after its cursor (its mode,
 ///   its types) becomes deliveries, each with its body written once (the
-///   event and its session as read then), and the cursor moves past them in
-///   the same transaction (``WebhookStore/enqueueDeliveries``). A disabled
-///   endpoint's events are queued too: they wait for it.
-/// - **Sending.** Due deliveries are claimed with a lease, the first
-///   undelivered one of each session per endpoint only, so a session's
-///   events arrive in order while other sessions' keep flowing; each is a
+///   event and the session right after it: ``CommittedStates``), and the
+///   cursor moves past them in the same transaction
+///   (``WebhookStore/enqueueDeliveries``). A disabled endpoint's events are
+///   queued too: they wait for it. One endpoint that fails to fan out holds
+///   back no other; a loop that keeps failing backs off.
+/// - **Sending.** Up to ``WebhookConfiguration/sendBatch`` deliveries are in
+///   flight at once, each claimed with a lease and recorded as soon as it
+///   ends (outcomes that end together are written together): a slow or
+///   hanging endpoint holds only its own slots. Only the first undelivered
+///   event of each session is ever claimed for an endpoint, so a session's
+///   events arrive in order while other sessions' keep flowing. Each is a
 ///   POST signed as Standard Webhooks define, through the host's egress
-///   client with its TLS rules and address checks. A 2xx within the timeout
-///   delivers it; anything else is retried on the ``RetrySchedule``, and an
-///   endpoint failing for longer than its window is disabled, its events
-///   kept. Outcomes are written together, once per round.
+///   client with its TLS rules and address checks (the name resolved on the
+///   webhooks' own resolver threads, in bounded time). A 2xx within the
+///   timeout delivers it; anything else is retried on the ``RetrySchedule``.
+///   Past its window a delivery is given up when its endpoint took others
+///   since it began failing (its session's later events then go on), and
+///   otherwise its endpoint is disabled, its events kept.
 ///
 /// On a store several hosts share, each delivery is claimed by one host at
 /// a time; one whose host died mid-delivery is claimed again by another
@@ -40,11 +47,22 @@ public final class WebhookDeliverer: Sendable {
     /// This host's name in the deliveries it claims.
     public let claimant: String
     private let key: SealingKeyAgreement
+    private let states = CommittedStates()
     private let fanOutBell = Doorbell()
     private let sendBell = Doorbell()
-    private let tasks = Mutex<[Task<Void, Never>]>([])
+    private let loops = Mutex<[Task<Void, Never>]>([])
     /// The pools retained in the egress client, by the addresses they may reach.
     private let pools = Mutex<Set<EgressTLS>>([])
+    private let flight = Mutex(Flight())
+    /// What was logged once (a stuck endpoint's fan-out, an unreadable previous secret).
+    private let said = Mutex<Set<String>>([])
+
+    /// The tries in flight, and the outcomes not yet written.
+    private struct Flight {
+        var tasks: [UInt64: Task<Void, Never>] = [:]
+        var next: UInt64 = 0
+        var ended: [(outcome: DeliveryOutcome, delivery: WebhookDelivery)] = []
+    }
 
     public init(store: any WebhookStore & CheckoutStore, sealer: SecretSealer, configuration: WebhookConfiguration = .init(),
                 logger: Logger = Logger(label: "gateway.webhooks"), now: @escaping @Sendable () -> Date = { Date() },
@@ -55,24 +73,37 @@ public final class WebhookDeliverer: Sendable {
         self.configuration = configuration
         self.logger = logger
         self.now = now
-        self.client = client ?? AsyncHTTPEgressClient(connectionsPerHost: 8, maximumResponseBytes: 64 << 10)
+        // The answer's body is not read: a 2xx with a large page is still a 2xx, up to this much.
+        self.client = client ?? AsyncHTTPEgressClient(connectionsPerHost: 8, maximumResponseBytes: 1 << 20)
         self.ownsClient = client == nil
-        self.resolve = resolve ?? { try await EgressAddress.systemResolve($0) }
+        if let resolve {
+            self.resolve = resolve
+        } else {
+            let resolver = WebhookResolver(timeout: configuration.resolveTimeout)
+            self.resolve = { try await resolver.resolve($0) }
+        }
         self.key = SealingKeyAgreement(store: store, sealer: sealer)
         self.claimant = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8))"
     }
 
     /// Starts both loops, once.
     public func start() {
-        tasks.withLock { tasks in
-            guard tasks.isEmpty else { return }
-            tasks.append(Task { [self] in await fanOutLoop() })
-            tasks.append(Task { [self] in await sendLoop() })
+        loops.withLock { loops in
+            guard loops.isEmpty else { return }
+            loops.append(Task { [self] in await fanOutLoop() })
+            loops.append(Task { [self] in await sendLoop() })
         }
     }
 
-    /// New events may be in the outbox (a commit landed): fan out now.
+    /// New events may be in the outbox (another host's commit): fan out now.
     public func ring() {
+        fanOutBell.ring()
+    }
+
+    /// A commit of this host landed: `session` as it left it, `events` as
+    /// stored. Remembered for the deliveries' bodies, then fan out.
+    public func committed(_ session: Session, events: [SessionEvent]) {
+        states.remember(session, events: events)
         fanOutBell.ring()
     }
 
@@ -81,12 +112,15 @@ public final class WebhookDeliverer: Sendable {
         sendBell.ring()
     }
 
-    /// Stops both loops after their current round; a delivery in flight is
-    /// abandoned (its lease lets it be sent again: at least once).
+    /// Stops both loops and the tries in flight (a try cut short is sent
+    /// again once its lease ends: at least once).
     public func stop() async {
-        let running = tasks.withLock { tasks in defer { tasks.removeAll() }; return tasks }
+        let running = loops.withLock { loops in defer { loops.removeAll() }; return loops }
         for task in running { task.cancel() }
         for task in running { await task.value }
+        let tries = flight.withLock { flight in defer { flight.tasks.removeAll() }; return Array(flight.tasks.values) }
+        for task in tries { task.cancel() }
+        for task in tries { await task.value }
         let retained = pools.withLock { pools in defer { pools.removeAll() }; return pools }
         if ownsClient {
             await client.shutdown()
@@ -95,14 +129,27 @@ public final class WebhookDeliverer: Sendable {
         }
     }
 
+    /// Logs `message` the first time `key` is said (until ``unsay(_:)``).
+    private func sayOnce(_ key: String, _ message: @autoclosure () -> String) {
+        if said.withLock({ $0.insert(key).inserted }) { logger.warning("\(message())") }
+    }
+
+    private func unsay(_ key: String) {
+        said.withLock { _ = $0.remove(key) }
+    }
+
     // MARK: Fan-out
 
     private func fanOutLoop() async {
         var lastPrune = Date.distantPast
         var lastReport = Date.distantPast
+        var failures = 0
         while !Task.isCancelled {
+            var failed = false
             do {
-                if try await fanOut() > 0 { sendBell.ring() }
+                let (queued, stuck) = try await fanOut()
+                failed = stuck
+                if queued > 0 { sendBell.ring() }
                 let at = now()
                 if at.timeIntervalSince(lastReport) >= configuration.reportInterval.seconds {
                     lastReport = at
@@ -113,44 +160,87 @@ public final class WebhookDeliverer: Sendable {
                 if at.timeIntervalSince(lastPrune) > 3600 {
                     lastPrune = at
                     let pruned = try await store.pruneDeliveries(before: at.addingTimeInterval(-configuration.retention.seconds))
-                    if pruned > 0 { logger.info("webhooks: \(pruned) delivered deliveries older than the retention pruned") }
+                    if pruned > 0 { logger.info("webhooks: \(pruned) deliveries older than the retention pruned") }
                 }
             } catch is CancellationError {
                 return
             } catch {
-                logger.warning("webhooks: queuing events for delivery failed, tried again shortly: \(error)")
+                failed = true
+                sayOnce("fan-out", "webhooks: queuing events for delivery failed, tried again with back-off: \(error)")
+            }
+            // A store that keeps failing is not asked again at every commit.
+            if failed {
+                failures += 1
+                try? await Task.sleep(for: .milliseconds(min(100 << min(failures, 10), 10_000)))
+            } else {
+                if failures > 0 { unsay("fan-out") }
+                failures = 0
             }
             await fanOutBell.wait(timeout: configuration.poll)
         }
     }
 
-    /// Queues every endpoint's new events; answers how many deliveries.
-    func fanOut() async throws -> Int {
+    /// Queues every endpoint's new events; answers how many deliveries, and
+    /// whether some endpoint could not be fanned out (it is tried again,
+    /// the others went on).
+    func fanOut() async throws -> (queued: Int, stuck: Bool) {
         var queued = 0
-        for endpoint in try await store.webhookEndpoints() {
-            var cursor = endpoint.cursor
-            while !Task.isCancelled {
-                let page = try await store.feed(after: cursor, mode: endpoint.mode, types: endpoint.types.map(Set.init), limit: configuration.fanOutPage)
-                guard page.next != cursor else { break }
-                let at = now()
-                var read: [String: Session?] = [:]
-                var deliveries: [WebhookDelivery] = []
-                deliveries.reserveCapacity(page.events.count)
-                for event in page.events {
-                    let sessionID = event.event.sessionID
-                    if read[sessionID] == nil { read[sessionID] = .some(try await sessions.session(sessionID)) }
-                    deliveries.append(WebhookDelivery(
-                        endpointID: endpoint.id, sessionID: sessionID, number: event.event.sequence, cursor: event.cursor,
-                        type: event.event.type.rawValue, body: WebhookBody.delivery(event, session: read[sessionID] ?? nil),
-                        queuedAt: at, dueAt: at))
-                }
-                guard try await store.enqueueDeliveries(endpoint: endpoint.id, from: cursor, to: page.next, deliveries) else {
-                    break  // another host queued this stretch first
-                }
-                queued += deliveries.count
-                cursor = page.next
-                if !page.more { break }
+        var stuck = false
+        let endpoints = try await store.webhookEndpoints()
+        states.wanted = !endpoints.isEmpty
+        for endpoint in endpoints {
+            do {
+                queued += try await fanOut(endpoint)
+                unsay("fan-out \(endpoint.id)")
+            } catch is CancellationError {
+                throw CancellationError()
+            } catch {
+                stuck = true
+                sayOnce("fan-out \(endpoint.id)", "webhooks: queuing events for endpoint \(endpoint.id) failed, tried again with back-off: \(error)")
             }
+        }
+        return (queued, stuck)
+    }
+
+    private func fanOut(_ endpoint: WebhookEndpointRecord) async throws -> Int {
+        var queued = 0
+        var cursor = endpoint.cursor
+        while !Task.isCancelled {
+            let page = try await store.feed(after: cursor, mode: endpoint.mode, types: endpoint.types.map(Set.init), limit: configuration.fanOutPage)
+            guard page.next != cursor else { break }
+            let at = now()
+            var read: [String: Session?] = [:]
+            var deliveries: [WebhookDelivery] = []
+            deliveries.reserveCapacity(page.events.count)
+            for event in page.events {
+                let sessionID = event.event.sessionID
+                // The session right after the event when this host committed it lately; else as it is now.
+                var session = states.session(sessionID, after: event.event.sequence)
+                if session == nil {
+                    if read[sessionID] == nil {
+                        do {
+                            read[sessionID] = .some(try await sessions.session(sessionID))
+                        } catch let unavailable as StoreUnavailable {
+                            throw unavailable
+                        } catch {
+                            // A session this host cannot read (a newer host's document): the event goes without it.
+                            sayOnce("session \(sessionID)", "webhooks: session \(sessionID) cannot be read (\(error)); its events are delivered without it")
+                            read[sessionID] = .some(nil)
+                        }
+                    }
+                    session = read[sessionID] ?? nil
+                }
+                deliveries.append(WebhookDelivery(
+                    endpointID: endpoint.id, sessionID: sessionID, number: event.event.sequence, cursor: event.cursor,
+                    type: event.event.type.rawValue, body: WebhookBody.delivery(event, session: session),
+                    queuedAt: at, dueAt: at))
+            }
+            guard try await store.enqueueDeliveries(endpoint: endpoint.id, from: cursor, to: page.next, deliveries) else {
+                break  // another host queued this stretch first
+            }
+            queued += deliveries.count
+            cursor = page.next
+            if !page.more { break }
         }
         return queued
     }
@@ -159,8 +249,9 @@ public final class WebhookDeliverer: Sendable {
 
     private func sendLoop() async {
         var refused = false
+        var failures = 0
         while !Task.isCancelled {
-            var sent = 0
+            var worked = false
             do {
                 // Nothing is claimed under a key that cannot open the secrets (said once).
                 do {
@@ -169,56 +260,99 @@ public final class WebhookDeliverer: Sendable {
                 } catch let mismatch as SealingKeyAgreement.Mismatch {
                     if !refused { logger.error("webhooks: \(mismatch)") }
                     refused = true
-                    await sendBell.wait(timeout: configuration.poll * 10)
+                    try await Task.sleep(for: configuration.poll * 10)
                     continue
                 }
-                sent = try await sendRound()
+                worked = try await recordEnded()
+                worked = try await claimAndSend() || worked
+                failures = 0
             } catch is CancellationError {
                 return
             } catch {
-                logger.warning("webhooks: a delivery round failed, tried again shortly: \(error)")
+                failures += 1
+                logger.warning("webhooks: a delivery round failed, tried again with back-off: \(error)")
+                try? await Task.sleep(for: .milliseconds(min(100 << min(failures, 10), 10_000)))
             }
-            if sent == 0 { await sendBell.wait(timeout: configuration.poll) }
+            if !worked { await sendBell.wait(timeout: configuration.poll) }
         }
     }
 
-    /// One endpoint as a round sends to it: where, and with which secrets.
-    private struct Route {
-        var endpoint: WebhookEndpointRecord
-        var target: WebhookTarget
-        var secrets: [WebhookSecret]
+    /// Writes the outcomes of the tries that ended; answers whether there were any.
+    private func recordEnded() async throws -> Bool {
+        let ended = flight.withLock { flight in defer { flight.ended.removeAll() }; return flight.ended }
+        guard !ended.isEmpty else { return false }
+        let outcomes = try await settleExpired(ended)
+        do {
+            try await store.recordDeliveries(outcomes, claimant: claimant)
+        } catch {
+            // Not written: put back, to be written with the next ones (their claims hold meanwhile).
+            flight.withLock { $0.ended = ended + $0.ended }
+            throw error
+        }
+        return true
     }
 
-    /// Claims what is due, sends it, records what became of it; answers how many were tried.
-    func sendRound() async throws -> Int {
+    /// Claims as many due deliveries as there are free slots and starts
+    /// their tries; answers whether it claimed any.
+    private func claimAndSend() async throws -> Bool {
+        let free = configuration.sendBatch - flight.withLock { $0.tasks.count }
+        guard free > 0 else { return false }
         let at = now()
-        let claimed = try await store.claimDeliveries(at: at, limit: configuration.sendBatch, claimant: claimant,
-                                                      until: at.addingTimeInterval((configuration.timeout + configuration.leaseMargin).seconds))
-        guard !claimed.isEmpty else { return 0 }
-        var routes: [String: Result<Route, WebhookEndpointError>] = [:]
+        let claimed = try await store.claimDeliveries(at: at, limit: free, claimant: claimant,
+                                                      until: at.addingTimeInterval(configuration.lease.seconds))
+        guard !claimed.isEmpty else { return false }
+        var routes: [String: Route] = [:]
         for id in Set(claimed.map(\.endpointID)) {
             routes[id] = await route(id, at: at)
         }
-        let outcomes = await withTaskGroup(of: (DeliveryOutcome, WebhookDelivery).self) { group in
-            for delivery in claimed {
-                let route = routes[delivery.endpointID] ?? .failure(WebhookEndpointError("the endpoint is gone"))
-                group.addTask { [self] in (await send(delivery, via: route), delivery) }
+        for delivery in claimed {
+            guard let route = routes[delivery.endpointID], case .ready(let ready) = route else {
+                // The endpoint could not be read (the store): no try is made or counted; its claim ends by itself.
+                continue
             }
-            var outcomes: [(DeliveryOutcome, WebhookDelivery)] = []
-            for await outcome in group { outcomes.append(outcome) }
-            return outcomes
+            flight.withLock { flight in
+                let id = flight.next
+                flight.next += 1
+                flight.tasks[id] = Task { [self] in
+                    let outcome = await send(delivery, via: ready)
+                    self.flight.withLock { flight in
+                        flight.tasks[id] = nil
+                        flight.ended.append((outcome, delivery))
+                    }
+                    sendBell.ring()
+                }
+            }
         }
-        try await store.recordDeliveries(outcomes.map(\.0), claimant: claimant)
-        try await disableExpired(outcomes)
-        return claimed.count
+        return true
     }
 
-    /// Endpoint `id`'s target and current secrets, or why none can be sent to.
-    private func route(_ id: String, at: Date) async -> Result<Route, WebhookEndpointError> {
+    /// One endpoint as a round sends to it: where, with which secrets and
+    /// the addresses it may reach, or why it cannot be sent to.
+    private enum Route {
+        case ready(Result<Ready, WebhookEndpointError>)
+        /// The store did not answer: nothing is tried.
+        case unavailable
+    }
+
+    private struct Ready {
+        var target: WebhookTarget
+        var secrets: [WebhookSecret]
+        var tls: EgressTLS
+    }
+
+    /// Endpoint `id`'s route, its name resolved once for all its deliveries of the round.
+    private func route(_ id: String, at: Date) async -> Route {
+        let endpoint: WebhookEndpointRecord
         do {
-            guard let endpoint = try await store.webhookEndpoint(id: id), endpoint.removedAt == nil else {
-                return .failure(WebhookEndpointError("the endpoint was removed"))
+            guard let found = try await store.webhookEndpoint(id: id), found.removedAt == nil else {
+                return .ready(.failure(WebhookEndpointError("the endpoint was removed")))
             }
+            endpoint = found
+        } catch {
+            sayOnce("route \(id)", "webhooks: endpoint \(id) could not be read (\(error)); its deliveries wait for their claims to end")
+            return .unavailable
+        }
+        do {
             var secrets = [try sealer.open(endpoint.secret, endpointID: id, signing: endpoint.signing)]
             if let previous = endpoint.previousSecret, let until = endpoint.previousUntil, until > at {
                 // A previous secret that no longer opens (sealed under a key
@@ -226,24 +360,35 @@ public final class WebhookDeliverer: Sendable {
                 do {
                     secrets.append(try sealer.open(previous, endpointID: id, signing: endpoint.signing))
                 } catch {
-                    logger.warning("webhook endpoint \(id): its previous secret does not open (\(error)); deliveries are signed with the current one only")
+                    sayOnce("previous \(id)", "webhook endpoint \(id): its previous secret does not open (\(error)); deliveries are signed with the current one only")
                 }
             }
-            return .success(Route(endpoint: endpoint, target: try WebhookTarget(endpoint.url), secrets: secrets))
+            let target = try WebhookTarget(endpoint.url)
+            var tls = EgressTLS()
+            do {
+                tls.namedAddresses = try await target.check(allowPrivate: configuration.allowPrivate, resolve: resolve)
+            } catch {
+                return .ready(.failure(WebhookEndpointError("refused before sending: \(error.message)")))
+            }
+            // Retained once per set of addresses (under the lock: a send never finds its pool missing).
+            pools.withLock { pools in
+                if pools.insert(tls).inserted { client.retain(tls) }
+            }
+            return .ready(.success(Ready(target: target, secrets: secrets, tls: tls)))
         } catch let error as WebhookEndpointError {
-            return .failure(error)
+            return .ready(.failure(error))
         } catch {
-            return .failure(WebhookEndpointError("\(error)"))
+            return .ready(.failure(WebhookEndpointError("\(error)")))
         }
     }
 
-    private func send(_ delivery: WebhookDelivery, via route: Result<Route, WebhookEndpointError>) async -> DeliveryOutcome {
+    private func send(_ delivery: WebhookDelivery, via route: Result<Ready, WebhookEndpointError>) async -> DeliveryOutcome {
         let failure: String
         switch route {
         case .failure(let error):
             failure = error.message
-        case .success(let route):
-            failure = await post(delivery, via: route) ?? ""
+        case .success(let ready):
+            failure = await post(delivery, via: ready) ?? ""
         }
         let at = now()
         configuration.observer.tried(delivery.endpointID, failure.isEmpty)
@@ -258,17 +403,7 @@ public final class WebhookDeliverer: Sendable {
     }
 
     /// POSTs `delivery`; nil when the endpoint took it (a 2xx in time), else why not.
-    private func post(_ delivery: WebhookDelivery, via route: Route) async -> String? {
-        let named: Set<String>
-        do {
-            named = try await route.target.check(allowPrivate: configuration.allowPrivate, resolve: resolve)
-        } catch {
-            return "refused before sending: \(error.message)"
-        }
-        var tls = EgressTLS()
-        tls.namedAddresses = named
-        let retained = pools.withLock { $0.insert(tls).inserted }
-        if retained { client.retain(tls) }
+    private func post(_ delivery: WebhookDelivery, via route: Ready) async -> String? {
         let timestamp = Int64(now().timeIntervalSince1970)
         var headers = StandardWebhooks.headers(id: delivery.webhookID, timestamp: timestamp, body: delivery.body, secrets: route.secrets)
         headers.append((name: "user-agent", value: "gateway-webhooks/1"))
@@ -276,67 +411,52 @@ public final class WebhookDeliverer: Sendable {
                                         endpoint: Manifest.Endpoint(host: route.target.host, port: route.target.port),
                                         headers: headers, body: delivery.body, timeout: configuration.timeout)
         do {
-            let response = try await client.send(request, tls: tls)
+            let response = try await client.send(request, tls: route.tls)
             return (200..<300).contains(response.status) ? nil : "answered HTTP \(response.status)"
         } catch {
             return "\(error)"
         }
     }
 
-    /// Disables each endpoint one of whose deliveries has failed for longer than the window.
-    private func disableExpired(_ outcomes: [(DeliveryOutcome, WebhookDelivery)]) async throws {
+    /// The outcomes to write, each failure past the window settled: given up
+    /// when its endpoint took other deliveries since it began failing (so
+    /// one event the merchant always refuses holds back its session's later
+    /// events no longer than the window), else its endpoint, which took
+    /// nothing all that time, is disabled (its events kept, delivered in
+    /// order once it is enabled).
+    private func settleExpired(_ ended: [(outcome: DeliveryOutcome, delivery: WebhookDelivery)]) async throws -> [DeliveryOutcome] {
         let window = configuration.schedule.window.seconds
-        var expired: Set<String> = []
-        for (outcome, delivery) in outcomes where outcome.failure != nil {
-            let since = delivery.failingSince ?? outcome.at
-            if outcome.at.timeIntervalSince(since) > window { expired.insert(delivery.endpointID) }
+        var outcomes: [DeliveryOutcome] = []
+        var lastTaken: [String: Date?] = [:]
+        for (outcome, delivery) in ended {
+            guard var failure = outcome.failure, outcome.at.timeIntervalSince(delivery.failingSince ?? outcome.at) > window else {
+                outcomes.append(outcome)
+                continue
+            }
+            if lastTaken[delivery.endpointID] == nil {
+                lastTaken[delivery.endpointID] = .some(try await store.deliveryCounts(endpoint: delivery.endpointID).lastDelivered)
+            }
+            if let taken = lastTaken[delivery.endpointID] ?? nil, taken >= delivery.failingSince ?? outcome.at {
+                failure.giveUp = true
+                logger.error("webhook \(delivery.webhookID) to \(delivery.endpointID) given up after failing for longer than the retry window (\(Int(window)) s) while the endpoint took others; replay it once fixed")
+            } else {
+                try await disable(delivery.endpointID, window: window)
+            }
+            var settled = outcome
+            settled.failure = failure
+            outcomes.append(settled)
         }
-        for id in expired {
-            guard var endpoint = try await store.webhookEndpoint(id: id), endpoint.state == .enabled else { continue }
-            endpoint.state = .disabled
-            endpoint.stateReason = "its deliveries failed for longer than the retry window (\(Int(window)) s); its events are kept, and delivered in order once it is enabled"
-            try await store.updateWebhookEndpoint(endpoint, at: now())
-            logger.error("webhook endpoint \(id) disabled: \(endpoint.stateReason!)")
-        }
+        return outcomes
     }
-}
 
-/// How deliveries are made (`gateway serve --webhook-…`; docs/webhooks.md).
-public struct WebhookConfiguration: Sendable {
-    /// How long an endpoint has to answer a delivery with a 2xx.
-    public var timeout: Duration = .seconds(10)
-    public var schedule: RetrySchedule = .standard
-    /// Whether endpoints on addresses that are not public are allowed (local development).
-    public var allowPrivate = false
-    /// How long delivered deliveries are kept (replay reaches back this far).
-    public var retention: Duration = .seconds(30 * 86_400)
-    /// How often the loops look without being woken (other hosts' commits, retries).
-    public var poll: Duration = .seconds(1)
-    /// Events read per fan-out step; deliveries claimed per round.
-    public var fanOutPage = 500
-    public var sendBatch = 64
-    /// Told of every try and, every ``reportInterval``, of each endpoint's queue (metrics).
-    public var observer = WebhookObserver()
-    public var reportInterval: Duration = .seconds(5)
-    /// A claim lasts the timeout plus this: a try still in flight is never
-    /// claimed by another host, and one whose host died is claimed again
-    /// this long after its timeout.
-    public var leaseMargin: Duration = .seconds(5)
-
-    public init() {}
-}
-
-
-/// What metrics are told of deliveries (`gateway serve` gives `/metrics`'s).
-public struct WebhookObserver: Sendable {
-    /// A try of a delivery to `endpoint` ended: delivered, or failed.
-    public var tried: @Sendable (_ endpoint: String, _ delivered: Bool) -> Void
-    /// How `endpoint`'s deliveries stand at `now`.
-    public var queued: @Sendable (_ endpoint: String, _ counts: DeliveryCounts, _ now: Date) -> Void
-
-    public init(tried: @escaping @Sendable (_ endpoint: String, _ delivered: Bool) -> Void = { _, _ in },
-                queued: @escaping @Sendable (_ endpoint: String, _ counts: DeliveryCounts, _ now: Date) -> Void = { _, _, _ in }) {
-        self.tried = tried
-        self.queued = queued
+    private func disable(_ id: String, window: Double) async throws {
+        guard let endpoint = try await store.webhookEndpoint(id: id), endpoint.state == .enabled, endpoint.removedAt == nil else { return }
+        var disabled = endpoint
+        disabled.state = .disabled
+        disabled.stateReason = "it took no delivery for longer than the retry window (\(Int(window)) s); its events are kept, and delivered in order once it is enabled"
+        // Changed since it was read (removed, rotated, disabled by ops): left as it now is.
+        if try await store.updateWebhookEndpoint(disabled, from: endpoint, at: now()) {
+            logger.error("webhook endpoint \(id) disabled: \(disabled.stateReason!)")
+        }
     }
 }

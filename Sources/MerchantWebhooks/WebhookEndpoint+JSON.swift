@@ -39,7 +39,9 @@ public enum WebhookEndpointJSON {
             w.member("delivered", Int64(counts.delivered))
             w.member("pending", Int64(counts.pending))
             w.member("retrying", Int64(counts.retrying))
+            w.member("abandoned", Int64(counts.abandoned))
             w.member("oldestUndeliveredAt", date: counts.oldestUndelivered)
+            w.member("lastDeliveredAt", date: counts.lastDelivered)
             w.endObject()
         }
         w.endObject()

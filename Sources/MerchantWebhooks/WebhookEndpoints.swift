@@ -95,10 +95,18 @@ public final class WebhookEndpoints: Sendable {
 
     /// Removes endpoint `id`: it receives nothing more. Nil when there is none (of `mode`).
     public func remove(_ id: String, mode: PaymentMode?) async throws -> WebhookEndpointRecord? {
-        guard var found = try await endpoint(id, mode: mode) else { return nil }
-        found.removedAt = now()
-        try await store.updateWebhookEndpoint(found, at: now())
-        return found
+        guard let found = try await endpoint(id, mode: mode) else { return nil }
+        var removed = found
+        removed.removedAt = now()
+        try await write(removed, from: found)
+        return removed
+    }
+
+    /// Writes `changed` over `read`, or refuses when another write changed it in between.
+    private func write(_ changed: WebhookEndpointRecord, from read: WebhookEndpointRecord) async throws {
+        guard try await store.updateWebhookEndpoint(changed, from: read, at: now()) else {
+            throw WebhookEndpointConflict(id: read.id)
+        }
     }
 
     /// A new secret for endpoint `id`; the current one keeps signing beside
@@ -107,27 +115,30 @@ public final class WebhookEndpoints: Sendable {
         guard overlap >= .zero, overlap <= Self.longestOverlap else {
             throw WebhookEndpointError("overlap must be between 0 and \(Int(Self.longestOverlap.seconds)) seconds")
         }
-        guard var found = try await endpoint(id, mode: mode) else { return nil }
+        guard let found = try await endpoint(id, mode: mode) else { return nil }
         try await sealingKeyAgrees()
         let secret = WebhookSecret.generate(found.signing)
         let at = now()
-        found.previousSecret = overlap > .zero ? found.secret : nil
-        found.previousUntil = overlap > .zero ? at.addingTimeInterval(overlap.seconds) : nil
-        found.secret = try sealer.seal(secret, endpointID: id)
-        found.publicKey = secret.publicKeyText
-        try await store.updateWebhookEndpoint(found, at: at)
-        return Created(endpoint: found, secret: secret)
+        var rotated = found
+        rotated.previousSecret = overlap > .zero ? found.secret : nil
+        rotated.previousUntil = overlap > .zero ? at.addingTimeInterval(overlap.seconds) : nil
+        rotated.secret = try sealer.seal(secret, endpointID: id)
+        rotated.publicKey = secret.publicKeyText
+        // A rotation that raced another write is refused: the secret shown is the one that signs.
+        try await write(rotated, from: found)
+        return Created(endpoint: rotated, secret: secret)
     }
 
     /// Enables or disables endpoint `id`. Enabled again, its queued
     /// deliveries go out in order, its retry window starting again.
     public func setEnabled(_ id: String, mode: PaymentMode?, _ enabled: Bool, reason: String? = nil) async throws -> WebhookEndpointRecord? {
-        guard var found = try await endpoint(id, mode: mode) else { return nil }
-        found.state = enabled ? .enabled : .disabled
-        found.stateReason = enabled ? nil : (reason ?? "disabled by ops")
-        try await store.updateWebhookEndpoint(found, at: now())
+        guard let found = try await endpoint(id, mode: mode) else { return nil }
+        var changedState = found
+        changedState.state = enabled ? .enabled : .disabled
+        changedState.stateReason = enabled ? nil : (reason ?? "disabled by ops")
+        try await write(changedState, from: found)
         if enabled { changed() }
-        return found
+        return changedState
     }
 
     /// Sends endpoint `id` again its events after `after` up to `through`
@@ -149,4 +160,12 @@ public final class WebhookEndpoints: Sendable {
         }
         return Array(Set(types)).sorted()
     }
+}
+
+/// An endpoint changed by another request between this one's read and its
+/// write (a removal, a rotation, a state change): nothing was written. The
+/// API's 409; asking again reads it as it now is.
+public struct WebhookEndpointConflict: Error, Sendable, Equatable, CustomStringConvertible {
+    public var id: String
+    public var description: String { "webhook endpoint \(id) was changed by another request at the same moment; nothing was written: read it again" }
 }

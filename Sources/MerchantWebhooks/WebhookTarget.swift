@@ -44,7 +44,9 @@ public struct WebhookTarget: Sendable, Equatable {
         self.url = url
         self.host = host.lowercased()
         self.secure = scheme == "https"
-        self.port = components.port ?? (secure ? 443 : 80)
+        let port = components.port ?? (secure ? 443 : 80)
+        guard (1...65_535).contains(port) else { throw WebhookEndpointError("url's port must be 1 to 65535 (it is \(port))") }
+        self.port = port
     }
 
     /// Checks where the target leads now and answers the addresses that are

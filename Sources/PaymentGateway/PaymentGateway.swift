@@ -129,7 +129,7 @@ public final class PaymentGateway: Service, Sendable {
         }
         let deliverer = self.deliverer
         checkout = Checkout(store: store, providers: providers, fingerprintKey: fingerprintKey, configuration: configuration.checkout, logger: logger,
-                            committed: { deliverer?.ring() })
+                            committed: { session, events in deliverer?.committed(session, events: events) })
     }
 
     /// What became of each manifest.

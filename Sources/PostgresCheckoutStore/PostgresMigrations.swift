@@ -511,7 +511,7 @@ enum PostgresMigrations {
             cursor_row bigint NOT NULL,
             type text NOT NULL,
             body bytea NOT NULL,
-            state text NOT NULL CHECK (state IN ('pending', 'delivered')),
+            state text NOT NULL CHECK (state IN ('pending', 'delivered', 'abandoned')),
             tries bigint NOT NULL,
             queued_at float8 NOT NULL,
             due_at float8 NOT NULL,

@@ -61,10 +61,12 @@ extension PostgresCheckoutStore: WebhookStore {
         }
     }
 
-    public func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, at now: Date) async throws -> Bool {
+    public func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, from previous: WebhookEndpointRecord, at now: Date) async throws -> Bool {
         let updated = try await withConnection { connection, logger in
-            try await connection.rows(SQL.UpdateWebhookEndpoint.self, Self.endpointValues(endpoint) + [.float(now.timeIntervalSince1970)], logger: logger)
-                .first?.decode(Int64.self)
+            try await connection.rows(SQL.UpdateWebhookEndpoint.self, Self.endpointValues(endpoint) + [
+                .float(now.timeIntervalSince1970), .bytes(previous.secret), .text(previous.state.rawValue),
+                .float(previous.removedAt?.timeIntervalSince1970),
+            ], logger: logger).first?.decode(Int64.self)
         }
         return updated == 1
     }
@@ -106,7 +108,7 @@ extension PostgresCheckoutStore: WebhookStore {
         ]
         let arrays: [BoundArray] = [
             .int8(outcomes.map(\.number)), .float8(outcomes.map(\.at.timeIntervalSince1970)), .bool(outcomes.map { $0.failure != nil }),
-            .float8(outcomes.map { ($0.failure?.retryAt ?? $0.at).timeIntervalSince1970 }),
+            .float8(outcomes.map { ($0.failure?.retryAt ?? $0.at).timeIntervalSince1970 }), .bool(outcomes.map { $0.failure?.giveUp == true }),
         ]
         let recorded = try await withConnection { connection, logger in
             try await connection.rows(SQL.RecordDeliveries.self, values, arrays: arrays, logger: logger).first?.decode(Int64.self)
@@ -129,9 +131,10 @@ extension PostgresCheckoutStore: WebhookStore {
             guard let row = try await connection.rows(SQL.CountDeliveries.self, .text(endpoint), logger: logger).first else {
                 return DeliveryCounts(delivered: 0, pending: 0, retrying: 0, oldestUndelivered: nil)
             }
-            let (delivered, pending, retrying, oldest) = try row.decode((Int64, Int64, Int64, Double?).self)
-            return DeliveryCounts(delivered: Int(delivered), pending: Int(pending), retrying: Int(retrying),
-                                  oldestUndelivered: oldest.map(Date.init(timeIntervalSince1970:)))
+            let (delivered, pending, retrying, abandoned, oldest, last) = try row.decode((Int64, Int64, Int64, Int64, Double?, Double?).self)
+            return DeliveryCounts(delivered: Int(delivered), pending: Int(pending), retrying: Int(retrying), abandoned: Int(abandoned),
+                                  oldestUndelivered: oldest.map(Date.init(timeIntervalSince1970:)),
+                                  lastDelivered: last.map(Date.init(timeIntervalSince1970:)))
         }
     }
 
@@ -288,14 +291,18 @@ extension SQL {
         static let types: [PostgresDataType] = [.text]
     }
 
-    /// Writes an endpoint (not its cursor), its state before read under the
-    /// row's lock (`was`, the newest one when another write got there
-    /// first); an endpoint disabled and now enabled has its pending
-    /// deliveries due at `$15`, their failing time forgotten. Answers 1, or
-    /// 0 when there is no such endpoint.
+    /// Writes an endpoint (not its cursor) if it is still as read: its
+    /// secret `$16`, state `$17` and removal `$18` (compared under the row's
+    /// lock, the newest when another write got there first); an endpoint
+    /// disabled and now enabled has its pending deliveries due at `$15`,
+    /// their tries and failing time forgotten. Answers 1, or 0 when there is
+    /// no such endpoint or it changed.
     enum UpdateWebhookEndpoint: StatementText {
         static let sql = """
-            WITH was AS (SELECT id, state FROM webhook_endpoint WHERE id = $1 FOR NO KEY UPDATE),
+            WITH was AS (
+                SELECT id, state FROM webhook_endpoint
+                WHERE id = $1 AND secret = $16 AND state = $17 AND removed_at IS NOT DISTINCT FROM $18
+                FOR NO KEY UPDATE),
             changed AS (
                 UPDATE webhook_endpoint AS e SET url = $2, mode = $3, types = $4, description = $5, signing = $6, secret = $7, public_key = $8,
                     previous_secret = $9, previous_until = $10, state = $11, state_reason = $12, created_at = $13, removed_at = $14
@@ -308,7 +315,7 @@ extension SQL {
             SELECT count(*) FROM changed
             """
         static let types: [PostgresDataType] = [.text, .text, .text, .text, .text, .text, .bytea, .text, .bytea, .float8, .text, .text, .float8,
-                                                .float8, .float8]
+                                                .float8, .float8, .bytea, .text, .float8]
     }
 
     /// Moves an endpoint's cursor from `($2, $3)` to `($4, $5)` and writes
@@ -366,11 +373,11 @@ extension SQL {
     enum RecordDeliveries: StatementText {
         static let sql = """
             WITH o AS (
-                SELECT * FROM unnest($2::text[], $3::text[], $5::int8[], $6::float8[], $7::bool[], $4::text[], $8::float8[])
-                    AS o(endpoint_id, session_id, number, at, failed, reason, retry_at)),
+                SELECT * FROM unnest($2::text[], $3::text[], $5::int8[], $6::float8[], $7::bool[], $4::text[], $8::float8[], $9::bool[])
+                    AS o(endpoint_id, session_id, number, at, failed, reason, retry_at, given_up)),
             recorded AS (
                 UPDATE webhook_delivery AS d SET
-                    state = CASE WHEN o.failed THEN 'pending' ELSE 'delivered' END,
+                    state = CASE WHEN o.given_up THEN 'abandoned' WHEN o.failed THEN 'pending' ELSE 'delivered' END,
                     tries = d.tries + 1,
                     delivered_at = CASE WHEN o.failed THEN d.delivered_at ELSE o.at END,
                     due_at = CASE WHEN o.failed THEN o.retry_at ELSE d.due_at END,
@@ -383,7 +390,8 @@ extension SQL {
                 RETURNING 1)
             SELECT count(*) FROM recorded
             """
-        static let types: [PostgresDataType] = [.text, .textArray, .textArray, .textArray, .int8Array, .float8Array, .boolArray, .float8Array]
+        static let types: [PostgresDataType] = [.text, .textArray, .textArray, .textArray, .int8Array, .float8Array, .boolArray, .float8Array,
+                                                .boolArray]
     }
 
     /// An endpoint's delivered deliveries after `($2, $3)` up to `($4, $5)`
@@ -393,7 +401,7 @@ extension SQL {
         static let sql = """
             WITH replayed AS (
                 UPDATE webhook_delivery SET state = 'pending', due_at = $6, tries = 0, failing_since = NULL, delivered_at = NULL
-                WHERE endpoint_id = $1 AND state = 'delivered'
+                WHERE endpoint_id = $1 AND state IN ('delivered', 'abandoned')
                   AND (cursor_tx, cursor_row) > ($2::xid8, $3) AND (cursor_tx, cursor_row) <= ($4::xid8, $5)
                 RETURNING 1)
             SELECT count(*) FROM replayed
@@ -406,7 +414,9 @@ extension SQL {
             SELECT count(*) FILTER (WHERE state = 'delivered'),
                    count(*) FILTER (WHERE state = 'pending' AND failing_since IS NULL),
                    count(*) FILTER (WHERE state = 'pending' AND failing_since IS NOT NULL),
-                   min(queued_at) FILTER (WHERE state = 'pending')
+                   count(*) FILTER (WHERE state = 'abandoned'),
+                   min(queued_at) FILTER (WHERE state = 'pending'),
+                   max(delivered_at)
             FROM webhook_delivery WHERE endpoint_id = $1
             """
         static let types: [PostgresDataType] = [.text]
@@ -427,7 +437,7 @@ extension SQL {
         static let sql = """
             WITH pruned AS (
                 DELETE FROM webhook_delivery
-                WHERE (state = 'delivered' AND queued_at < $1)
+                WHERE (state IN ('delivered', 'abandoned') AND queued_at < $1)
                    OR endpoint_id IN (SELECT id FROM webhook_endpoint WHERE removed_at IS NOT NULL AND removed_at < $1)
                 RETURNING 1)
             SELECT count(*) FROM pruned

@@ -208,7 +208,7 @@ enum Migrations {
                     cursor_row INTEGER NOT NULL,
                     type TEXT NOT NULL,
                     body BLOB NOT NULL,
-                    state TEXT NOT NULL CHECK (state IN ('pending', 'delivered')),
+                    state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'abandoned')),
                     tries INTEGER NOT NULL,
                     queued_at REAL NOT NULL,
                     due_at REAL NOT NULL,

@@ -59,16 +59,16 @@ extension SQLiteCheckoutStore: WebhookStore {
         }
     }
 
-    public func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, at now: Date) async throws -> Bool {
+    public func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, from previous: WebhookEndpointRecord, at now: Date) async throws -> Bool {
         try await writer.write { db in
-            let was = try String.fetchOne(db, sql: "SELECT state FROM webhook_endpoint WHERE id = ?", arguments: [endpoint.id])
-            guard let was else { return false }
             try db.execute(sql: """
                 UPDATE webhook_endpoint SET url = ?, mode = ?, types = ?, description = ?, signing = ?, secret = ?, public_key = ?,
                     previous_secret = ?, previous_until = ?, state = ?, state_reason = ?, created_at = ?, removed_at = ?
-                WHERE id = ?
-                """, arguments: StatementArguments(Array(Self.endpointArguments(endpoint).dropFirst()) + [endpoint.id]))
-            if was == WebhookEndpointRecord.State.disabled.rawValue && endpoint.state == .enabled {
+                WHERE id = ? AND secret = ? AND state = ? AND removed_at IS ?
+                """, arguments: StatementArguments(Array(Self.endpointArguments(endpoint).dropFirst())
+                    + [endpoint.id, previous.secret, previous.state.rawValue, previous.removedAt?.timeIntervalSince1970]))
+            guard db.changesCount == 1 else { return false }
+            if previous.state == .disabled && endpoint.state == .enabled {
                 try db.execute(sql: """
                     UPDATE webhook_delivery SET due_at = ?, tries = 0, failing_since = NULL WHERE endpoint_id = ? AND state = 'pending'
                     """, arguments: [now.timeIntervalSince1970, endpoint.id])
@@ -126,14 +126,15 @@ extension SQLiteCheckoutStore: WebhookStore {
                 WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
                 """)
             let failed = try db.cachedStatement(sql: """
-                UPDATE webhook_delivery SET tries = tries + 1, due_at = ?, failing_since = coalesce(failing_since, ?), last_error = ?,
+                UPDATE webhook_delivery SET state = ?, tries = tries + 1, due_at = ?, failing_since = coalesce(failing_since, ?), last_error = ?,
                     claimed_by = NULL, claimed_until = NULL
                 WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
                 """)
             var recorded = 0
             for outcome in outcomes {
                 if let failure = outcome.failure {
-                    try failed.execute(arguments: [failure.retryAt.timeIntervalSince1970, outcome.at.timeIntervalSince1970, failure.reason,
+                    try failed.execute(arguments: [failure.giveUp ? "abandoned" : "pending", failure.retryAt.timeIntervalSince1970,
+                                                   outcome.at.timeIntervalSince1970, failure.reason,
                                                    outcome.endpointID, outcome.sessionID, outcome.number, claimant])
                 } else {
                     try delivered.execute(arguments: [outcome.at.timeIntervalSince1970, outcome.endpointID, outcome.sessionID, outcome.number, claimant])
@@ -148,7 +149,7 @@ extension SQLiteCheckoutStore: WebhookStore {
         try await writer.write { db in
             try db.execute(sql: """
                 UPDATE webhook_delivery SET state = 'pending', due_at = ?, tries = 0, failing_since = NULL, delivered_at = NULL
-                WHERE endpoint_id = ? AND state = 'delivered' AND (cursor_tx, cursor_row) > (?, ?) AND (cursor_tx, cursor_row) <= (?, ?)
+                WHERE endpoint_id = ? AND state IN ('delivered', 'abandoned') AND (cursor_tx, cursor_row) > (?, ?) AND (cursor_tx, cursor_row) <= (?, ?)
                 """, arguments: [now.timeIntervalSince1970, endpoint, Int64(clamping: after.transaction), after.row, Int64(clamping: through.transaction), through.row])
             return db.changesCount
         }
@@ -160,12 +161,16 @@ extension SQLiteCheckoutStore: WebhookStore {
                 SELECT count(*) FILTER (WHERE state = 'delivered') AS delivered,
                        count(*) FILTER (WHERE state = 'pending' AND failing_since IS NULL) AS pending,
                        count(*) FILTER (WHERE state = 'pending' AND failing_since IS NOT NULL) AS retrying,
-                       min(queued_at) FILTER (WHERE state = 'pending') AS oldest
+                       count(*) FILTER (WHERE state = 'abandoned') AS abandoned,
+                       min(queued_at) FILTER (WHERE state = 'pending') AS oldest,
+                       max(delivered_at) AS last
                 FROM webhook_delivery WHERE endpoint_id = ?
                 """, arguments: [endpoint])
             let oldest: Double? = row?["oldest"]
+            let last: Double? = row?["last"]
             return DeliveryCounts(delivered: row?["delivered"] ?? 0, pending: row?["pending"] ?? 0, retrying: row?["retrying"] ?? 0,
-                                  oldestUndelivered: oldest.map(Date.init(timeIntervalSince1970:)))
+                                  abandoned: row?["abandoned"] ?? 0, oldestUndelivered: oldest.map(Date.init(timeIntervalSince1970:)),
+                                  lastDelivered: last.map(Date.init(timeIntervalSince1970:)))
         }
     }
 
@@ -180,7 +185,7 @@ extension SQLiteCheckoutStore: WebhookStore {
         try await writer.write { db in
             try db.execute(sql: """
                 DELETE FROM webhook_delivery
-                WHERE (state = 'delivered' AND queued_at < ?1)
+                WHERE (state IN ('delivered', 'abandoned') AND queued_at < ?1)
                    OR endpoint_id IN (SELECT id FROM webhook_endpoint WHERE removed_at IS NOT NULL AND removed_at < ?1)
                 """, arguments: [before.timeIntervalSince1970])
             return db.changesCount
@@ -238,7 +243,7 @@ extension SQLiteCheckoutStore: WebhookStore {
         return WebhookDelivery(
             endpointID: row["endpoint_id"], sessionID: row["session_id"], number: row["number"],
             cursor: EventCursor(transaction: UInt64(clamping: transaction), row: row["cursor_row"]), type: row["type"], body: row["body"],
-            state: state == "delivered" ? .delivered : .pending, tries: row["tries"],
+            state: WebhookDelivery.State(rawValue: state) ?? .pending, tries: row["tries"],
             queuedAt: Date(timeIntervalSince1970: row["queued_at"]), dueAt: Date(timeIntervalSince1970: row["due_at"]),
             failingSince: failingSince.map(Date.init(timeIntervalSince1970:)), lastError: row["last_error"],
             deliveredAt: deliveredAt.map(Date.init(timeIntervalSince1970:)))

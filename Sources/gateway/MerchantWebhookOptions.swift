@@ -25,10 +25,10 @@ struct MerchantWebhookOptions: ParsableArguments {
 
     func configuration() throws -> WebhookConfiguration {
         guard (1...60).contains(timeout) else { throw ValidationError("--webhook-timeout must be 1 to 60 seconds (got \(timeout))") }
-        guard retryFirst >= 1, retryLongest >= retryFirst else {
-            throw ValidationError("--webhook-retry-first must be at least 1 second and at most --webhook-retry-longest (got \(retryFirst) and \(retryLongest))")
+        guard retryFirst >= 1, retryLongest >= retryFirst, retryLongest <= 7 * 86_400 else {
+            throw ValidationError("--webhook-retry-first must be at least 1 second and --webhook-retry-longest from it to 604800 (got \(retryFirst) and \(retryLongest))")
         }
-        guard window >= 60 else { throw ValidationError("--webhook-window must be at least 60 seconds (got \(window))") }
+        guard (60...30 * 86_400).contains(window) else { throw ValidationError("--webhook-window must be 60 to 2592000 seconds (got \(window))") }
         guard (1...3650).contains(retentionDays) else { throw ValidationError("--webhook-retention must be 1 to 3650 days (got \(retentionDays))") }
         var configuration = WebhookConfiguration()
         configuration.allowPrivate = allowPrivate

@@ -33,6 +33,8 @@ struct WebhooksCommand: AsyncParsableCommand {
             result = .success(try await body(endpoints))
         } catch let error as WebhookEndpointError {
             result = .failure(ValidationError(error.message))
+        } catch let conflict as WebhookEndpointConflict {
+            result = .failure(ValidationError(conflict.description))
         } catch {
             result = .failure(error)
         }

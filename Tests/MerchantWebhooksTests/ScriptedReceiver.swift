@@ -38,8 +38,9 @@ final class ScriptedReceiver: Sendable {
     private let channel: Channel
     let port: Int
 
-    /// Listens on 127.0.0.1; `script` gets each request's index (0, 1, ...) and the request.
-    init(script: @escaping @Sendable (_ index: Int, _ request: Received) -> Behaviour = { _, _ in .answer(204) }) async throws {
+    /// Listens on 127.0.0.1 (at `port`, or any free one); `script` gets each
+    /// request's index (0, 1, ...) and the request.
+    init(port: Int = 0, script: @escaping @Sendable (_ index: Int, _ request: Received) -> Behaviour = { _, _ in .answer(204) }) async throws {
         let box = Shared<Script>(script)
         self.script = box
         let log = self.log
@@ -59,8 +60,8 @@ final class ScriptedReceiver: Sendable {
                     }))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
-        port = channel.localAddress?.port ?? 0
+            .bind(host: "127.0.0.1", port: port).get()
+        self.port = channel.localAddress?.port ?? 0
     }
 
     /// Replaces the script (for the requests from now on).

@@ -58,7 +58,7 @@ import TestSupport
             endpoints = WebhookEndpoints(store: store, sealer: Self.sealer, allowPrivate: configuration.allowPrivate, changed: { deliverer.due() })
             let provider = ScriptedProvider.approving("mock")
             checkout = Checkout(store: store, providers: StaticProviderDirectory([(profile("mock", priority: 1), provider as any PaymentProvider)]),
-                                fingerprintKey: testKey, committed: { deliverer.ring() })
+                                fingerprintKey: testKey, committed: { deliverer.committed($0, events: $1) })
         }
 
         /// A session of `mode`, paid when `pay` (a test-mode provider pays test sessions only).
@@ -136,6 +136,14 @@ import TestSupport
             #expect(request.json["id"] as? String == request.webhookID)
             #expect(Self.verified(request, [created.secret]), "\(request.webhookID) is not signed with the endpoint's secret")
         }
+        // Each carries the session as the commit that wrote its event left it:
+        // made (1), the attempt started (2), its outcome and the session's (3, 4).
+        for request in log {
+            let session = request.json["session"] as? [String: Any]
+            let version = [1: 1, 2: 2, 3: 3, 4: 3][request.sequence]
+            #expect(session?["version"] as? Int == version, "\(request.webhookID): \(session?["version"] ?? "none")")
+            #expect(session?["status"] as? String == (request.sequence < 3 ? "open" : "completed"), "\(request.webhookID)")
+        }
         // Every try of one event sends the same bytes under the same id.
         for (id, tries) in Dictionary(grouping: log, by: \.webhookID) {
             #expect(Set(tries.map(\.body)).count == 1, "\(id) was sent with different bodies")
@@ -148,6 +156,24 @@ import TestSupport
             #expect(before, "\(request.webhookID) was sent before event \(request.sequence - 1) of its session was delivered")
         }
         await receiver.close()
+        await harness.close()
+    }
+
+    @Test func aReceiverDownForAWhileGetsEverythingOnceItIsBack() async throws {
+        let harness = Harness(store: try SQLiteCheckoutStore.inMemory())
+        let first = try await ScriptedReceiver()
+        let port = first.port
+        let created = try await harness.endpoints.create(url: first.url, mode: .test, types: nil, description: nil)
+        await first.close()
+        harness.deliverer.start()
+        try await harness.session()
+        // Nobody listens: the tries fail (connection refused) and are retried.
+        #expect(try await waitUntil { (try? await harness.endpoints.counts(created.endpoint.id))?.retrying ?? 0 >= 1 })
+        let back = try await ScriptedReceiver(port: port)
+        let expected = try await harness.events()
+        #expect(try await waitUntil { Set(back.received.filter(\.acknowledged).map(\.webhookID)) == expected })
+        #expect(back.received.filter(\.acknowledged).map(\.sequence) == [1, 2, 3, 4])
+        await back.close()
         await harness.close()
     }
 
@@ -215,6 +241,77 @@ import TestSupport
         }
         await receiver.close()
         await harness.close()
+    }
+
+    @Test func anEventRefusedPastTheWindowIsGivenUpWhileTheEndpointTakesOthers() async throws {
+        let harness = Harness(store: try SQLiteCheckoutStore.inMemory()) {
+            $0.schedule = RetrySchedule(first: .milliseconds(20), longest: .milliseconds(50), window: .milliseconds(300))
+        }
+        // The merchant's handler fails on one event only: the first attempt's start.
+        let receiver = try await ScriptedReceiver { _, request in
+            let order = (request.json["session"] as? [String: Any])?["orderId"] as? String
+            return order == "poison" && request.json["type"] as? String == "attempt.started" ? .answer(400) : .answer(200)
+        }
+        let created = try await harness.endpoints.create(url: receiver.url, mode: .test, types: nil, description: nil)
+        harness.deliverer.start()
+        let session = try await harness.checkout.createSession(NewSession(amount: Money(value: 1000, currency: "SAR"), country: "SA", orderId: "poison"),
+                                                               mode: .test).session.id
+        _ = try await harness.checkout.attempt(session: session, NewAttempt(method: "mada"), mode: .test)
+        #expect(try await waitUntil { (try? await harness.endpoints.counts(created.endpoint.id))?.retrying == 1 })
+        // Other sessions' events keep being taken while it fails.
+        let other = try await harness.session(pay: false)
+        #expect(try await waitUntil { receiver.received.contains { $0.acknowledged && $0.sessionID == other } })
+        // Its session's later events go on once it is given up; the endpoint stays enabled.
+        #expect(try await waitUntil { receiver.received.filter { $0.acknowledged && $0.sessionID == session }.map(\.sequence) == [1, 3, 4] })
+        let counts = try await harness.endpoints.counts(created.endpoint.id)
+        #expect(counts.abandoned == 1 && counts.pending == 0 && counts.retrying == 0, "\(counts)")
+        #expect(try await harness.endpoints.endpoint(created.endpoint.id, mode: .test)?.state == .enabled)
+        // Fixed, a replay sends it again.
+        receiver.setScript { _, _ in .answer(200) }
+        #expect(try await harness.endpoints.replay(created.endpoint.id, mode: .test, after: .start, through: nil) == 5)
+        #expect(try await waitUntil { receiver.received.contains { $0.acknowledged && $0.webhookID == "evt_\(session)_2" } })
+        await receiver.close()
+        await harness.close()
+    }
+
+    @Test func aHangingEndpointHoldsOnlyItsOwnTries() async throws {
+        let harness = Harness(store: try SQLiteCheckoutStore.inMemory()) { $0.timeout = .seconds(600) }
+        let hanging = try await ScriptedReceiver { _, _ in .hang }
+        let healthy = try await ScriptedReceiver()
+        let stuck = try await harness.endpoints.create(url: hanging.url, mode: .test, types: nil, description: "hangs")
+        _ = try await harness.endpoints.create(url: healthy.url, mode: .test, types: nil, description: "answers")
+        harness.deliverer.start()
+        for _ in 0..<3 { try await harness.session() }
+        let expected = try await harness.events()
+        // The healthy endpoint gets every event while the hanging one's first tries are still in flight.
+        #expect(try await waitUntil { Set(healthy.received.filter(\.acknowledged).map(\.webhookID)) == expected })
+        #expect(hanging.received.count == 3, "one try per session, each waiting: \(hanging.received.map(\.webhookID))")
+        let counts = try await harness.endpoints.counts(stuck.endpoint.id)
+        #expect(counts.retrying == 0 && counts.delivered == 0, "the hanging tries have not ended: \(counts)")
+        await hanging.close()
+        await healthy.close()
+        await harness.close()
+    }
+
+    @Test func aRemovalIsNeverUndoneAndARotationNeverLost() async throws {
+        let store = try SQLiteCheckoutStore.inMemory()
+        let endpoints = WebhookEndpoints(store: store, sealer: Harness.sealer, allowPrivate: true)
+        let created = try await endpoints.create(url: "http://127.0.0.1:9/h", mode: .test, types: nil, description: nil)
+        // A write prepared from a read made before a rotation is refused.
+        let stale = try #require(try await store.webhookEndpoint(id: created.endpoint.id))
+        let rotated = try #require(try await endpoints.rotate(created.endpoint.id, mode: .test, overlap: .zero))
+        var disabled = stale
+        disabled.state = .disabled
+        #expect(try await store.updateWebhookEndpoint(disabled, from: stale, at: Date()) == false)
+        #expect(try await store.webhookEndpoint(id: created.endpoint.id)?.secret == rotated.endpoint.secret)
+        // And one made before a removal cannot bring the endpoint back.
+        let beforeRemoval = try #require(try await store.webhookEndpoint(id: created.endpoint.id))
+        #expect(try await endpoints.remove(created.endpoint.id, mode: .test) != nil)
+        var revived = beforeRemoval
+        revived.state = .disabled
+        #expect(try await store.updateWebhookEndpoint(revived, from: beforeRemoval, at: Date()) == false)
+        #expect(try await store.webhookEndpoint(id: created.endpoint.id)?.removedAt != nil)
+        #expect(try await endpoints.setEnabled(created.endpoint.id, mode: .test, true) == nil)
     }
 
     @Test func aReplaySendsTheSameEventsUnderTheSameIDsAgain() async throws {

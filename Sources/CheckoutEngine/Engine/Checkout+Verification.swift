@@ -148,7 +148,11 @@ extension Checkout {
                     throw self.storeProblem(error)
                 }
                 self.hub.publish(stored)
-                if !stored.isEmpty { self.committed() }
+                if !stored.isEmpty {
+                    var after = session
+                    after.version += 1
+                    self.committed(after, stored)
+                }
                 return .applied(AttemptRef(sessionID: sessionID, attemptID: paymentID))
             }
         }

@@ -43,8 +43,9 @@ public final class Checkout: Sendable {
     let sealer: InstrumentSealer
     /// Relays other hosts' events to this host's readers, once started.
     let relay: EventRelay
-    /// Told after each commit that recorded events.
-    let committed: @Sendable () -> Void
+    /// Told after each commit that recorded events: the session as the
+    /// commit left it (its version bumped), and the events as stored.
+    let committed: @Sendable (Session, [SessionEvent]) -> Void
     /// This engine's name among the hosts that share its store: what it
     /// claims due reconciliation work under (``Reconciler``).
     public let engineID = Identifiers.make("eng")
@@ -52,12 +53,13 @@ public final class Checkout: Sendable {
     /// - Parameter fingerprintKey: the secret that keys idempotency
     ///   fingerprints (at least 32 bytes). Keep it stable across restarts (a
     ///   new key makes every replay a conflict) and apart from the store.
-    ///   - committed: told after each commit that recorded events (the
-    ///     webhook outbox's deliverer wakes on it); it must return at once.
+    ///   - committed: told after each commit that recorded events, with the
+    ///     session as it left it and the events as stored (the webhook
+    ///     outbox's deliverer wakes on it); it must return at once.
     public init(store: any CheckoutStore, providers: any ProviderDirectory, fingerprintKey: Data,
                 configuration: CheckoutConfiguration = .init(),
                 logger: Logger = Logger(label: "gateway.checkout"), now: @escaping @Sendable () -> Date = { Date() },
-                committed: @escaping @Sendable () -> Void = {}) {
+                committed: @escaping @Sendable (Session, [SessionEvent]) -> Void = { _, _ in }) {
         self.committed = committed
         precondition(fingerprintKey.count >= 32, "the fingerprint key must have at least 32 bytes")
         self.idempotency = IdempotentRuns(store: store, fingerprinter: Fingerprinter(key: SymmetricKey(data: fingerprintKey)))
@@ -332,7 +334,7 @@ public final class Checkout: Sendable {
         committed.version += 1
         sessions.put(committed)
         hub.publish(stored)
-        if !stored.isEmpty { self.committed() }
+        if !stored.isEmpty { self.committed(committed, stored) }
         return committed
     }
 

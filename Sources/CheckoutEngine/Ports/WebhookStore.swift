@@ -33,12 +33,13 @@ public protocol WebhookStore: Sendable {
     /// Endpoint `id`, removed or not; nil when there is none.
     func webhookEndpoint(id: String) async throws -> WebhookEndpointRecord?
     /// Writes what may change of endpoint `endpoint.id` (its secrets, its
-    /// state, its removal), not its cursor; false when there is no such
-    /// endpoint. An endpoint enabled again has its pending deliveries due at
-    /// `now`, their tries and failing time forgotten (its back-off and its
-    /// retry window start again).
-    @discardableResult
-    func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, at now: Date) async throws -> Bool
+    /// state, its removal), not its cursor, if it is still as `previous`
+    /// (its secret, state and removal as read): false, with nothing written,
+    /// when there is no such endpoint or another write changed it since (a
+    /// removal is never undone, a rotation never lost). An endpoint enabled
+    /// again has its pending deliveries due at `now`, their tries and
+    /// failing time forgotten (its back-off and retry window start again).
+    func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, from previous: WebhookEndpointRecord, at now: Date) async throws -> Bool
 
     /// Writes `deliveries` (each new one; one already written is left as it
     /// is) and moves endpoint `endpoint`'s cursor from `from` to `to`, in one
@@ -56,10 +57,10 @@ public protocol WebhookStore: Sendable {
     /// is; returns how many were recorded.
     @discardableResult
     func recordDeliveries(_ outcomes: [DeliveryOutcome], claimant: String) async throws -> Int
-    /// Puts endpoint `endpoint`'s delivered deliveries of the events after
-    /// `after` up to `through` back to pending, due at `now`, their tries
-    /// counted afresh (a replay), and returns how many. Pending ones are left
-    /// to their own tries (one in flight keeps its claim).
+    /// Puts endpoint `endpoint`'s delivered (or given up) deliveries of the
+    /// events after `after` up to `through` back to pending, due at `now`,
+    /// their tries counted afresh (a replay), and returns how many. Pending
+    /// ones are left to their own tries (one in flight keeps its claim).
     func replayDeliveries(endpoint: String, after: EventCursor, through: EventCursor, at now: Date) async throws -> Int
     /// An endpoint's deliveries, counted by state, and when its oldest
     /// undelivered event was queued.
@@ -71,7 +72,7 @@ public protocol WebhookStore: Sendable {
     /// others could open. Nil when another host's first check is being
     /// written at this moment (ask again).
     func agreeOnSealingKey(check: String) async throws -> String?
-    /// Removes delivered deliveries queued before `before`, and every
+    /// Removes delivered and given-up deliveries queued before `before`, and every
     /// delivery of an endpoint removed before it; returns how many.
     func pruneDeliveries(before: Date) async throws -> Int
 }
@@ -221,6 +222,10 @@ public struct WebhookDelivery: Sendable, Equatable {
     public enum State: String, Sendable {
         case pending
         case delivered
+        /// Failed for longer than the retry window while its endpoint took
+        /// others: no longer tried (a replay sends it again), and no longer
+        /// holding back its session's later events.
+        case abandoned
     }
 
     public var endpointID: String
@@ -278,9 +283,12 @@ public struct DeliveryOutcome: Sendable, Equatable {
     public struct Failure: Sendable, Equatable {
         public var reason: String
         public var retryAt: Date
-        public init(reason: String, retryAt: Date) {
+        /// Given up rather than retried (``WebhookDelivery/State/abandoned``).
+        public var giveUp: Bool
+        public init(reason: String, retryAt: Date, giveUp: Bool = false) {
             self.reason = reason
             self.retryAt = retryAt
+            self.giveUp = giveUp
         }
     }
 
@@ -300,14 +308,20 @@ public struct DeliveryCounts: Sendable, Equatable {
     public var pending: Int
     /// Pending after at least one failed try.
     public var retrying: Int
+    /// Given up after failing for longer than the retry window.
+    public var abandoned: Int
     /// When the oldest undelivered one was queued.
     public var oldestUndelivered: Date?
+    /// When the endpoint last took a delivery.
+    public var lastDelivered: Date?
 
-    public init(delivered: Int, pending: Int, retrying: Int, oldestUndelivered: Date?) {
+    public init(delivered: Int, pending: Int, retrying: Int, abandoned: Int = 0, oldestUndelivered: Date?, lastDelivered: Date? = nil) {
         self.delivered = delivered
         self.pending = pending
         self.retrying = retrying
+        self.abandoned = abandoned
         self.oldestUndelivered = oldestUndelivered
+        self.lastDelivered = lastDelivered
     }
 }
 

@@ -37,6 +37,8 @@ public enum EgressAddress {
         if b[0..<15].allSatisfy({ $0 == 0 }) { return b[15] == 1 ? "loopback" : b[15] == 0 ? "unspecified" : "reserved" }
         // IPv4-mapped (::ffff:a.b.c.d) and NAT64 (64:ff9b::/96) carry an IPv4 address: judged as it.
         if b[0..<10].allSatisfy({ $0 == 0 }) && b[10] == 0xFF && b[11] == 0xFF { return kind(ipv4: Array(b[12..<16])) }
+        // IPv4-compatible (::a.b.c.d, deprecated): never a public destination.
+        if b[0..<12].allSatisfy({ $0 == 0 }) { return "reserved (IPv4-compatible)" }
         if b[0..<12] == [0x00, 0x64, 0xFF, 0x9B, 0, 0, 0, 0, 0, 0, 0, 0] { return kind(ipv4: Array(b[12..<16])) }
         if b[0] == 0xFF { return "multicast" }
         if b[0] == 0xFE && b[1] & 0xC0 == 0x80 { return "link-local" }
@@ -114,8 +116,13 @@ public enum EgressAddress {
     /// Every address of `host` (a name), from getaddrinfo on NIO's
     /// blocking-work pool (never a thread of the cooperative pool).
     public static func systemResolve(_ host: String) async throws -> [String] {
+        try await systemResolve(host, on: NIOThreadPool.singleton)
+    }
+
+    /// ``systemResolve(_:)`` on `pool`'s threads (a pool of the caller's own).
+    public static func systemResolve(_ host: String, on pool: NIOThreadPool) async throws -> [String] {
         do {
-            return try await NIOThreadPool.singleton.runIfActive { try resolve(host) }
+            return try await pool.runIfActive { try resolve(host) }
         } catch let failure as Unresolvable {
             throw failure
         } catch {
