@@ -30,7 +30,6 @@ final class CommittedStates: Sendable {
 
     /// Remembers `session` as the commit that wrote `events` left it.
     func remember(_ session: Session, events: [SessionEvent]) {
-        guard wanted else { return }
         var last: Int64 = 0
         for event in events where event.sessionID == session.id { last = max(last, event.sequence) }
         guard last > 0 else { return }

@@ -102,13 +102,23 @@ public final class WebhookDeliverer: Sendable {
 
     /// A commit of this host landed: `session` as it left it, `events` as
     /// stored. Remembered for the deliveries' bodies, then fan out.
+    ///
+    /// With no endpoint (as the last fan-out found) this costs a commit one
+    /// atomic load: nothing is remembered and no loop is woken (an endpoint
+    /// registered since is found by the next poll, or at once when it was
+    /// registered through this host: ``due()``).
     public func committed(_ session: Session, events: [SessionEvent]) {
+        guard states.wanted else { return }
         states.remember(session, events: events)
         fanOutBell.ring()
     }
 
-    /// Something may be due now (an endpoint enabled, a replay).
+    /// Something changed in the endpoints (one registered or enabled, a
+    /// replay): fan out and send now.
     public func due() {
+        // Until the fan-out looks, take it that some endpoint now wants events.
+        states.wanted = true
+        fanOutBell.ring()
         sendBell.ring()
     }
 
@@ -263,8 +273,7 @@ public final class WebhookDeliverer: Sendable {
                     try await Task.sleep(for: configuration.poll * 10)
                     continue
                 }
-                worked = try await recordEnded()
-                worked = try await claimAndSend() || worked
+                worked = try await turn()
                 failures = 0
             } catch is CancellationError {
                 return
@@ -277,30 +286,26 @@ public final class WebhookDeliverer: Sendable {
         }
     }
 
-    /// Writes the outcomes of the tries that ended; answers whether there were any.
-    private func recordEnded() async throws -> Bool {
+    /// One turn: writes the outcomes of the tries that ended and claims as
+    /// many due deliveries as there are free slots, in one store call, then
+    /// starts their tries; answers whether it did anything.
+    private func turn() async throws -> Bool {
         let ended = flight.withLock { flight in defer { flight.ended.removeAll() }; return flight.ended }
-        guard !ended.isEmpty else { return false }
-        let outcomes = try await settleExpired(ended)
+        let free = configuration.sendBatch - flight.withLock { $0.tasks.count }
+        guard !ended.isEmpty || free > 0 else { return false }
+        let at = now()
+        let outcomes: [DeliveryOutcome]
+        let claimed: [WebhookDelivery]
         do {
-            try await store.recordDeliveries(outcomes, claimant: claimant)
+            outcomes = try await settleExpired(ended)
+            claimed = try await store.recordThenClaim(outcomes, claimant: claimant, at: at, limit: max(free, 0),
+                                                      until: at.addingTimeInterval(configuration.lease.seconds))
         } catch {
             // Not written: put back, to be written with the next ones (their claims hold meanwhile).
             flight.withLock { $0.ended = ended + $0.ended }
             throw error
         }
-        return true
-    }
-
-    /// Claims as many due deliveries as there are free slots and starts
-    /// their tries; answers whether it claimed any.
-    private func claimAndSend() async throws -> Bool {
-        let free = configuration.sendBatch - flight.withLock { $0.tasks.count }
-        guard free > 0 else { return false }
-        let at = now()
-        let claimed = try await store.claimDeliveries(at: at, limit: free, claimant: claimant,
-                                                      until: at.addingTimeInterval(configuration.lease.seconds))
-        guard !claimed.isEmpty else { return false }
+        guard !claimed.isEmpty else { return !outcomes.isEmpty }
         var routes: [String: Route] = [:]
         for id in Set(claimed.map(\.endpointID)) {
             routes[id] = await route(id, at: at)

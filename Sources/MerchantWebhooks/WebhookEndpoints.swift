@@ -13,7 +13,7 @@ public final class WebhookEndpoints: Sendable {
     private let allowPrivate: Bool
     private let resolve: @Sendable (String) async throws -> [String]
     private let now: @Sendable () -> Date
-    /// Rung when something may now be due (an endpoint enabled, a replay).
+    /// Rung when something may now be due (an endpoint registered or enabled, a replay).
     private let changed: @Sendable () -> Void
     private let key: SealingKeyAgreement
 
@@ -74,6 +74,7 @@ public final class WebhookEndpoints: Sendable {
             id: id, url: target.url.absoluteString, mode: mode, types: types, description: description, signing: signing,
             secret: try sealer.seal(secret, endpointID: id), publicKey: secret.publicKeyText, createdAt: now())
         try await store.createWebhookEndpoint(record)
+        changed()
         return Created(endpoint: try await store.webhookEndpoint(id: id) ?? record, secret: secret)
     }
 

@@ -220,7 +220,7 @@ enum Migrations {
                     PRIMARY KEY (endpoint_id, session_id, number)
                 ) WITHOUT ROWID;
                 CREATE TABLE key_check (name TEXT PRIMARY KEY NOT NULL, value TEXT NOT NULL);
-                CREATE INDEX webhook_delivery_due ON webhook_delivery(due_at) WHERE state = 'pending';
+                CREATE INDEX webhook_delivery_due ON webhook_delivery(due_at, cursor_tx, cursor_row) WHERE state = 'pending';
                 CREATE INDEX webhook_delivery_feed ON webhook_delivery(endpoint_id, cursor_tx, cursor_row);
                 """)
         }

@@ -96,53 +96,66 @@ extension SQLiteCheckoutStore: WebhookStore {
     }
 
     public func claimDeliveries(at now: Date, limit: Int, claimant: String, until: Date) async throws -> [WebhookDelivery] {
-        try await writer.write { db in
-            let rows = try Row.fetchAll(db, sql: """
-                SELECT \(Self.deliveryColumns("d")) FROM webhook_delivery AS d INDEXED BY webhook_delivery_due
-                JOIN webhook_endpoint AS e ON e.id = d.endpoint_id
-                WHERE d.state = 'pending' AND d.due_at <= ?1 AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
-                  AND e.state = 'enabled' AND e.removed_at IS NULL
-                  AND NOT EXISTS (SELECT 1 FROM webhook_delivery AS p
-                                  WHERE p.endpoint_id = d.endpoint_id AND p.session_id = d.session_id AND p.number < d.number AND p.state = 'pending')
-                ORDER BY d.due_at, d.cursor_tx, d.cursor_row LIMIT ?2
-                """, arguments: [now.timeIntervalSince1970, limit])
-            let claim = try db.cachedStatement(sql: """
-                UPDATE webhook_delivery SET claimed_by = ?, claimed_until = ? WHERE endpoint_id = ? AND session_id = ? AND number = ?
-                """)
-            return try rows.map { row in
-                let delivery = Self.delivery(from: row)
-                try claim.execute(arguments: [claimant, until.timeIntervalSince1970, delivery.endpointID, delivery.sessionID, delivery.number])
-                return delivery
-            }
-        }
+        try await writer.write { db in try Self.claim(db, at: now, limit: limit, claimant: claimant, until: until) }
     }
 
     public func recordDeliveries(_ outcomes: [DeliveryOutcome], claimant: String) async throws -> Int {
         guard !outcomes.isEmpty else { return 0 }
+        return try await writer.write { db in try Self.record(db, outcomes, claimant: claimant) }
+    }
+
+    public func recordThenClaim(_ outcomes: [DeliveryOutcome], claimant: String, at now: Date, limit: Int, until: Date) async throws -> [WebhookDelivery] {
+        guard !outcomes.isEmpty || limit > 0 else { return [] }
         return try await writer.write { db in
-            let delivered = try db.cachedStatement(sql: """
-                UPDATE webhook_delivery SET state = 'delivered', tries = tries + 1, delivered_at = ?, last_error = NULL,
-                    claimed_by = NULL, claimed_until = NULL
-                WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
-                """)
-            let failed = try db.cachedStatement(sql: """
-                UPDATE webhook_delivery SET state = ?, tries = tries + 1, due_at = ?, failing_since = coalesce(failing_since, ?), last_error = ?,
-                    claimed_by = NULL, claimed_until = NULL
-                WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
-                """)
-            var recorded = 0
-            for outcome in outcomes {
-                if let failure = outcome.failure {
-                    try failed.execute(arguments: [failure.giveUp ? "abandoned" : "pending", failure.retryAt.timeIntervalSince1970,
-                                                   outcome.at.timeIntervalSince1970, failure.reason,
-                                                   outcome.endpointID, outcome.sessionID, outcome.number, claimant])
-                } else {
-                    try delivered.execute(arguments: [outcome.at.timeIntervalSince1970, outcome.endpointID, outcome.sessionID, outcome.number, claimant])
-                }
-                recorded += db.changesCount
-            }
-            return recorded
+            if !outcomes.isEmpty { _ = try Self.record(db, outcomes, claimant: claimant) }
+            return limit > 0 ? try Self.claim(db, at: now, limit: limit, claimant: claimant, until: until) : []
         }
+    }
+
+    private static func claim(_ db: Database, at now: Date, limit: Int, claimant: String, until: Date) throws -> [WebhookDelivery] {
+        // In the due index's order (due time, then the feed's), stopping at `limit`.
+        let rows = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT \(deliveryColumns("d")) FROM webhook_delivery AS d INDEXED BY webhook_delivery_due
+            JOIN webhook_endpoint AS e ON e.id = d.endpoint_id
+            WHERE d.state = 'pending' AND d.due_at <= ?1 AND (d.claimed_until IS NULL OR d.claimed_until <= ?1)
+              AND e.state = 'enabled' AND e.removed_at IS NULL
+              AND NOT EXISTS (SELECT 1 FROM webhook_delivery AS p
+                              WHERE p.endpoint_id = d.endpoint_id AND p.session_id = d.session_id AND p.number < d.number AND p.state = 'pending')
+            ORDER BY d.due_at, d.cursor_tx, d.cursor_row LIMIT ?2
+            """), arguments: [now.timeIntervalSince1970, limit])
+        let claim = try db.cachedStatement(sql: """
+            UPDATE webhook_delivery SET claimed_by = ?, claimed_until = ? WHERE endpoint_id = ? AND session_id = ? AND number = ?
+            """)
+        return try rows.map { row in
+            let delivery = Self.delivery(from: row)
+            try claim.execute(arguments: [claimant, until.timeIntervalSince1970, delivery.endpointID, delivery.sessionID, delivery.number])
+            return delivery
+        }
+    }
+
+    private static func record(_ db: Database, _ outcomes: [DeliveryOutcome], claimant: String) throws -> Int {
+        let delivered = try db.cachedStatement(sql: """
+            UPDATE webhook_delivery SET state = 'delivered', tries = tries + 1, delivered_at = ?, last_error = NULL,
+                claimed_by = NULL, claimed_until = NULL
+            WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
+            """)
+        let failed = try db.cachedStatement(sql: """
+            UPDATE webhook_delivery SET state = ?, tries = tries + 1, due_at = ?, failing_since = coalesce(failing_since, ?), last_error = ?,
+                claimed_by = NULL, claimed_until = NULL
+            WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state = 'pending' AND claimed_by = ?
+            """)
+        var recorded = 0
+        for outcome in outcomes {
+            if let failure = outcome.failure {
+                try failed.execute(arguments: [failure.giveUp ? "abandoned" : "pending", failure.retryAt.timeIntervalSince1970,
+                                               outcome.at.timeIntervalSince1970, failure.reason,
+                                               outcome.endpointID, outcome.sessionID, outcome.number, claimant])
+            } else {
+                try delivered.execute(arguments: [outcome.at.timeIntervalSince1970, outcome.endpointID, outcome.sessionID, outcome.number, claimant])
+            }
+            recorded += db.changesCount
+        }
+        return recorded
     }
 
     public func replayDeliveries(endpoint: String, after: EventCursor, through: EventCursor, at now: Date) async throws -> Int {

@@ -57,6 +57,11 @@ public protocol WebhookStore: Sendable {
     /// is; returns how many were recorded.
     @discardableResult
     func recordDeliveries(_ outcomes: [DeliveryOutcome], claimant: String) async throws -> Int
+    /// ``recordDeliveries(_:claimant:)`` then ``claimDeliveries(at:limit:claimant:until:)``,
+    /// in one transaction where the store can (a sending loop's every turn:
+    /// one commit, and one sync, instead of two). Nothing is claimed when
+    /// `limit` is 0.
+    func recordThenClaim(_ outcomes: [DeliveryOutcome], claimant: String, at now: Date, limit: Int, until: Date) async throws -> [WebhookDelivery]
     /// Puts endpoint `endpoint`'s delivered (or given up) deliveries of the
     /// events after `after` up to `through` back to pending, due at `now`,
     /// their tries counted afresh (a replay), and returns how many. Pending
@@ -75,6 +80,13 @@ public protocol WebhookStore: Sendable {
     /// Removes delivered and given-up deliveries queued before `before`, and every
     /// delivery of an endpoint removed before it; returns how many.
     func pruneDeliveries(before: Date) async throws -> Int
+}
+
+extension WebhookStore {
+    public func recordThenClaim(_ outcomes: [DeliveryOutcome], claimant: String, at now: Date, limit: Int, until: Date) async throws -> [WebhookDelivery] {
+        try await recordDeliveries(outcomes, claimant: claimant)
+        return limit > 0 ? try await claimDeliveries(at: now, limit: limit, claimant: claimant, until: until) : []
+    }
 }
 
 /// A position in the event feed. `transaction` orders first (PostgreSQL's
