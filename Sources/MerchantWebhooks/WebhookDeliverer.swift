@@ -419,7 +419,8 @@ public final class WebhookDeliverer: Sendable {
             let response = try await client.send(request, tls: route.tls)
             return (200..<300).contains(response.status) ? nil : "answered HTTP \(response.status)"
         } catch {
-            return "\(error)"
+            // The egress client speaks to adapters (statuses, "the provider may have acted"): said here for a merchant's endpoint.
+            return error.message.replacingOccurrences(of: "; the provider may have acted on it", with: "")
         }
     }
 
