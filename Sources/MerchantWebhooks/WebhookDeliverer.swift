@@ -95,11 +95,6 @@ public final class WebhookDeliverer: Sendable {
         }
     }
 
-    /// New events may be in the outbox (another host's commit): fan out now.
-    public func ring() {
-        fanOutBell.ring()
-    }
-
     /// A commit of this host landed: `session` as it left it, `events` as
     /// stored. Remembered for the deliveries' bodies, then fan out.
     ///

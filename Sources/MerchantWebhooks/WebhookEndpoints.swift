@@ -29,7 +29,14 @@ public final class WebhookEndpoints: Sendable {
         self.store = store
         self.sealer = sealer
         self.allowPrivate = allowPrivate
-        self.resolve = resolve ?? { try await EgressAddress.systemResolve($0) }
+        // Never the pool adapters' egress checks share: a name server that
+        // never answers holds a thread of the webhooks' own, for a bounded time.
+        if let resolve {
+            self.resolve = resolve
+        } else {
+            let resolver = WebhookResolver()
+            self.resolve = { try await resolver.resolve($0) }
+        }
         self.now = now
         self.changed = changed
         key = SealingKeyAgreement(store: store, sealer: sealer)

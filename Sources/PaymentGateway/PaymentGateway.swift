@@ -118,10 +118,13 @@ public final class PaymentGateway: Service, Sendable {
         let fingerprintKey = try SecretKeyFile.load(configuration.data.appendingPathComponent("idempotency.key"))
         if let outbox = store as? any WebhookStore & CheckoutStore {
             let sealer = try SecretSealer(key: SecretSealer.loadKey(at: configuration.webhookKey ?? configuration.data.appendingPathComponent("webhook-secrets.key")))
+            // One resolver (threads of the webhooks' own, each lookup bounded) for registrations and deliveries.
+            let resolver = WebhookResolver(timeout: configuration.webhooks.resolveTimeout)
+            let resolve: @Sendable (String) async throws -> [String] = { try await resolver.resolve($0) }
             let deliverer = WebhookDeliverer(store: outbox, sealer: sealer, configuration: configuration.webhooks,
-                                             logger: Logger(label: "gateway.webhooks"))
+                                             logger: Logger(label: "gateway.webhooks"), resolve: resolve)
             self.deliverer = deliverer
-            webhooks = WebhookEndpoints(store: outbox, sealer: sealer, allowPrivate: configuration.webhooks.allowPrivate,
+            webhooks = WebhookEndpoints(store: outbox, sealer: sealer, allowPrivate: configuration.webhooks.allowPrivate, resolve: resolve,
                                         changed: { deliverer.due() })
         } else {
             deliverer = nil

@@ -44,7 +44,7 @@ final class PoolKeeper: Sendable {
     static func agree(on check: String, _ connection: PostgresConnection, logger: Logger) async throws {
         // No row back when another host's first insert raced this one (SQL.AgreeOnKeyCheck).
         for _ in 0..<3 {
-            let rows = try await connection.rows(SQL.AgreeOnKeyCheck.self, .text(check), logger: logger)
+            let rows = try await connection.rows(SQL.AgreeOnKeyCheck.self, .text(check), .text("idempotency_key"), logger: logger)
             guard let kept = try rows.first?.decode(String.self) else { continue }
             guard kept == check else { throw KeyMismatch() }
             return

@@ -171,18 +171,19 @@ enum SQL {
         static let types: [PostgresDataType] = []
     }
 
-    /// Records the hosts' fingerprint key check when there is none, and
-    /// answers the one kept. Two hosts starting together: the second's
-    /// insert waits for the first's, then inserts nothing, and its own
-    /// snapshot (taken before the first committed) does not see the row: no
-    /// row back, and the next try's snapshot does.
+    /// Records the hosts' check `$1` of key `$2` (`idempotency_key`, the
+    /// fingerprint key's; `webhook_sealing_key`, the webhook secrets') when
+    /// there is none, and answers the one kept. Two hosts starting together:
+    /// the second's insert waits for the first's, then inserts nothing, and
+    /// its own snapshot (taken before the first committed) does not see the
+    /// row: no row back, and the next try's snapshot does.
     enum AgreeOnKeyCheck: StatementText {
         static let sql = """
-            WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ('idempotency_key', $1)
+            WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ($2, $1)
                               ON CONFLICT (name) DO NOTHING RETURNING value)
-            SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = 'idempotency_key' LIMIT 1
+            SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = $2 LIMIT 1
             """
-        static let types: [PostgresDataType] = [.text]
+        static let types: [PostgresDataType] = [.text, .text]
     }
 
     /// Two hosts starting together migrate one after the other (the lock

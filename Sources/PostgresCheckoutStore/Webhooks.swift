@@ -140,7 +140,7 @@ extension PostgresCheckoutStore: WebhookStore {
 
     public func agreeOnSealingKey(check: String) async throws -> String? {
         try await withConnection { connection, logger in
-            try await connection.rows(SQL.AgreeOnSealingKey.self, .text(check), logger: logger).first?.decode(String.self)
+            try await connection.rows(SQL.AgreeOnKeyCheck.self, .text(check), .text("webhook_sealing_key"), logger: logger).first?.decode(String.self)
         }
     }
 
@@ -418,17 +418,6 @@ extension SQL {
                    min(queued_at) FILTER (WHERE state = 'pending'),
                    max(delivered_at)
             FROM webhook_delivery WHERE endpoint_id = $1
-            """
-        static let types: [PostgresDataType] = [.text]
-    }
-
-    /// The webhook sealing key's check, kept beside the fingerprint key's
-    /// (migration v4's table), as ``AgreeOnKeyCheck`` keeps that one.
-    enum AgreeOnSealingKey: StatementText {
-        static let sql = """
-            WITH inserted AS (INSERT INTO shared_key_check (name, value) VALUES ('webhook_sealing_key', $1)
-                              ON CONFLICT (name) DO NOTHING RETURNING value)
-            SELECT value FROM inserted UNION ALL SELECT value FROM shared_key_check WHERE name = 'webhook_sealing_key' LIMIT 1
             """
         static let types: [PostgresDataType] = [.text]
     }
