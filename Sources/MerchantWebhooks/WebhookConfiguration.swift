@@ -14,8 +14,14 @@ public struct WebhookConfiguration: Sendable {
     public var poll: Duration = .seconds(1)
     /// Events read per fan-out step.
     public var fanOutPage = 500
-    /// Deliveries in flight at once, at most.
+    /// Deliveries in flight at once, at most: those of a stretch of the
+    /// feed sent at once, and, apart, those the retry loop sends.
     public var sendBatch = 64
+    /// How long a stretch of the feed sent at once waits for its tries
+    /// before leaving those still in flight to the retry loop (and going on
+    /// with the feed): one slow answer holds back other sessions' events no
+    /// longer than this.
+    public var linger: Duration = .milliseconds(500)
     /// How long an endpoint's name may take to resolve before a try fails
     /// (on resolver threads of the webhooks' own: ``WebhookResolver``).
     public var resolveTimeout: Duration = .seconds(5)

@@ -7,33 +7,40 @@ import Synchronization
 
 /// Delivers the outbox to merchants' endpoints (docs/webhooks.md).
 ///
-/// Two loops, each woken when commits land (``committed(_:events:)``) and at
-/// least every ``WebhookConfiguration/poll``:
+/// - **Fan-out, and sending at once.** Woken when commits land
+///   (``committed(_:events:)``) and at least every
+///   ``WebhookConfiguration/poll``, a pump per endpoint (one host's at a
+///   time: ``WebhookStore/leaseFanOut``) reads the feed after the
+///   endpoint's cursor (its mode, its types) and sends that stretch at once:
+///   each session's events in order, sessions side by side. Each body is
+///   made once (the event and the session right after it:
+///   ``DeliveryMaker``). What was delivered is only counted; what was not
+///   (a failed try and its session's events behind it, a session with a
+///   delivery already pending, everything of a disabled endpoint) becomes a
+///   delivery row, and the cursor moves past the stretch in the same
+///   transaction (``WebhookStore/advance``): a healthy endpoint costs the
+///   store one write per stretch. One endpoint that hangs or fails holds
+///   back no other.
+/// - **Retries.** The rows are sent by a second loop: up to
+///   ``WebhookConfiguration/sendBatch`` in flight at once, each claimed
+///   with a lease and recorded as soon as it ends (outcomes that end
+///   together are written together). Only the first undelivered event of
+///   each session is ever claimed for an endpoint, so a session's events
+///   arrive in order while other sessions' keep flowing. A try that fails is
+///   retried on the ``RetrySchedule``. Past its window a delivery is given
+///   up when its endpoint took others since it began failing (its session's
+///   later events then go on), and otherwise its endpoint is disabled, its
+///   events kept.
 ///
-/// - **Fan-out.** For each endpoint, the feed after its cursor (its mode,
-///   its types) becomes deliveries, each with its body written once (the
-///   event and the session right after it: ``CommittedStates``), and the
-///   cursor moves past them in the same transaction
-///   (``WebhookStore/enqueueDeliveries``). A disabled endpoint's events are
-///   queued too: they wait for it. One endpoint that fails to fan out holds
-///   back no other; a loop that keeps failing backs off.
-/// - **Sending.** Up to ``WebhookConfiguration/sendBatch`` deliveries are in
-///   flight at once, each claimed with a lease and recorded as soon as it
-///   ends (outcomes that end together are written together): a slow or
-///   hanging endpoint holds only its own slots. Only the first undelivered
-///   event of each session is ever claimed for an endpoint, so a session's
-///   events arrive in order while other sessions' keep flowing. Each is a
-///   POST signed as Standard Webhooks define, through the host's egress
-///   client with its TLS rules and address checks (the name resolved on the
-///   webhooks' own resolver threads, in bounded time). A 2xx within the
-///   timeout delivers it; anything else is retried on the ``RetrySchedule``.
-///   Past its window a delivery is given up when its endpoint took others
-///   since it began failing (its session's later events then go on), and
-///   otherwise its endpoint is disabled, its events kept.
+/// Every try is a POST signed as Standard Webhooks define, through the
+/// host's egress client with its TLS rules and address checks (the name
+/// resolved on the webhooks' own resolver threads, in bounded time); a 2xx
+/// within the timeout delivers it.
 ///
-/// On a store several hosts share, each delivery is claimed by one host at
-/// a time; one whose host died mid-delivery is claimed again by another
-/// when its lease ends (at least once, always; once, normally).
+/// On a store several hosts share, one host fans each endpoint out at a
+/// time and each row is claimed by one host at a time; what a host that died
+/// mid-stretch or mid-try was sending is sent again by another when its
+/// lease ends (at least once, always; once, normally).
 public final class WebhookDeliverer: Sendable {
     private let store: any WebhookStore
     private let sessions: any CheckoutStore
@@ -54,8 +61,18 @@ public final class WebhookDeliverer: Sendable {
     /// The pools retained in the egress client, by the addresses they may reach.
     private let pools = Mutex<Set<EgressTLS>>([])
     private let flight = Mutex(Flight())
+    private let pumps = Mutex(Pumps())
     /// What was logged once (a stuck endpoint's fan-out, an unreadable previous secret).
     private let said = Mutex<Set<String>>([])
+
+    /// Each endpoint's pump while it runs, and those asked to look once more.
+    private struct Pumps {
+        var running: [String: Task<Void, Never>] = [:]
+        var again: Set<String> = []
+        /// The stretches' workers (a try left in flight outlives its pump's stretch).
+        var workers: [UInt64: Task<Void, Never>] = [:]
+        var nextWorker: UInt64 = 0
+    }
 
     /// The tries in flight, and the outcomes not yet written.
     private struct Flight {
@@ -123,6 +140,12 @@ public final class WebhookDeliverer: Sendable {
         let running = loops.withLock { loops in defer { loops.removeAll() }; return loops }
         for task in running { task.cancel() }
         for task in running { await task.value }
+        let pumping = pumps.withLock { pumps in
+            defer { pumps.running.removeAll(); pumps.workers.removeAll() }
+            return Array(pumps.running.values) + Array(pumps.workers.values)
+        }
+        for task in pumping { task.cancel() }
+        for task in pumping { await task.value }
         let tries = flight.withLock { flight in defer { flight.tasks.removeAll() }; return Array(flight.tasks.values) }
         for task in tries { task.cancel() }
         for task in tries { await task.value }
@@ -145,20 +168,21 @@ public final class WebhookDeliverer: Sendable {
 
     // MARK: Fan-out
 
+    /// Lists the endpoints, starts a pump for each (``pump(_:)``), reports
+    /// their queues to the metrics and prunes, at each ring and poll.
     private func fanOutLoop() async {
         var lastPrune = Date.distantPast
         var lastReport = Date.distantPast
         var failures = 0
         while !Task.isCancelled {
-            var failed = false
             do {
-                let (queued, stuck) = try await fanOut()
-                failed = stuck
-                if queued > 0 { sendBell.ring() }
+                let endpoints = try await store.webhookEndpoints()
+                states.wanted = !endpoints.isEmpty
+                for endpoint in endpoints { startPump(endpoint.id) }
                 let at = now()
                 if at.timeIntervalSince(lastReport) >= configuration.reportInterval.seconds {
                     lastReport = at
-                    for endpoint in try await store.webhookEndpoints() {
+                    for endpoint in endpoints {
                         configuration.observer.queued(endpoint.id, try await store.deliveryCounts(endpoint: endpoint.id), at)
                     }
                 }
@@ -167,87 +191,172 @@ public final class WebhookDeliverer: Sendable {
                     let pruned = try await store.pruneDeliveries(before: at.addingTimeInterval(-configuration.retention.seconds))
                     if pruned > 0 { logger.info("webhooks: \(pruned) deliveries older than the retention pruned") }
                 }
+                if failures > 0 { unsay("fan-out") }
+                failures = 0
             } catch is CancellationError {
                 return
             } catch {
-                failed = true
-                sayOnce("fan-out", "webhooks: queuing events for delivery failed, tried again with back-off: \(error)")
-            }
-            // A store that keeps failing is not asked again at every commit.
-            if failed {
+                // A store that keeps failing is not asked again at every commit.
                 failures += 1
+                sayOnce("fan-out", "webhooks: reading the endpoints failed, tried again with back-off: \(error)")
                 try? await Task.sleep(for: .milliseconds(min(100 << min(failures, 10), 10_000)))
-            } else {
-                if failures > 0 { unsay("fan-out") }
-                failures = 0
             }
             await fanOutBell.wait(timeout: configuration.poll)
         }
     }
 
-    /// Queues every endpoint's new events; answers how many deliveries, and
-    /// whether some endpoint could not be fanned out (it is tried again,
-    /// the others went on).
-    func fanOut() async throws -> (queued: Int, stuck: Bool) {
-        var queued = 0
-        var stuck = false
-        let endpoints = try await store.webhookEndpoints()
-        states.wanted = !endpoints.isEmpty
-        for endpoint in endpoints {
-            do {
-                queued += try await fanOut(endpoint)
-                unsay("fan-out \(endpoint.id)")
-            } catch is CancellationError {
-                throw CancellationError()
-            } catch {
-                stuck = true
-                sayOnce("fan-out \(endpoint.id)", "webhooks: queuing events for endpoint \(endpoint.id) failed, tried again with back-off: \(error)")
+    /// Starts endpoint `id`'s pump, or, when it runs, has it look once more
+    /// when it is done (a commit it may have missed).
+    private func startPump(_ id: String) {
+        pumps.withLock { pumps in
+            guard pumps.running[id] == nil else {
+                pumps.again.insert(id)
+                return
             }
+            pumps.running[id] = Task { [self] in await pumpLoop(id) }
         }
-        return (queued, stuck)
     }
 
-    private func fanOut(_ endpoint: WebhookEndpointRecord) async throws -> Int {
+    /// Pumps endpoint `id` until it is caught up and nothing rang meanwhile;
+    /// a pump that fails backs off and tries again (its endpoint's feed
+    /// waits; the other endpoints' pumps go on).
+    private func pumpLoop(_ id: String) async {
+        var failures = 0
+        while !Task.isCancelled {
+            do {
+                if try await pump(id) > 0 { sendBell.ring() }
+                if failures > 0 { unsay("fan-out \(id)") }
+                failures = 0
+            } catch is CancellationError {
+                break
+            } catch {
+                failures += 1
+                sayOnce("fan-out \(id)", "webhooks: the events of endpoint \(id) could not be sent or queued, tried again with back-off: \(error)")
+                try? await Task.sleep(for: .milliseconds(min(100 << min(failures, 10), 10_000)))
+            }
+            let again = pumps.withLock { pumps in
+                if pumps.again.remove(id) != nil || failures > 0 { return true }
+                pumps.running[id] = nil
+                return false
+            }
+            if !again { return }
+        }
+        pumps.withLock { pumps in
+            pumps.running[id] = nil
+            pumps.again.remove(id)
+        }
+    }
+
+    /// Sends endpoint `id`'s new events, a stretch of the feed at a time,
+    /// while this host holds its fan-out lease (``sendAtOnce``). A disabled
+    /// endpoint (or a host whose sealing key differs) sends nothing: its
+    /// events are queued. The cursor moves past the stretch with its rows
+    /// and counts in one transaction (``WebhookStore/advance``). Answers how
+    /// many rows it queued.
+    func pump(_ id: String) async throws -> Int {
+        guard let endpoint = try await store.webhookEndpoint(id: id), endpoint.removedAt == nil else { return 0 }
+        let maker = DeliveryMaker(sessions: sessions, states: states) { [self] session, error in
+            sayOnce("session \(session)", "webhooks: session \(session) cannot be read (\(error)); its events are delivered without it")
+        }
         var queued = 0
         var cursor = endpoint.cursor
-        while !Task.isCancelled {
-            let page = try await store.feed(after: cursor, mode: endpoint.mode, types: endpoint.types.map(Set.init), limit: configuration.fanOutPage)
-            guard page.next != cursor else { break }
+        while true {
+            try Task.checkCancellation()
             let at = now()
-            var read: [String: Session?] = [:]
-            var deliveries: [WebhookDelivery] = []
-            deliveries.reserveCapacity(page.events.count)
-            for event in page.events {
-                let sessionID = event.event.sessionID
-                // The session right after the event when this host committed it lately; else as it is now.
-                var session = states.session(sessionID, after: event.event.sequence)
-                if session == nil {
-                    if read[sessionID] == nil {
-                        do {
-                            read[sessionID] = .some(try await sessions.session(sessionID))
-                        } catch let unavailable as StoreUnavailable {
-                            throw unavailable
-                        } catch {
-                            // A session this host cannot read (a newer host's document): the event goes without it.
-                            sayOnce("session \(sessionID)", "webhooks: session \(sessionID) cannot be read (\(error)); its events are delivered without it")
-                            read[sessionID] = .some(nil)
-                        }
-                    }
-                    session = read[sessionID] ?? nil
-                }
-                deliveries.append(WebhookDelivery(
-                    endpointID: endpoint.id, sessionID: sessionID, number: event.event.sequence, cursor: event.cursor,
-                    type: event.event.type.rawValue, body: WebhookBody.delivery(event, session: session),
-                    queuedAt: at, dueAt: at))
+            let lease = configuration.lease.seconds
+            // The fan-out lease outlasts the linger and the advance; a try left in flight is claimed for as long as a try lasts.
+            guard try await store.leaseFanOut(endpoint: id, claimant: claimant, at: at, until: at.addingTimeInterval(lease + configuration.linger.seconds)) else {
+                return queued  // another host fans it out
             }
-            guard try await store.enqueueDeliveries(endpoint: endpoint.id, from: cursor, to: page.next, deliveries) else {
-                break  // another host queued this stretch first
+            let page = try await store.feed(after: cursor, mode: endpoint.mode, types: endpoint.types.map(Set.init), limit: configuration.fanOutPage)
+            guard page.next != cursor else { return queued }
+            let made = try await maker.deliveries(page.events, endpoint: id, at: at)
+            var stretch: Stretch?
+            var sent = SentStretch(queue: made)
+            if endpoint.state == .enabled, !made.isEmpty, (try? await key.ensure()) != nil {
+                (stretch, sent) = try await sendAtOnce(made, endpoint: id, at: at)
             }
-            queued += deliveries.count
+            do {
+                try Task.checkCancellation()  // stopped mid-stretch: it is sent again (at least once)
+                let advanced = try await store.advance(endpoint: id, from: cursor, to: page.next, sent, claimant: claimant,
+                                                       until: now().addingTimeInterval(lease))
+                handOff(stretch?.settle(advanced: advanced) ?? [])
+                guard advanced else { return queued }  // another host advanced it first
+            } catch {
+                _ = stretch?.settle(advanced: false)
+                throw error
+            }
+            queued += sent.queue.count + sent.inFlight.count
             cursor = page.next
-            if !page.more { break }
         }
-        return queued
+    }
+
+    /// Sends a stretch's deliveries at once: each session's in order (after
+    /// a failure its session's later ones are queued behind it), at most
+    /// ``WebhookConfiguration/sendBatch`` sessions side by side, those of a
+    /// session with a delivery already pending queued behind it. Returns
+    /// when all ended or after the linger, with the tries still in flight
+    /// left running (``Stretch``).
+    private func sendAtOnce(_ made: [WebhookDelivery], endpoint id: String, at: Date) async throws -> (Stretch?, SentStretch) {
+        var order: [String] = []
+        var chains: [String: [WebhookDelivery]] = [:]
+        for delivery in made {
+            if chains[delivery.sessionID] == nil { order.append(delivery.sessionID) }
+            chains[delivery.sessionID, default: []].append(delivery)
+        }
+        let blocked = try await store.pendingSessions(endpoint: id, among: order)
+        let via: Result<Ready, WebhookEndpointError>
+        switch await route(id, at: at) {
+        case .unavailable:
+            return (nil, SentStretch(queue: made))  // the endpoint could not be read: queued, for the retry loop
+        case .ready(let ready):
+            via = ready
+        }
+        let stretch = Stretch(order.filter { !blocked.contains($0) }.map { chains[$0]! })
+        let workers = min(configuration.sendBatch, order.count - blocked.count)
+        for worker in 0..<workers {
+            stretch.workerStarts()
+            pumps.withLock { pumps in
+                let key = pumps.nextWorker
+                pumps.nextWorker += 1
+                pumps.workers[key] = Task { [self] in
+                    await work(worker, on: stretch, via: via)
+                    stretch.workerDone()
+                    _ = self.pumps.withLock { $0.workers.removeValue(forKey: key) }
+                }
+            }
+        }
+        if workers > 0 { await stretch.done.wait(timeout: configuration.linger) }
+        var sent = stretch.detach()
+        for session in order where blocked.contains(session) { sent.queue += chains[session]! }
+        return (stretch, sent)
+    }
+
+    /// One worker of a stretch: takes chains and sends each in order.
+    private func work(_ worker: Int, on stretch: Stretch, via route: Result<Ready, WebhookEndpointError>) async {
+        while let chain = stretch.take() {
+            sending: for index in chain.indices {
+                let delivery = chain[index]
+                guard !Task.isCancelled, stretch.begin(worker, delivery, rest: chain[(index + 1)...]) else { return }
+                let outcome = await send(delivery, via: route)
+                switch stretch.ended(worker, delivery, outcome) {
+                case .next:
+                    continue sending
+                case .stop:
+                    break sending
+                case .handOff:
+                    handOff([(outcome, delivery)])
+                    return
+                }
+            }
+        }
+    }
+
+    /// Outcomes of tries a stretch left in flight, to be written by the retry loop.
+    private func handOff(_ ended: [(outcome: DeliveryOutcome, delivery: WebhookDelivery)]) {
+        guard !ended.isEmpty else { return }
+        flight.withLock { $0.ended += ended }
+        sendBell.ring()
     }
 
     // MARK: Sending

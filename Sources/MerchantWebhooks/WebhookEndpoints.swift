@@ -8,7 +8,7 @@ import PluginHost
 /// secret is made here, shown once (``Created/secret``), and stored only
 /// sealed (``SecretSealer``).
 public final class WebhookEndpoints: Sendable {
-    private let store: any WebhookStore
+    private let store: any WebhookStore & CheckoutStore
     private let sealer: SecretSealer
     private let allowPrivate: Bool
     private let resolve: @Sendable (String) async throws -> [String]
@@ -23,12 +23,17 @@ public final class WebhookEndpoints: Sendable {
     public static let longestOverlap: Duration = .seconds(7 * 86_400)
     public static let maximumDescriptionLength = 500
 
-    public init(store: any WebhookStore, sealer: SecretSealer, allowPrivate: Bool,
+    /// How far back a replay reaches (``WebhookConfiguration/retention``).
+    private let retention: Duration
+
+    public init(store: any WebhookStore & CheckoutStore, sealer: SecretSealer, allowPrivate: Bool,
+                retention: Duration = WebhookConfiguration().retention,
                 resolve: (@Sendable (String) async throws -> [String])? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }, changed: @escaping @Sendable () -> Void = {}) {
         self.store = store
         self.sealer = sealer
         self.allowPrivate = allowPrivate
+        self.retention = retention
         // Never the pool adapters' egress checks share: a name server that
         // never answers holds a thread of the webhooks' own, for a bounded time.
         if let resolve {
@@ -150,10 +155,26 @@ public final class WebhookEndpoints: Sendable {
     }
 
     /// Sends endpoint `id` again its events after `after` up to `through`
-    /// (nil: to the end), in order. Answers how many.
+    /// (nil: to the end), in order: those it was sent since it was
+    /// registered (events after its cursor are on their way anyway), within
+    /// the retention. One delivered or given up goes again with the body it
+    /// had; one delivered at once (which keeps no row) with the session as it
+    /// is now. Answers how many.
     public func replay(_ id: String, mode: PaymentMode?, after: EventCursor, through: EventCursor?) async throws -> Int? {
-        guard try await endpoint(id, mode: mode) != nil else { return nil }
-        let count = try await store.replayDeliveries(endpoint: id, after: after, through: through ?? .end, at: now())
+        guard let endpoint = try await endpoint(id, mode: mode) else { return nil }
+        let at = now()
+        let oldest = at.addingTimeInterval(-retention.seconds)
+        let last = min(through ?? .end, endpoint.cursor)
+        let maker = DeliveryMaker(sessions: store, states: nil) { _, _ in }
+        var cursor = max(after, endpoint.start)
+        var count = 0
+        while cursor < last {
+            let page = try await store.feed(after: cursor, mode: endpoint.mode, types: endpoint.types.map(Set.init), limit: 500)
+            guard page.next != cursor else { break }
+            let events = page.events.filter { $0.cursor <= last && $0.event.at >= oldest }
+            count += try await store.requeueDeliveries(try await maker.deliveries(events, endpoint: id, at: at), at: at)
+            cursor = page.next
+        }
         changed()
         return count
     }

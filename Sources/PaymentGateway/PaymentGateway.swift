@@ -124,7 +124,8 @@ public final class PaymentGateway: Service, Sendable {
             let deliverer = WebhookDeliverer(store: outbox, sealer: sealer, configuration: configuration.webhooks,
                                              logger: Logger(label: "gateway.webhooks"), resolve: resolve)
             self.deliverer = deliverer
-            webhooks = WebhookEndpoints(store: outbox, sealer: sealer, allowPrivate: configuration.webhooks.allowPrivate, resolve: resolve,
+            webhooks = WebhookEndpoints(store: outbox, sealer: sealer, allowPrivate: configuration.webhooks.allowPrivate,
+                                        retention: configuration.webhooks.retention, resolve: resolve,
                                         changed: { deliverer.due() })
         } else {
             deliverer = nil

@@ -18,7 +18,7 @@ enum PostgresMigrations {
         var statements: [String]
     }
 
-    static let all: [Migration] = earlier + [oneReferenceOnePayment, merchantWebhooks]
+    static let all: [Migration] = earlier + [oneReferenceOnePayment, merchantWebhooks, webhooksDeliveredAtOnce]
 
     /// v1 to v6, as they shipped.
     private static let earlier: [Migration] = [
@@ -525,6 +525,38 @@ enum PostgresMigrations {
         // The claim's order: due first, then the feed's.
         "CREATE INDEX webhook_delivery_due ON webhook_delivery (due_at, cursor_tx, cursor_row) WHERE state = 'pending'",
         "CREATE INDEX webhook_delivery_feed ON webhook_delivery (endpoint_id, cursor_tx, cursor_row)",
+    ])
+
+    /// Webhooks delivered at once: a healthy endpoint's events are sent as
+    /// its fan-out reads them and only counted on its row
+    /// (`delivered_count`, `last_delivered_at`); a delivery row is written
+    /// for what was not delivered. One host at a time fans an endpoint out
+    /// (`fanout_by` until `fanout_until`). A replay reaches back to where
+    /// the endpoint's feed began (`start_*`).
+    ///
+    /// An endpoint written before starts just before its first delivery
+    /// kept (until now every event it was sent had one), or at its cursor
+    /// when it has none. A new endpoint's start defaults to the feed's end
+    /// as the row is written, as its cursor is set (Webhooks.swift), so one
+    /// registered by a host of the previous version during a rolling upgrade
+    /// (which names only the columns it knows) gets the start it would get
+    /// here.
+    private static let webhooksDeliveredAtOnce = Migration(name: "v9: webhooks: delivered at once, fan-out lease, feed start", statements: [
+        "ALTER TABLE webhook_endpoint ADD COLUMN delivered_count bigint NOT NULL DEFAULT 0",
+        "ALTER TABLE webhook_endpoint ADD COLUMN last_delivered_at float8",
+        "ALTER TABLE webhook_endpoint ADD COLUMN fanout_by text COLLATE \"C\"",
+        "ALTER TABLE webhook_endpoint ADD COLUMN fanout_until float8",
+        "ALTER TABLE webhook_endpoint ADD COLUMN start_tx xid8",
+        "ALTER TABLE webhook_endpoint ADD COLUMN start_row bigint",
+        "UPDATE webhook_endpoint SET start_tx = cursor_tx, start_row = cursor_row",
+        """
+        UPDATE webhook_endpoint AS e SET start_tx = earliest.cursor_tx, start_row = earliest.cursor_row - 1
+        FROM (SELECT DISTINCT ON (endpoint_id) endpoint_id, cursor_tx, cursor_row FROM webhook_delivery
+              ORDER BY endpoint_id, cursor_tx, cursor_row) AS earliest
+        WHERE earliest.endpoint_id = e.id
+        """,
+        "ALTER TABLE webhook_endpoint ALTER COLUMN start_tx SET NOT NULL, ALTER COLUMN start_row SET NOT NULL",
+        "ALTER TABLE webhook_endpoint ALTER COLUMN start_tx SET DEFAULT pg_snapshot_xmin(pg_current_snapshot()), ALTER COLUMN start_row SET DEFAULT 0",
     ])
 
     /// `sql` with each edit's text replaced: a later migration's function

@@ -5,7 +5,7 @@ import Logging
 import PostgresNIO
 
 /// Merchants' webhook endpoints and deliveries (``WebhookStore``), beside
-/// the event log they are made from (migration v8).
+/// the event log they are made from (migrations v8 and v9).
 ///
 /// - The feed never skips. Several hosts commit at once, so `event.id` is no
 ///   commit order: a transaction that took a lower id may commit after one
@@ -18,10 +18,13 @@ import PostgresNIO
 ///   later sorts after every cursor already handed out. The cost: any long
 ///   writing transaction on the server (a migration, an `ANALYZE`) holds
 ///   the feed back until it ends; nothing is lost.
-/// - Each write is one statement (its own transaction): fanning out moves
-///   the endpoint's cursor and writes the deliveries together, or neither;
-///   a claim takes its rows with `FOR UPDATE SKIP LOCKED`, so two hosts
-///   claiming at once never both get one delivery.
+/// - Each write is one statement (its own transaction). An endpoint's
+///   fan-out is leased on its row (`fanout_by` until `fanout_until`), so one
+///   host at a time sends its events at once; an advance moves its cursor
+///   only if it is still where that host read it, and in the same statement
+///   counts what was delivered at once and writes the rest as deliveries, or
+///   does neither. A claim takes its rows with `FOR UPDATE SKIP LOCKED`, so
+///   two hosts claiming at once never both get one delivery.
 extension PostgresCheckoutStore: WebhookStore {
     public func feed(after cursor: EventCursor, mode: PaymentMode, types: Set<String>?, limit: Int) async throws -> FeedPage {
         let scanned = try await withConnection { connection, logger in
@@ -71,18 +74,44 @@ extension PostgresCheckoutStore: WebhookStore {
         return updated == 1
     }
 
-    public func enqueueDeliveries(endpoint: String, from: EventCursor, to: EventCursor, _ deliveries: [WebhookDelivery]) async throws -> Bool {
+    public func leaseFanOut(endpoint: String, claimant: String, at now: Date, until: Date) async throws -> Bool {
+        let leased = try await withConnection { connection, logger in
+            try await connection.rows(
+                SQL.LeaseFanOut.self, .text(endpoint), .text(claimant), .float(until.timeIntervalSince1970), .float(now.timeIntervalSince1970),
+                logger: logger
+            ).first?.decode(Int64.self)
+        }
+        return leased == 1
+    }
+
+    public func pendingSessions(endpoint: String, among sessions: [String]) async throws -> Set<String> {
+        guard !sessions.isEmpty else { return [] }
+        let pending = try await withConnection { connection, logger in
+            try await connection.rows(SQL.PendingSessions.self, .text(endpoint), .texts(sessions), logger: logger).map { try $0.decode(String.self) }
+        }
+        return Set(pending)
+    }
+
+    public func advance(endpoint: String, from: EventCursor, to: EventCursor, _ sent: SentStretch, claimant: String, until: Date) async throws -> Bool {
+        let rows = sent.queue + sent.inFlight
+        // A delivery with no failing time or no error (none failed yet): 0
+        // or "" stands in, unread (its flag is false).
         let values: [Bound] = [
             .text(endpoint), .text(String(from.transaction)), .int(from.row), .text(String(to.transaction)), .int(to.row),
-            .texts(deliveries.map(\.endpointID)), .texts(deliveries.map(\.sessionID)), .texts(deliveries.map { String($0.cursor.transaction) }),
-            .texts(deliveries.map(\.type)), .byteArrays(deliveries.map { ByteBuffer(bytes: $0.body) }),
+            .int(Int64(sent.delivered)), .float(sent.lastDelivered?.timeIntervalSince1970),
+            .texts(rows.map(\.endpointID)), .texts(rows.map(\.sessionID)), .texts(rows.map { String($0.cursor.transaction) }),
+            .texts(rows.map(\.type)), .texts(rows.map { $0.lastError ?? "" }), .byteArrays(rows.map { ByteBuffer(bytes: $0.body) }),
+            .text(claimant), .float(until.timeIntervalSince1970),
         ]
         let arrays: [BoundArray] = [
-            .int8(deliveries.map(\.number)), .int8(deliveries.map(\.cursor.row)),
-            .float8(deliveries.map(\.queuedAt.timeIntervalSince1970)), .float8(deliveries.map(\.dueAt.timeIntervalSince1970)),
+            .int8(rows.map(\.number)), .int8(rows.map(\.cursor.row)), .int8(rows.map { Int64($0.tries) }),
+            .float8(rows.map(\.queuedAt.timeIntervalSince1970)), .float8(rows.map(\.dueAt.timeIntervalSince1970)),
+            .float8(rows.map { $0.failingSince?.timeIntervalSince1970 ?? 0 }), .bool(rows.map { $0.failingSince != nil }),
+            .bool(rows.map { $0.lastError != nil }),
+            .bool(Array(repeating: false, count: sent.queue.count) + Array(repeating: true, count: sent.inFlight.count)),
         ]
         let moved = try await withConnection { connection, logger in
-            try await connection.rows(SQL.EnqueueDeliveries.self, values, arrays: arrays, logger: logger).first?.decode(Int64.self)
+            try await connection.rows(SQL.AdvanceFanOut.self, values, arrays: arrays, logger: logger).first?.decode(Int64.self)
         }
         return moved == 1
     }
@@ -116,14 +145,20 @@ extension PostgresCheckoutStore: WebhookStore {
         return Int(recorded ?? 0)
     }
 
-    public func replayDeliveries(endpoint: String, after: EventCursor, through: EventCursor, at now: Date) async throws -> Int {
-        let replayed = try await withConnection { connection, logger in
-            try await connection.rows(
-                SQL.ReplayDeliveries.self, .text(endpoint), .text(String(after.transaction)), .int(after.row),
-                .text(String(through.transaction)), .int(through.row), .float(now.timeIntervalSince1970), logger: logger
-            ).first?.decode(Int64.self)
+    public func requeueDeliveries(_ deliveries: [WebhookDelivery], at now: Date) async throws -> Int {
+        guard !deliveries.isEmpty else { return 0 }
+        let values: [Bound] = [
+            .float(now.timeIntervalSince1970), .texts(deliveries.map(\.endpointID)), .texts(deliveries.map(\.sessionID)),
+            .texts(deliveries.map { String($0.cursor.transaction) }), .texts(deliveries.map(\.type)),
+            .byteArrays(deliveries.map { ByteBuffer(bytes: $0.body) }),
+        ]
+        let arrays: [BoundArray] = [
+            .int8(deliveries.map(\.number)), .int8(deliveries.map(\.cursor.row)), .float8(deliveries.map(\.queuedAt.timeIntervalSince1970)),
+        ]
+        let requeued = try await withConnection { connection, logger in
+            try await connection.rows(SQL.RequeueDeliveries.self, values, arrays: arrays, logger: logger).first?.decode(Int64.self)
         }
-        return Int(replayed ?? 0)
+        return Int(requeued ?? 0)
     }
 
     public func deliveryCounts(endpoint: String) async throws -> DeliveryCounts {
@@ -168,6 +203,7 @@ extension PostgresCheckoutStore: WebhookStore {
             try row.decode((String, String, String, String?, String?, String, Data, String?, Data?, Double?, String, String?, Double, Double?).self)
         let tail = row.makeRandomAccess()
         let (cursorTransaction, cursorRow) = (try tail[14].decode(String.self), try tail[15].decode(Int64.self))
+        let (startTransaction, startRow) = (try tail[16].decode(String.self), try tail[17].decode(Int64.self))
         func parsed<T: RawRepresentable<String>>(_ stored: String, _ column: String) throws -> T {
             guard let value = T(rawValue: stored) else {
                 throw StoredDataError(description: "webhook endpoint \(id) has no valid \(column) (\(stored.prefix(16)))")
@@ -179,7 +215,8 @@ extension PostgresCheckoutStore: WebhookStore {
             signing: try parsed(signing, "signing"), secret: secret, publicKey: publicKey, previousSecret: previousSecret,
             previousUntil: previousUntil.map(Date.init(timeIntervalSince1970:)), state: try parsed(state, "state"), stateReason: stateReason,
             createdAt: Date(timeIntervalSince1970: created), removedAt: removed.map(Date.init(timeIntervalSince1970:)),
-            cursor: EventCursor(transaction: try transactionID(cursorTransaction), row: cursorRow))
+            cursor: EventCursor(transaction: try transactionID(cursorTransaction), row: cursorRow),
+            start: EventCursor(transaction: try transactionID(startTransaction), row: startRow))
     }
 
     /// A row of ``SQL/webhookDeliveryColumns(_:)`` as a delivery.
@@ -264,39 +301,45 @@ extension SQL {
         static let types: [PostgresDataType] = [.text, .int8, .int8]
     }
 
-    /// A new endpoint, its cursor at the feed's end now. The feed's end is
-    /// the oldest transaction still running when the row is written, at row
-    /// 0: every event of a transaction that commits after the endpoint does
-    /// was running then, or had no id yet, so its id is at or above it and
-    /// it is delivered; none is skipped. Events of transactions at or above
-    /// it that committed just before may be delivered too (at least once:
-    /// an endpoint hearing of a change from just before it existed is
-    /// harmless). The greatest `(tx, id)` already readable would not do: a
-    /// transaction running then, below it, commits after and is skipped.
+    /// A new endpoint, its cursor and its start at the feed's end now (one
+    /// position, read once). The feed's end is the oldest transaction still
+    /// running when the row is written, at row 0: every event of a
+    /// transaction that commits after the endpoint does was running then, or
+    /// had no id yet, so its id is at or above it and it is delivered; none
+    /// is skipped. Events of transactions at or above it that committed just
+    /// before may be delivered too (at least once: an endpoint hearing of a
+    /// change from just before it existed is harmless). The greatest
+    /// `(tx, id)` already readable would not do: a transaction running then,
+    /// below it, commits after and is skipped.
     enum InsertWebhookEndpoint: StatementText {
         static let sql = """
-            INSERT INTO webhook_endpoint (\(webhookEndpointColumns), cursor_tx, cursor_row)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, pg_snapshot_xmin(pg_current_snapshot()), 0)
+            INSERT INTO webhook_endpoint (\(webhookEndpointColumns), cursor_tx, cursor_row, start_tx, start_row)
+            SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, f.feed_end, 0, f.feed_end, 0
+            FROM (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS feed_end) AS f
             """
         static let types: [PostgresDataType] = [.text, .text, .text, .text, .text, .text, .bytea, .text, .bytea, .float8, .text, .text, .float8, .float8]
     }
 
     enum WebhookEndpoints: StatementText {
-        static let sql = "SELECT \(webhookEndpointColumns), cursor_tx::text, cursor_row FROM webhook_endpoint WHERE removed_at IS NULL ORDER BY created_at, id"
+        static let sql = """
+            SELECT \(webhookEndpointColumns), cursor_tx::text, cursor_row, start_tx::text, start_row
+            FROM webhook_endpoint WHERE removed_at IS NULL ORDER BY created_at, id
+            """
         static let types: [PostgresDataType] = []
     }
 
     enum WebhookEndpointByID: StatementText {
-        static let sql = "SELECT \(webhookEndpointColumns), cursor_tx::text, cursor_row FROM webhook_endpoint WHERE id = $1"
+        static let sql = "SELECT \(webhookEndpointColumns), cursor_tx::text, cursor_row, start_tx::text, start_row FROM webhook_endpoint WHERE id = $1"
         static let types: [PostgresDataType] = [.text]
     }
 
-    /// Writes an endpoint (not its cursor) if it is still as read: its
-    /// secret `$16`, state `$17` and removal `$18` (compared under the row's
-    /// lock, the newest when another write got there first); an endpoint
-    /// disabled and now enabled has its pending deliveries due at `$15`,
-    /// their tries and failing time forgotten. Answers 1, or 0 when there is
-    /// no such endpoint or it changed.
+    /// Writes an endpoint (not its cursor, start, counts or fan-out lease)
+    /// if it is still as read: its secret `$16`, state `$17` and removal
+    /// `$18` (compared under the row's lock, the newest when another write
+    /// got there first); an endpoint disabled and now enabled has its
+    /// pending deliveries due at `$15`, their tries and failing time
+    /// forgotten. Answers 1, or 0 when there is no such endpoint or it
+    /// changed.
     enum UpdateWebhookEndpoint: StatementText {
         static let sql = """
             WITH was AS (
@@ -318,29 +361,66 @@ extension SQL {
                                                 .float8, .float8, .bytea, .text, .float8]
     }
 
-    /// Moves an endpoint's cursor from `($2, $3)` to `($4, $5)` and writes
-    /// the deliveries (`$6`…`$14`, one array per column) when it moved; one
-    /// already written is left as it is. Answers 1 when the cursor moved, 0
-    /// (nothing written) when it was no longer `($2, $3)`: another host's
-    /// fan-out of the same stretch committed first (its UPDATE waited for
-    /// that one's, then found the row changed).
-    enum EnqueueDeliveries: StatementText {
+    /// Endpoint `$1`'s fan-out leased to `$2` until `$3` when it is free at
+    /// `$4` (never leased, or its lease ended) or already `$2`'s. Answers 1,
+    /// or 0 when another holds it (or there is no such endpoint). Two hosts
+    /// leasing at once: the second's UPDATE waits for the first's, then
+    /// finds the row leased.
+    enum LeaseFanOut: StatementText {
+        static let sql = """
+            WITH leased AS (
+                UPDATE webhook_endpoint SET fanout_by = $2, fanout_until = $3
+                WHERE id = $1 AND (fanout_by IS NULL OR fanout_by = $2 OR fanout_until <= $4)
+                RETURNING 1)
+            SELECT count(*) FROM leased
+            """
+        static let types: [PostgresDataType] = [.text, .text, .float8, .float8]
+    }
+
+    /// Of sessions `$2`, those with a pending delivery to endpoint `$1`.
+    enum PendingSessions: StatementText {
+        static let sql = """
+            SELECT DISTINCT session_id FROM webhook_delivery
+            WHERE endpoint_id = $1 AND state = 'pending' AND session_id = ANY($2::text[])
+            """
+        static let types: [PostgresDataType] = [.text, .textArray]
+    }
+
+    /// Moves an endpoint's cursor from `($2, $3)` to `($4, $5)`, adds `$6`
+    /// to the events it took at once (the last at `$7`, NULL: none), and
+    /// writes the deliveries (`$8`…`$13`, `$16`…`$24`, one array per column;
+    /// a failing time or error whose flag is false is NULL) pending, their
+    /// tries, due times and failures as given, those flagged claimed (a try
+    /// in flight) claimed by `$14` until `$15`; one already written is left
+    /// as it is.
+    /// Answers 1 when the cursor moved, 0 (nothing written) when it was no
+    /// longer `($2, $3)`: another host's advance of the same stretch
+    /// committed first (its UPDATE waited for that one's, then found the row
+    /// changed).
+    enum AdvanceFanOut: StatementText {
         static let sql = """
             WITH moved AS (
-                UPDATE webhook_endpoint SET cursor_tx = $4::xid8, cursor_row = $5
+                UPDATE webhook_endpoint SET cursor_tx = $4::xid8, cursor_row = $5, delivered_count = delivered_count + $6,
+                    last_delivered_at = greatest(last_delivered_at, $7)
                 WHERE id = $1 AND cursor_tx = $2::xid8 AND cursor_row = $3
                 RETURNING id),
             queued AS (
-                INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at)
-                SELECT d.endpoint_id, d.session_id, d.number, d.feed_tx::xid8, d.feed_row, d.type, d.body, 'pending', 0, d.queued_at, d.due_at
-                FROM unnest($6::text[], $7::text[], $11::int8[], $8::text[], $12::int8[], $9::text[], $10::bytea[], $13::float8[], $14::float8[])
-                    AS d(endpoint_id, session_id, number, feed_tx, feed_row, type, body, queued_at, due_at)
+                INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at,
+                                              failing_since, last_error, claimed_by, claimed_until)
+                SELECT d.endpoint_id, d.session_id, d.number, d.feed_tx::xid8, d.feed_row, d.type, d.body, 'pending', d.tries, d.queued_at, d.due_at,
+                       CASE WHEN d.failing THEN d.failing_since END, CASE WHEN d.erred THEN d.last_error END,
+                       CASE WHEN d.claimed THEN $14 END, CASE WHEN d.claimed THEN $15 END
+                FROM unnest($8::text[], $9::text[], $16::int8[], $10::text[], $17::int8[], $11::text[], $13::bytea[], $18::int8[], $19::float8[],
+                            $20::float8[], $21::float8[], $22::bool[], $12::text[], $23::bool[], $24::bool[])
+                    AS d(endpoint_id, session_id, number, feed_tx, feed_row, type, body, tries, queued_at, due_at, failing_since, failing,
+                         last_error, erred, claimed)
                 WHERE EXISTS (SELECT FROM moved)
                 ON CONFLICT DO NOTHING)
             SELECT count(*) FROM moved
             """
-        static let types: [PostgresDataType] = [.text, .text, .int8, .text, .int8, .textArray, .textArray, .textArray, .textArray, .byteaArray,
-                                                .int8Array, .int8Array, .float8Array, .float8Array]
+        static let types: [PostgresDataType] = [.text, .text, .int8, .text, .int8, .int8, .float8, .textArray, .textArray, .textArray, .textArray,
+                                                .textArray, .byteaArray, .text, .float8, .int8Array, .int8Array, .int8Array, .float8Array,
+                                                .float8Array, .float8Array, .boolArray, .boolArray, .boolArray]
     }
 
     /// Claims for `$3`, until `$4`, up to `$2` deliveries due at `$1`:
@@ -394,29 +474,42 @@ extension SQL {
                                                 .boolArray]
     }
 
-    /// An endpoint's delivered deliveries after `($2, $3)` up to `($4, $5)`
-    /// pending again, due at `$6` (pending ones are left to their own tries,
-    /// and one in flight keeps its claim); answers how many.
-    enum ReplayDeliveries: StatementText {
+    /// Deliveries sent again (`$2`…`$9`, one array per column; one named
+    /// twice counts once), due at `$1`: each not written yet is written
+    /// pending; one delivered or given up is pending again, its tries and
+    /// failing time forgotten, its body kept. A pending one is left to its
+    /// own tries (one in flight keeps its claim). Answers how many were
+    /// written or put back.
+    enum RequeueDeliveries: StatementText {
         static let sql = """
-            WITH replayed AS (
-                UPDATE webhook_delivery SET state = 'pending', due_at = $6, tries = 0, failing_since = NULL, delivered_at = NULL
-                WHERE endpoint_id = $1 AND state IN ('delivered', 'abandoned')
-                  AND (cursor_tx, cursor_row) > ($2::xid8, $3) AND (cursor_tx, cursor_row) <= ($4::xid8, $5)
+            WITH given AS (
+                SELECT DISTINCT ON (endpoint_id, session_id, number) *
+                FROM unnest($2::text[], $3::text[], $7::int8[], $4::text[], $8::int8[], $5::text[], $6::bytea[], $9::float8[])
+                    AS d(endpoint_id, session_id, number, feed_tx, feed_row, type, body, queued_at)),
+            requeued AS (
+                INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at)
+                SELECT endpoint_id, session_id, number, feed_tx::xid8, feed_row, type, body, 'pending', 0, queued_at, $1 FROM given
+                ON CONFLICT (endpoint_id, session_id, number) DO UPDATE
+                    SET state = 'pending', due_at = $1, tries = 0, failing_since = NULL, delivered_at = NULL
+                    WHERE webhook_delivery.state IN ('delivered', 'abandoned')
                 RETURNING 1)
-            SELECT count(*) FROM replayed
+            SELECT count(*) FROM requeued
             """
-        static let types: [PostgresDataType] = [.text, .text, .int8, .text, .int8, .float8]
+        static let types: [PostgresDataType] = [.float8, .textArray, .textArray, .textArray, .textArray, .byteaArray, .int8Array, .int8Array,
+                                                .float8Array]
     }
 
+    /// An endpoint's deliveries by state, those it took at once (kept on
+    /// its row, not as deliveries) among the delivered.
     enum CountDeliveries: StatementText {
         static let sql = """
-            SELECT count(*) FILTER (WHERE state = 'delivered'),
+            WITH e AS (SELECT delivered_count, last_delivered_at FROM webhook_endpoint WHERE id = $1)
+            SELECT count(*) FILTER (WHERE state = 'delivered') + coalesce((SELECT delivered_count FROM e), 0),
                    count(*) FILTER (WHERE state = 'pending' AND failing_since IS NULL),
                    count(*) FILTER (WHERE state = 'pending' AND failing_since IS NOT NULL),
                    count(*) FILTER (WHERE state = 'abandoned'),
                    min(queued_at) FILTER (WHERE state = 'pending'),
-                   max(delivered_at)
+                   greatest(max(delivered_at), (SELECT last_delivered_at FROM e))
             FROM webhook_delivery WHERE endpoint_id = $1
             """
         static let types: [PostgresDataType] = [.text]

@@ -224,6 +224,24 @@ enum Migrations {
                 CREATE INDEX webhook_delivery_feed ON webhook_delivery(endpoint_id, cursor_tx, cursor_row);
                 """)
         }
+        migrator.registerMigration("merchant webhooks: delivered at once, fan-out lease, feed start") { db in
+            // A healthy endpoint's events are sent at once and only counted
+            // (delivered_count, last_delivered_at); rows are written for what
+            // was not delivered. One host at a time fans an endpoint out
+            // (fanout_by until fanout_until). A replay reaches back to where
+            // the endpoint's feed began (start_*): before its first delivery,
+            // or its cursor when it has none.
+            try db.execute(sql: """
+                ALTER TABLE webhook_endpoint ADD COLUMN delivered_count INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE webhook_endpoint ADD COLUMN last_delivered_at REAL;
+                ALTER TABLE webhook_endpoint ADD COLUMN fanout_by TEXT;
+                ALTER TABLE webhook_endpoint ADD COLUMN fanout_until REAL;
+                ALTER TABLE webhook_endpoint ADD COLUMN start_tx INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE webhook_endpoint ADD COLUMN start_row INTEGER NOT NULL DEFAULT 0;
+                UPDATE webhook_endpoint SET start_row = coalesce(
+                    (SELECT min(d.cursor_row) - 1 FROM webhook_delivery AS d WHERE d.endpoint_id = webhook_endpoint.id), cursor_row);
+                """)
+        }
         return migrator
     }
 }

@@ -11,7 +11,8 @@ import GRDB
 /// a row appear behind one it has read (the cursor's transaction part is 0).
 /// Every write here goes through GRDB's writer, between the commit
 /// batcher's transactions; each one is a handful of statements, and the
-/// deliverer batches them (one fan-out, one claim, one record per round).
+/// deliverer batches them (one advance per stretch of the feed; for the rows
+/// of what was not delivered at once, one claim and record per turn).
 extension SQLiteCheckoutStore: WebhookStore {
     public func feed(after cursor: EventCursor, mode: PaymentMode, types: Set<String>?, limit: Int) async throws -> FeedPage {
         let rows = try await writer.read { db in
@@ -39,9 +40,9 @@ extension SQLiteCheckoutStore: WebhookStore {
             let end = try Int64.fetchOne(db, sql: "SELECT coalesce(max(id), 0) FROM event") ?? 0
             try db.execute(sql: """
                 INSERT INTO webhook_endpoint (id, url, mode, types, description, signing, secret, public_key, previous_secret, previous_until,
-                                              state, state_reason, created_at, removed_at, cursor_tx, cursor_row)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?)
-                """, arguments: StatementArguments(Self.endpointArguments(endpoint) + [end]))
+                                              state, state_reason, created_at, removed_at, cursor_tx, cursor_row, start_tx, start_row)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, 0, ?)
+                """, arguments: StatementArguments(Self.endpointArguments(endpoint) + [end, end]))
         }
     }
 
@@ -77,19 +78,45 @@ extension SQLiteCheckoutStore: WebhookStore {
         }
     }
 
-    public func enqueueDeliveries(endpoint: String, from: EventCursor, to: EventCursor, _ deliveries: [WebhookDelivery]) async throws -> Bool {
+    public func leaseFanOut(endpoint: String, claimant: String, at now: Date, until: Date) async throws -> Bool {
         try await writer.write { db in
-            try db.execute(sql: "UPDATE webhook_endpoint SET cursor_tx = ?, cursor_row = ? WHERE id = ? AND cursor_tx = ? AND cursor_row = ?",
-                           arguments: [Int64(clamping: to.transaction), to.row, endpoint, Int64(clamping: from.transaction), from.row])
+            try db.execute(sql: """
+                UPDATE webhook_endpoint SET fanout_by = ?1, fanout_until = ?2
+                WHERE id = ?3 AND (fanout_by IS NULL OR fanout_by = ?1 OR fanout_until <= ?4)
+                """, arguments: [claimant, until.timeIntervalSince1970, endpoint, now.timeIntervalSince1970])
+            return db.changesCount == 1
+        }
+    }
+
+    public func pendingSessions(endpoint: String, among sessions: [String]) async throws -> Set<String> {
+        guard !sessions.isEmpty else { return [] }
+        return try await writer.read { db in
+            Set(try String.fetchAll(db.cachedStatement(sql: """
+                SELECT DISTINCT session_id FROM webhook_delivery
+                WHERE endpoint_id = ? AND state = 'pending' AND session_id IN (SELECT value FROM json_each(?))
+                """), arguments: [endpoint, String(decoding: try JSONSerialization.data(withJSONObject: sessions), as: UTF8.self)]))
+        }
+    }
+
+    public func advance(endpoint: String, from: EventCursor, to: EventCursor, _ sent: SentStretch, claimant: String, until: Date) async throws -> Bool {
+        try await writer.write { db in
+            try db.execute(sql: """
+                UPDATE webhook_endpoint SET cursor_tx = ?1, cursor_row = ?2, delivered_count = delivered_count + ?3,
+                    last_delivered_at = CASE WHEN ?4 IS NULL THEN last_delivered_at ELSE max(coalesce(last_delivered_at, ?4), ?4) END
+                WHERE id = ?5 AND cursor_tx = ?6 AND cursor_row = ?7
+                """, arguments: [Int64(clamping: to.transaction), to.row, sent.delivered, sent.lastDelivered?.timeIntervalSince1970,
+                                 endpoint, Int64(clamping: from.transaction), from.row])
             guard db.changesCount == 1 else { return false }
             let insert = try db.cachedStatement(sql: """
-                INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT DO NOTHING
+                INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at,
+                                              failing_since, last_error, claimed_by, claimed_until)
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING
                 """)
-            for delivery in deliveries {
+            for (delivery, claimed) in sent.queue.map({ ($0, false) }) + sent.inFlight.map({ ($0, true) }) {
                 try insert.execute(arguments: [delivery.endpointID, delivery.sessionID, delivery.number, Int64(clamping: delivery.cursor.transaction),
-                                               delivery.cursor.row, delivery.type, delivery.body, delivery.queuedAt.timeIntervalSince1970,
-                                               delivery.dueAt.timeIntervalSince1970])
+                                               delivery.cursor.row, delivery.type, delivery.body, delivery.tries, delivery.queuedAt.timeIntervalSince1970,
+                                               delivery.dueAt.timeIntervalSince1970, delivery.failingSince?.timeIntervalSince1970, delivery.lastError,
+                                               claimed ? claimant : nil, claimed ? until.timeIntervalSince1970 : nil])
             }
             return true
         }
@@ -158,13 +185,24 @@ extension SQLiteCheckoutStore: WebhookStore {
         return recorded
     }
 
-    public func replayDeliveries(endpoint: String, after: EventCursor, through: EventCursor, at now: Date) async throws -> Int {
-        try await writer.write { db in
-            try db.execute(sql: """
-                UPDATE webhook_delivery SET state = 'pending', due_at = ?, tries = 0, failing_since = NULL, delivered_at = NULL
-                WHERE endpoint_id = ? AND state IN ('delivered', 'abandoned') AND (cursor_tx, cursor_row) > (?, ?) AND (cursor_tx, cursor_row) <= (?, ?)
-                """, arguments: [now.timeIntervalSince1970, endpoint, Int64(clamping: after.transaction), after.row, Int64(clamping: through.transaction), through.row])
-            return db.changesCount
+    public func requeueDeliveries(_ deliveries: [WebhookDelivery], at now: Date) async throws -> Int {
+        guard !deliveries.isEmpty else { return 0 }
+        return try await writer.write { db in
+            let requeue = try db.cachedStatement(sql: """
+                INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', 0, ?8, ?9)
+                ON CONFLICT (endpoint_id, session_id, number) DO UPDATE
+                    SET state = 'pending', due_at = ?9, tries = 0, failing_since = NULL, delivered_at = NULL
+                    WHERE state IN ('delivered', 'abandoned')
+                """)
+            var count = 0
+            for delivery in deliveries {
+                try requeue.execute(arguments: [delivery.endpointID, delivery.sessionID, delivery.number, Int64(clamping: delivery.cursor.transaction),
+                                                delivery.cursor.row, delivery.type, delivery.body, delivery.queuedAt.timeIntervalSince1970,
+                                                now.timeIntervalSince1970])
+                count += db.changesCount
+            }
+            return count
         }
     }
 
@@ -176,12 +214,15 @@ extension SQLiteCheckoutStore: WebhookStore {
                        count(*) FILTER (WHERE state = 'pending' AND failing_since IS NOT NULL) AS retrying,
                        count(*) FILTER (WHERE state = 'abandoned') AS abandoned,
                        min(queued_at) FILTER (WHERE state = 'pending') AS oldest,
-                       max(delivered_at) AS last
-                FROM webhook_delivery WHERE endpoint_id = ?
+                       max(delivered_at) AS last,
+                       (SELECT delivered_count FROM webhook_endpoint WHERE id = ?1) AS at_once,
+                       (SELECT last_delivered_at FROM webhook_endpoint WHERE id = ?1) AS last_at_once
+                FROM webhook_delivery WHERE endpoint_id = ?1
                 """, arguments: [endpoint])
             let oldest: Double? = row?["oldest"]
-            let last: Double? = row?["last"]
-            return DeliveryCounts(delivered: row?["delivered"] ?? 0, pending: row?["pending"] ?? 0, retrying: row?["retrying"] ?? 0,
+            let last = [row?["last"] as Double?, row?["last_at_once"] as Double?].compactMap { $0 }.max()
+            let delivered: Int = (row?["delivered"] ?? 0) + (row?["at_once"] ?? 0)
+            return DeliveryCounts(delivered: delivered, pending: row?["pending"] ?? 0, retrying: row?["retrying"] ?? 0,
                                   abandoned: row?["abandoned"] ?? 0, oldestUndelivered: oldest.map(Date.init(timeIntervalSince1970:)),
                                   lastDelivered: last.map(Date.init(timeIntervalSince1970:)))
         }
@@ -209,7 +250,7 @@ extension SQLiteCheckoutStore: WebhookStore {
 
     private static let endpointColumns = """
         id, url, mode, types, description, signing, secret, public_key, previous_secret, previous_until, state, state_reason, created_at, removed_at,
-        cursor_tx, cursor_row
+        cursor_tx, cursor_row, start_tx, start_row
         """
 
     /// An endpoint's columns in ``endpointColumns``' order.
@@ -240,7 +281,8 @@ extension SQLiteCheckoutStore: WebhookStore {
             previousSecret: row["previous_secret"], previousUntil: previousUntil.map(Date.init(timeIntervalSince1970:)),
             state: try parsed("state"), stateReason: row["state_reason"], createdAt: Date(timeIntervalSince1970: row["created_at"]),
             removedAt: removedAt.map(Date.init(timeIntervalSince1970:)),
-            cursor: EventCursor(transaction: UInt64(clamping: row["cursor_tx"] as Int64), row: row["cursor_row"]))
+            cursor: EventCursor(transaction: UInt64(clamping: row["cursor_tx"] as Int64), row: row["cursor_row"]),
+            start: EventCursor(transaction: UInt64(clamping: row["start_tx"] as Int64), row: row["start_row"]))
     }
 
     private static func deliveryColumns(_ table: String) -> String {

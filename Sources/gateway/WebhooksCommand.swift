@@ -22,7 +22,7 @@ struct WebhooksCommand: AsyncParsableCommand {
     /// The endpoints' service over the options' store, closed after `body`.
     static func withEndpoints<T>(_ host: HostOptions, allowPrivate: Bool = false, _ body: (WebhookEndpoints) async throws -> T) async throws -> T {
         let store = try await HostSetup.store(host)
-        guard let outbox = store as? any WebhookStore else {
+        guard let outbox = store as? any WebhookStore & CheckoutStore else {
             await store.close()
             throw ValidationError("this store keeps no webhook endpoints")
         }

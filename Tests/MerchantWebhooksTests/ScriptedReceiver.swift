@@ -18,6 +18,8 @@ final class ScriptedReceiver: Sendable {
         case hang
         /// Closes the connection without answering.
         case close
+        /// Answers `status` once the test calls ``release()``.
+        case held(Int)
     }
 
     struct Received: Sendable {
@@ -26,7 +28,12 @@ final class ScriptedReceiver: Sendable {
         var behaviour: Behaviour
         var webhookID: String { headers["webhook-id"] ?? "" }
         /// Whether the receiver answered it 2xx in time (as its script meant).
-        var acknowledged: Bool { if case .answer(let status) = behaviour { (200..<300).contains(status) } else { false } }
+        var acknowledged: Bool {
+            switch behaviour {
+            case .answer(let status), .held(let status): (200..<300).contains(status)
+            default: false
+            }
+        }
         var json: [String: Any] { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] ?? [:] }
         var sessionID: String { json["sessionId"] as? String ?? "" }
         var sequence: Int { json["sequence"] as? Int ?? 0 }
@@ -35,6 +42,8 @@ final class ScriptedReceiver: Sendable {
     typealias Script = @Sendable (_ index: Int, _ request: Received) -> Behaviour
     private let script: Shared<Script>
     private let log = Shared<[Received]>([])
+    /// The answers of requests held (``Behaviour/held(_:)``), until released.
+    private let held = Shared<[@Sendable () -> Void]>([])
     private let channel: Channel
     let port: Int
 
@@ -44,11 +53,12 @@ final class ScriptedReceiver: Sendable {
         let box = Shared<Script>(script)
         self.script = box
         let log = self.log
+        let held = self.held
         channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(Handler(decide: { request in
+                    channel.pipeline.addHandler(Handler(hold: { answer in held.withLock { $0.append(answer) } }, decide: { request in
                         let behaviour = log.withLock { log -> Behaviour in
                             let chosen = box.withLock { $0 }(log.count, request)
                             var recorded = request
@@ -69,6 +79,11 @@ final class ScriptedReceiver: Sendable {
         self.script.withLock { $0 = script }
     }
 
+    /// Answers every request held so far.
+    func release() {
+        for answer in held.withLock({ held in defer { held.removeAll() }; return held }) { answer() }
+    }
+
     var received: [Received] { log.withLock { $0 } }
     var url: String { "http://127.0.0.1:\(port)/hooks" }
 
@@ -79,11 +94,15 @@ final class ScriptedReceiver: Sendable {
     private final class Handler: ChannelInboundHandler, @unchecked Sendable {
         typealias InboundIn = HTTPServerRequestPart
         typealias OutboundOut = HTTPServerResponsePart
+        let hold: @Sendable (@escaping @Sendable () -> Void) -> Void
         let decide: @Sendable (Received) -> Behaviour
         var headers: [String: String] = [:]
         var body = Data()
 
-        init(decide: @escaping @Sendable (Received) -> Behaviour) { self.decide = decide }
+        init(hold: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void, decide: @escaping @Sendable (Received) -> Behaviour) {
+            self.hold = hold
+            self.decide = decide
+        }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             switch unwrapInboundIn(data) {
@@ -104,6 +123,10 @@ final class ScriptedReceiver: Sendable {
                     loop.scheduleTask(in: .nanoseconds(Int64(delay.components.seconds) * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000)) {
                         if bound.value.channel.isActive { self.respond(bound.value, status) }
                     }
+                case .held(let status):
+                    let loop = context.eventLoop
+                    let bound = NIOLoopBound(context, eventLoop: loop)
+                    hold { loop.execute { if bound.value.channel.isActive { self.respond(bound.value, status) } } }
                 case .hang:
                     break
                 case .close:

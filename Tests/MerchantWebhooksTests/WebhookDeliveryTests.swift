@@ -285,11 +285,38 @@ import TestSupport
         let expected = try await harness.events()
         // The healthy endpoint gets every event while the hanging one's first tries are still in flight.
         #expect(try await waitUntil { Set(healthy.received.filter(\.acknowledged).map(\.webhookID)) == expected })
-        #expect(hanging.received.count == 3, "one try per session, each waiting: \(hanging.received.map(\.webhookID))")
+        // One try per session, each waiting (the tries left in flight while the feed goes on).
+        #expect(try await waitUntil { hanging.received.count == 3 }, "\(hanging.received.map(\.webhookID))")
         let counts = try await harness.endpoints.counts(stuck.endpoint.id)
         #expect(counts.retrying == 0 && counts.delivered == 0, "the hanging tries have not ended: \(counts)")
         await hanging.close()
         await healthy.close()
+        await harness.close()
+    }
+
+    @Test func aTryStillInFlightAfterTheLingerIsLeftToTheRetryLoopWhileOtherSessionsGoOn() async throws {
+        let harness = Harness(store: try SQLiteCheckoutStore.inMemory()) {
+            $0.timeout = .seconds(600)
+            $0.linger = .milliseconds(20)
+        }
+        // The first delivery (the first session's first event) is answered only when released.
+        let receiver = try await ScriptedReceiver { index, _ in index == 0 ? .held(200) : .answer(200) }
+        let created = try await harness.endpoints.create(url: receiver.url, mode: .test, types: nil, description: nil)
+        harness.deliverer.start()
+        let first = try await harness.session()
+        #expect(try await waitUntil { receiver.received.count == 1 })
+        // Another session's events are delivered while that try is still in flight.
+        let second = try await harness.session()
+        #expect(try await waitUntil { receiver.received.filter { $0.acknowledged && $0.sessionID == second }.count == 4 })
+        #expect(receiver.received.filter { $0.sessionID == first }.map(\.sequence) == [1], "the first session's later events wait behind its first")
+        // Answered, the first session's events follow in order, each once.
+        receiver.release()
+        #expect(try await waitUntil { receiver.received.filter { $0.sessionID == first }.map(\.sequence) == [1, 2, 3, 4] })
+        #expect(try await waitUntil { (try? await harness.endpoints.counts(created.endpoint.id))?.delivered == 8 })
+        let counts = try await harness.endpoints.counts(created.endpoint.id)
+        #expect(counts.pending == 0 && counts.retrying == 0, "\(counts)")
+        #expect(receiver.received.count == 8, "\(receiver.received.map(\.webhookID))")
+        await receiver.close()
         await harness.close()
     }
 

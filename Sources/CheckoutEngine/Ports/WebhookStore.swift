@@ -12,10 +12,14 @@ import GatewayPayloads
 /// (SQLite: one writer, rows numbered in commit order; PostgreSQL: events of
 /// transactions still running are held back until every older one ended).
 ///
-/// A delivery is one event for one endpoint. Fanning out (``enqueueDeliveries``)
-/// writes the deliveries of a stretch of the feed and moves the endpoint's
-/// cursor past it in one transaction, so each event becomes one delivery per
-/// endpoint, whichever host fans out. Deliveries are claimed with a lease
+/// A delivery is one event for one endpoint. An endpoint's fan-out is
+/// leased to one host at a time (``leaseFanOut``): it reads the feed after
+/// the endpoint's cursor, sends what it can at once, and then, in one
+/// transaction (``advance``), moves the cursor past that stretch, counts what
+/// was delivered, and writes a delivery row only for what was not (a failed
+/// try, the events of its session behind it, an endpoint not sending), so a
+/// healthy endpoint costs its store one write per stretch, not three per
+/// event. The rows are retried from there, each claimed with a lease
 /// (``claimDeliveries``): one host sends each at a time, and one whose host
 /// died is sent again by another when its lease ends.
 public protocol WebhookStore: Sendable {
@@ -41,11 +45,24 @@ public protocol WebhookStore: Sendable {
     /// failing time forgotten (its back-off and retry window start again).
     func updateWebhookEndpoint(_ endpoint: WebhookEndpointRecord, from previous: WebhookEndpointRecord, at now: Date) async throws -> Bool
 
-    /// Writes `deliveries` (each new one; one already written is left as it
-    /// is) and moves endpoint `endpoint`'s cursor from `from` to `to`, in one
-    /// transaction; false, with nothing written, when its cursor is no longer
-    /// `from` (another host fanned the same stretch out first).
-    func enqueueDeliveries(endpoint: String, from: EventCursor, to: EventCursor, _ deliveries: [WebhookDelivery]) async throws -> Bool
+    /// Leases endpoint `endpoint`'s fan-out to `claimant` until `until`:
+    /// true when it was free at `now` (never leased, or its lease ended) or
+    /// already `claimant`'s. What is sent at once while it holds the lease is
+    /// sent by no other host (once, normally; at least once when a lease ends
+    /// mid-stretch).
+    func leaseFanOut(endpoint: String, claimant: String, at now: Date, until: Date) async throws -> Bool
+    /// Of `sessions`, those with a pending delivery to `endpoint` (their
+    /// later events queue behind it rather than go at once).
+    func pendingSessions(endpoint: String, among sessions: [String]) async throws -> Set<String>
+    /// In one transaction: moves endpoint `endpoint`'s cursor from `from` to
+    /// `to`, counts what `sent` delivered, and writes its rows: each of
+    /// ``SentStretch/queue`` as given (pending, its tries, due time and
+    /// failure), each of ``SentStretch/inFlight`` pending and claimed by
+    /// `claimant` until `until` (its try's outcome is recorded with
+    /// ``recordDeliveries(_:claimant:)``); one already written is left as it
+    /// is. False, with nothing written, when its cursor is no longer `from`
+    /// (another host advanced the same stretch first).
+    func advance(endpoint: String, from: EventCursor, to: EventCursor, _ sent: SentStretch, claimant: String, until: Date) async throws -> Bool
     /// Claims for `claimant`, until `until`, deliveries that are due at `now`:
     /// pending, of an enabled endpoint, not held by another claimant's lease,
     /// and each the first pending one of its session for its endpoint (a
@@ -62,13 +79,14 @@ public protocol WebhookStore: Sendable {
     /// one commit, and one sync, instead of two). Nothing is claimed when
     /// `limit` is 0.
     func recordThenClaim(_ outcomes: [DeliveryOutcome], claimant: String, at now: Date, limit: Int, until: Date) async throws -> [WebhookDelivery]
-    /// Puts endpoint `endpoint`'s delivered (or given up) deliveries of the
-    /// events after `after` up to `through` back to pending, due at `now`,
-    /// their tries counted afresh (a replay), and returns how many. Pending
-    /// ones are left to their own tries (one in flight keeps its claim).
-    func replayDeliveries(endpoint: String, after: EventCursor, through: EventCursor, at now: Date) async throws -> Int
-    /// An endpoint's deliveries, counted by state, and when its oldest
-    /// undelivered event was queued.
+    /// Sends `deliveries` again (a replay): each one not written yet is
+    /// written pending, due at `now`; one delivered or given up is put back
+    /// to pending, due at `now`, its tries counted afresh, its body kept (the
+    /// bytes sent the first time). A pending one is left to its own tries
+    /// (one in flight keeps its claim). Returns how many will be sent.
+    func requeueDeliveries(_ deliveries: [WebhookDelivery], at now: Date) async throws -> Int
+    /// An endpoint's deliveries, counted by state (those delivered at once
+    /// included), and when its oldest undelivered event was queued.
     func deliveryCounts(endpoint: String) async throws -> DeliveryCounts
     /// Records `check` (``SecretSealer/check``: an HMAC that says which key
     /// seals the endpoints' secrets, never the key) unless one is kept, and
@@ -198,13 +216,16 @@ public struct WebhookEndpointRecord: Sendable, Equatable {
     public var createdAt: Date
     public var removedAt: Date?
     /// Where its fan-out stands in the feed (read from the store; only
-    /// ``WebhookStore/enqueueDeliveries(endpoint:from:to:_:)`` moves it).
+    /// ``WebhookStore/advance(endpoint:from:to:_:claimant:until:)`` moves it).
     public var cursor: EventCursor
+    /// Where its feed began (read from the store: the feed's end when it was
+    /// registered): a replay reaches no further back.
+    public var start: EventCursor
 
     public init(id: String, url: String, mode: PaymentMode, types: [String]?, description: String?, signing: WebhookSigning,
                 secret: Data, publicKey: String?, previousSecret: Data? = nil, previousUntil: Date? = nil,
                 state: State = .enabled, stateReason: String? = nil, createdAt: Date, removedAt: Date? = nil,
-                cursor: EventCursor = .start) {
+                cursor: EventCursor = .start, start: EventCursor = .start) {
         self.id = id
         self.url = url
         self.mode = mode
@@ -220,6 +241,7 @@ public struct WebhookEndpointRecord: Sendable, Equatable {
         self.createdAt = createdAt
         self.removedAt = removedAt
         self.cursor = cursor
+        self.start = start
     }
 
     /// A new endpoint id: `we_` and a time-ordered random part.
@@ -227,6 +249,26 @@ public struct WebhookEndpointRecord: Sendable, Equatable {
 
     /// Whether it receives events of type `type`.
     public func wants(_ type: String) -> Bool { types.map { $0.contains(type) } ?? true }
+}
+
+/// What sending a stretch of the feed at once came to
+/// (``WebhookStore/advance(endpoint:from:to:_:claimant:until:)``).
+public struct SentStretch: Sendable {
+    /// How many were delivered (each a 2xx in time), the last when.
+    public var delivered = 0
+    public var lastDelivered: Date?
+    /// Those not delivered: a failed try (its try counted, its next due), the
+    /// events of its session behind it, those not tried.
+    public var queue: [WebhookDelivery] = []
+    /// Those whose try is still in flight, left to the retry loop.
+    public var inFlight: [WebhookDelivery] = []
+
+    public init(delivered: Int = 0, lastDelivered: Date? = nil, queue: [WebhookDelivery] = [], inFlight: [WebhookDelivery] = []) {
+        self.delivered = delivered
+        self.lastDelivered = lastDelivered
+        self.queue = queue
+        self.inFlight = inFlight
+    }
 }
 
 /// One event for one endpoint.
