@@ -14,8 +14,9 @@ public struct WebhookConfiguration: Sendable {
     public var poll: Duration = .seconds(1)
     /// Events read per fan-out step.
     public var fanOutPage = 500
-    /// Deliveries in flight at once, at most: those of a stretch of the
-    /// feed sent at once, and, apart, those the retry loop sends.
+    /// Deliveries in flight at once, at most: per endpoint, those of the
+    /// stretches of the feed sent at once (a try left in flight counts until
+    /// it ends), and, apart, those the retry loop sends.
     public var sendBatch = 64
     /// How long a stretch of the feed sent at once waits for its tries
     /// before leaving those still in flight to the retry loop (and going on

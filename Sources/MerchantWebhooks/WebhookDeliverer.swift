@@ -72,6 +72,10 @@ public final class WebhookDeliverer: Sendable {
         /// The stretches' workers (a try left in flight outlives its pump's stretch).
         var workers: [UInt64: Task<Void, Never>] = [:]
         var nextWorker: UInt64 = 0
+        /// Per endpoint, its tries left in flight by stretches and not yet ended.
+        var detached: [String: Int] = [:]
+        /// Set by ``stop()``: no pump or worker starts any more.
+        var stopping = false
     }
 
     /// The tries in flight, and the outcomes not yet written.
@@ -140,12 +144,23 @@ public final class WebhookDeliverer: Sendable {
         let running = loops.withLock { loops in defer { loops.removeAll() }; return loops }
         for task in running { task.cancel() }
         for task in running { await task.value }
+        // The pumps first: each writes what its stretch came to (its tries in flight claimed), then the workers.
         let pumping = pumps.withLock { pumps in
-            defer { pumps.running.removeAll(); pumps.workers.removeAll() }
-            return Array(pumps.running.values) + Array(pumps.workers.values)
+            pumps.stopping = true
+            defer { pumps.running.removeAll() }
+            return Array(pumps.running.values)
         }
         for task in pumping { task.cancel() }
         for task in pumping { await task.value }
+        let working = pumps.withLock { pumps in defer { pumps.workers.removeAll() }; return Array(pumps.workers.values) }
+        for task in working { task.cancel() }
+        for task in working { await task.value }
+        // Another host may fan this one's endpoints out at once, not after the lease.
+        do {
+            try await store.releaseFanOut(claimant: claimant)
+        } catch {
+            logger.warning("webhooks: the fan-out leases of \(claimant) could not be released (\(error)); other hosts take them when they end")
+        }
         let tries = flight.withLock { flight in defer { flight.tasks.removeAll() }; return Array(flight.tasks.values) }
         for task in tries { task.cancel() }
         for task in tries { await task.value }
@@ -209,6 +224,7 @@ public final class WebhookDeliverer: Sendable {
     /// when it is done (a commit it may have missed).
     private func startPump(_ id: String) {
         pumps.withLock { pumps in
+            guard !pumps.stopping else { return }
             guard pumps.running[id] == nil else {
                 pumps.again.insert(id)
                 return
@@ -248,63 +264,76 @@ public final class WebhookDeliverer: Sendable {
     }
 
     /// Sends endpoint `id`'s new events, a stretch of the feed at a time,
-    /// while this host holds its fan-out lease (``sendAtOnce``). A disabled
-    /// endpoint (or a host whose sealing key differs) sends nothing: its
-    /// events are queued. The cursor moves past the stretch with its rows
-    /// and counts in one transaction (``WebhookStore/advance``). Answers how
-    /// many rows it queued.
+    /// while this host holds its fan-out lease (``sendAtOnce``), the endpoint
+    /// read again at each (a disabled one sends nothing: its events are
+    /// queued). The cursor moves past the stretch with its rows and counts in
+    /// one transaction (``WebhookStore/advance``), written even when the
+    /// deliverer is stopping (what was sent is not sent again). A host whose
+    /// sealing key differs takes no lease: the feed waits for a host that
+    /// can sign. Answers how many rows it queued.
     func pump(_ id: String) async throws -> Int {
-        guard let endpoint = try await store.webhookEndpoint(id: id), endpoint.removedAt == nil else { return 0 }
+        guard (try? await key.ensure()) != nil else { return 0 }
         let maker = DeliveryMaker(sessions: sessions, states: states) { [self] session, error in
             sayOnce("session \(session)", "webhooks: session \(session) cannot be read (\(error)); its events are delivered without it")
         }
         var queued = 0
-        var cursor = endpoint.cursor
         while true {
             try Task.checkCancellation()
+            guard let endpoint = try await store.webhookEndpoint(id: id), endpoint.removedAt == nil else { return queued }
             let at = now()
-            let lease = configuration.lease.seconds
-            // The fan-out lease outlasts the linger and the advance; a try left in flight is claimed for as long as a try lasts.
-            guard try await store.leaseFanOut(endpoint: id, claimant: claimant, at: at, until: at.addingTimeInterval(lease + configuration.linger.seconds)) else {
+            // Outlasts a stretch: the name resolved, the linger, the store's writes.
+            let lease = (configuration.resolveTimeout + configuration.linger + configuration.leaseMargin).seconds
+            guard try await store.leaseFanOut(endpoint: id, claimant: claimant, at: at, until: at.addingTimeInterval(lease)) else {
                 return queued  // another host fans it out
             }
+            let cursor = endpoint.cursor
             let page = try await store.feed(after: cursor, mode: endpoint.mode, types: endpoint.types.map(Set.init), limit: configuration.fanOutPage)
             guard page.next != cursor else { return queued }
             let made = try await maker.deliveries(page.events, endpoint: id, at: at)
             var stretch: Stretch?
             var sent = SentStretch(queue: made)
-            if endpoint.state == .enabled, !made.isEmpty, (try? await key.ensure()) != nil {
-                (stretch, sent) = try await sendAtOnce(made, endpoint: id, at: at)
+            if endpoint.state == .enabled, !made.isEmpty {
+                (stretch, sent) = await sendAtOnce(made, endpoint: id, at: at)
             }
+            // Not cut short by a stop: what was sent is recorded, and what is in flight claimed.
+            let store = self.store, claimant = self.claimant, until = now().addingTimeInterval(configuration.lease.seconds)
+            let advance = Task { [sent, next = page.next] in
+                try await store.advance(endpoint: id, from: cursor, to: next, sent, claimant: claimant, until: until)
+            }
+            let advanced: Bool
             do {
-                try Task.checkCancellation()  // stopped mid-stretch: it is sent again (at least once)
-                let advanced = try await store.advance(endpoint: id, from: cursor, to: page.next, sent, claimant: claimant,
-                                                       until: now().addingTimeInterval(lease))
-                handOff(stretch?.settle(advanced: advanced) ?? [])
-                guard advanced else { return queued }  // another host advanced it first
+                advanced = try await advance.value
             } catch {
                 _ = stretch?.settle(advanced: false)
                 throw error
             }
+            handOff(stretch?.settle(advanced: advanced) ?? [])
+            guard advanced else { return queued }  // another host advanced it first
             queued += sent.queue.count + sent.inFlight.count
-            cursor = page.next
+            if !page.more { return queued }
         }
     }
 
     /// Sends a stretch's deliveries at once: each session's in order (after
     /// a failure its session's later ones are queued behind it), at most
-    /// ``WebhookConfiguration/sendBatch`` sessions side by side, those of a
-    /// session with a delivery already pending queued behind it. Returns
-    /// when all ended or after the linger, with the tries still in flight
-    /// left running (``Stretch``).
-    private func sendAtOnce(_ made: [WebhookDelivery], endpoint id: String, at: Date) async throws -> (Stretch?, SentStretch) {
+    /// ``WebhookConfiguration/sendBatch`` of the endpoint's tries in flight
+    /// (those left in flight by earlier stretches count), those of a session
+    /// with a delivery already pending queued behind it. Returns when all
+    /// ended or after the linger, with the tries still in flight left
+    /// running (``Stretch``).
+    private func sendAtOnce(_ made: [WebhookDelivery], endpoint id: String, at: Date) async -> (Stretch?, SentStretch) {
         var order: [String] = []
         var chains: [String: [WebhookDelivery]] = [:]
         for delivery in made {
             if chains[delivery.sessionID] == nil { order.append(delivery.sessionID) }
             chains[delivery.sessionID, default: []].append(delivery)
         }
-        let blocked = try await store.pendingSessions(endpoint: id, among: order)
+        let blocked: Set<String>
+        do {
+            blocked = try await store.pendingSessions(endpoint: id, among: order)
+        } catch {
+            return (nil, SentStretch(queue: made))  // not known which sessions wait: all queued, in order
+        }
         let via: Result<Ready, WebhookEndpointError>
         switch await route(id, at: at) {
         case .unavailable:
@@ -312,11 +341,17 @@ public final class WebhookDeliverer: Sendable {
         case .ready(let ready):
             via = ready
         }
-        let stretch = Stretch(order.filter { !blocked.contains($0) }.map { chains[$0]! })
-        let workers = min(configuration.sendBatch, order.count - blocked.count)
-        for worker in 0..<workers {
-            stretch.workerStarts()
-            pumps.withLock { pumps in
+        let unblocked = order.filter { !blocked.contains($0) }
+        let stretch = Stretch(unblocked.map { chains[$0]! }) { [self] in
+            pumps.withLock { $0.detached[id, default: 0] -= 1 }
+        }
+        var started = 0
+        pumps.withLock { pumps in
+            guard !pumps.stopping else { return }
+            let free = configuration.sendBatch - pumps.detached[id, default: 0]
+            for worker in 0..<max(0, min(free, unblocked.count)) {
+                stretch.workerStarts()
+                started += 1
                 let key = pumps.nextWorker
                 pumps.nextWorker += 1
                 pumps.workers[key] = Task { [self] in
@@ -326,28 +361,26 @@ public final class WebhookDeliverer: Sendable {
                 }
             }
         }
-        if workers > 0 { await stretch.done.wait(timeout: configuration.linger) }
+        if started > 0 { await stretch.done.wait(timeout: configuration.linger) }
         var sent = stretch.detach()
+        if !sent.inFlight.isEmpty {
+            let count = sent.inFlight.count
+            pumps.withLock { $0.detached[id, default: 0] += count }
+        }
         for session in order where blocked.contains(session) { sent.queue += chains[session]! }
         return (stretch, sent)
     }
 
-    /// One worker of a stretch: takes chains and sends each in order.
+    /// One worker of a stretch: tries its deliveries, each chain in order.
     private func work(_ worker: Int, on stretch: Stretch, via route: Result<Ready, WebhookEndpointError>) async {
-        while let chain = stretch.take() {
-            sending: for index in chain.indices {
-                let delivery = chain[index]
-                guard !Task.isCancelled, stretch.begin(worker, delivery, rest: chain[(index + 1)...]) else { return }
-                let outcome = await send(delivery, via: route)
-                switch stretch.ended(worker, delivery, outcome) {
-                case .next:
-                    continue sending
-                case .stop:
-                    break sending
-                case .handOff:
-                    handOff([(outcome, delivery)])
-                    return
-                }
+        while !Task.isCancelled, let delivery = stretch.next(worker) {
+            let outcome = await send(delivery, via: route)
+            switch stretch.ended(worker, delivery, outcome) {
+            case .next: continue
+            case .handOff:
+                handOff([(outcome, delivery)])
+                return
+            case .stop: return
             }
         }
     }

@@ -84,6 +84,12 @@ extension PostgresCheckoutStore: WebhookStore {
         return leased == 1
     }
 
+    public func releaseFanOut(claimant: String) async throws {
+        try await withConnection { connection, logger in
+            _ = try await connection.rows(SQL.ReleaseFanOut.self, .text(claimant), logger: logger)
+        }
+    }
+
     public func pendingSessions(endpoint: String, among sessions: [String]) async throws -> Set<String> {
         guard !sessions.isEmpty else { return [] }
         let pending = try await withConnection { connection, logger in
@@ -377,6 +383,12 @@ extension SQL {
         static let types: [PostgresDataType] = [.text, .text, .float8, .float8]
     }
 
+    /// Ends the fan-out leases `$1` holds.
+    enum ReleaseFanOut: StatementText {
+        static let sql = "UPDATE webhook_endpoint SET fanout_by = NULL, fanout_until = NULL WHERE fanout_by = $1"
+        static let types: [PostgresDataType] = [.text]
+    }
+
     /// Of sessions `$2`, those with a pending delivery to endpoint `$1`.
     enum PendingSessions: StatementText {
         static let sql = """
@@ -478,8 +490,10 @@ extension SQL {
     /// twice counts once), due at `$1`: each not written yet is written
     /// pending; one delivered or given up is pending again, its tries and
     /// failing time forgotten, its body kept. A pending one is left to its
-    /// own tries (one in flight keeps its claim). Answers how many were
-    /// written or put back.
+    /// own tries (one in flight keeps its claim). One written anew was
+    /// delivered at once (counted on its endpoint): its row counts it from
+    /// now on, so its endpoint's count goes down by one (`xmax = 0`: the row
+    /// was inserted, not updated). Answers how many were written or put back.
     enum RequeueDeliveries: StatementText {
         static let sql = """
             WITH given AS (
@@ -492,7 +506,11 @@ extension SQL {
                 ON CONFLICT (endpoint_id, session_id, number) DO UPDATE
                     SET state = 'pending', due_at = $1, tries = 0, failing_since = NULL, delivered_at = NULL
                     WHERE webhook_delivery.state IN ('delivered', 'abandoned')
-                RETURNING 1)
+                RETURNING endpoint_id, xmax = 0 AS inserted),
+            uncounted AS (
+                UPDATE webhook_endpoint AS e SET delivered_count = greatest(e.delivered_count - n.count, 0)
+                FROM (SELECT endpoint_id, count(*) AS count FROM requeued WHERE inserted GROUP BY endpoint_id) AS n
+                WHERE e.id = n.endpoint_id)
             SELECT count(*) FROM requeued
             """
         static let types: [PostgresDataType] = [.float8, .textArray, .textArray, .textArray, .textArray, .byteaArray, .int8Array, .int8Array,

@@ -88,6 +88,12 @@ extension SQLiteCheckoutStore: WebhookStore {
         }
     }
 
+    public func releaseFanOut(claimant: String) async throws {
+        try await writer.write { db in
+            try db.execute(sql: "UPDATE webhook_endpoint SET fanout_by = NULL, fanout_until = NULL WHERE fanout_by = ?", arguments: [claimant])
+        }
+    }
+
     public func pendingSessions(endpoint: String, among sessions: [String]) async throws -> Set<String> {
         guard !sessions.isEmpty else { return [] }
         return try await writer.read { db in
@@ -188,18 +194,27 @@ extension SQLiteCheckoutStore: WebhookStore {
     public func requeueDeliveries(_ deliveries: [WebhookDelivery], at now: Date) async throws -> Int {
         guard !deliveries.isEmpty else { return 0 }
         return try await writer.write { db in
-            let requeue = try db.cachedStatement(sql: """
+            let insert = try db.cachedStatement(sql: """
                 INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 'pending', 0, ?8, ?9)
-                ON CONFLICT (endpoint_id, session_id, number) DO UPDATE
-                    SET state = 'pending', due_at = ?9, tries = 0, failing_since = NULL, delivered_at = NULL
-                    WHERE state IN ('delivered', 'abandoned')
+                VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?) ON CONFLICT DO NOTHING
                 """)
+            let again = try db.cachedStatement(sql: """
+                UPDATE webhook_delivery SET state = 'pending', due_at = ?, tries = 0, failing_since = NULL, delivered_at = NULL
+                WHERE endpoint_id = ? AND session_id = ? AND number = ? AND state IN ('delivered', 'abandoned')
+                """)
+            // One delivered at once has no row but is counted on its endpoint: written again, it is counted by its row.
+            let uncount = try db.cachedStatement(sql: "UPDATE webhook_endpoint SET delivered_count = max(delivered_count - 1, 0) WHERE id = ?")
             var count = 0
             for delivery in deliveries {
-                try requeue.execute(arguments: [delivery.endpointID, delivery.sessionID, delivery.number, Int64(clamping: delivery.cursor.transaction),
-                                                delivery.cursor.row, delivery.type, delivery.body, delivery.queuedAt.timeIntervalSince1970,
-                                                now.timeIntervalSince1970])
+                try insert.execute(arguments: [delivery.endpointID, delivery.sessionID, delivery.number, Int64(clamping: delivery.cursor.transaction),
+                                               delivery.cursor.row, delivery.type, delivery.body, delivery.queuedAt.timeIntervalSince1970,
+                                               now.timeIntervalSince1970])
+                if db.changesCount == 1 {
+                    try uncount.execute(arguments: [delivery.endpointID])
+                    count += 1
+                    continue
+                }
+                try again.execute(arguments: [now.timeIntervalSince1970, delivery.endpointID, delivery.sessionID, delivery.number])
                 count += db.changesCount
             }
             return count

@@ -263,6 +263,8 @@ import TestSupport
         #expect(try await waitUntil { receiver.received.contains { $0.acknowledged && $0.sessionID == other } })
         // Its session's later events go on once it is given up; the endpoint stays enabled.
         #expect(try await waitUntil { receiver.received.filter { $0.acknowledged && $0.sessionID == session }.map(\.sequence) == [1, 3, 4] })
+        // Their outcomes are written just after the receiver answered.
+        #expect(try await waitUntil { (try? await harness.endpoints.counts(created.endpoint.id)).map { $0.pending == 0 && $0.retrying == 0 } ?? false })
         let counts = try await harness.endpoints.counts(created.endpoint.id)
         #expect(counts.abandoned == 1 && counts.pending == 0 && counts.retrying == 0, "\(counts)")
         #expect(try await harness.endpoints.endpoint(created.endpoint.id, mode: .test)?.state == .enabled)
@@ -320,6 +322,57 @@ import TestSupport
         await harness.close()
     }
 
+    @Test(arguments: StoreKind.allCases)
+    func stretchesCutShortAtAnyMomentLoseNothing(_ kind: StoreKind) async throws {
+        guard let store = try await kind.make() else { return }
+        // Answers late by up to 30 ms each while each stretch waits 2 ms: stretches are
+        // detached with workers at every step (trying, between two tries, before their first).
+        let harness = Harness(store: store) {
+            $0.timeout = .seconds(600)
+            $0.linger = .milliseconds(2)
+            $0.sendBatch = 8
+        }
+        let receiver = try await ScriptedReceiver { index, _ in .late(200, .milliseconds((index * 7) % 31)) }
+        let created = try await harness.endpoints.create(url: receiver.url, mode: .test, types: nil, description: nil)
+        harness.deliverer.start()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<40 { group.addTask { try await harness.session() } }
+            try await group.waitForAll()
+        }
+        // (PostgreSQL's feed holds an event back while an older transaction still runs.)
+        #expect(try await waitUntil { (try? await harness.events().count) == 160 })
+        let expected = try await harness.events()
+        #expect(try await waitUntil { Set(receiver.received.map(\.webhookID)) == expected })
+        #expect(try await waitUntil { (try? await harness.endpoints.counts(created.endpoint.id))?.delivered == 160 })
+        let counts = try await harness.endpoints.counts(created.endpoint.id)
+        #expect(counts.pending == 0 && counts.retrying == 0, "\(counts)")
+        // Each once, each session's in order.
+        #expect(receiver.received.count == 160, "\(receiver.received.count) requests")
+        for (session, requests) in Dictionary(grouping: receiver.received, by: \.sessionID) {
+            #expect(requests.map(\.sequence) == [1, 2, 3, 4], "\(session): \(requests.map(\.sequence))")
+        }
+        await receiver.close()
+        await harness.close()
+    }
+
+    @Test func aDisabledEndpointIsSentNothingNewUntilEnabled() async throws {
+        let harness = Harness(store: try SQLiteCheckoutStore.inMemory())
+        let receiver = try await ScriptedReceiver()
+        let created = try await harness.endpoints.create(url: receiver.url, mode: .test, types: nil, description: nil)
+        harness.deliverer.start()
+        try await harness.session()
+        #expect(try await waitUntil { receiver.received.count == 4 })
+        _ = try await harness.endpoints.setEnabled(created.endpoint.id, mode: .test, false)
+        let later = try await harness.session()
+        // Queued for it, not sent.
+        #expect(try await waitUntil { (try? await harness.endpoints.counts(created.endpoint.id))?.pending == 4 })
+        #expect(!receiver.received.contains { $0.sessionID == later })
+        _ = try await harness.endpoints.setEnabled(created.endpoint.id, mode: .test, true)
+        #expect(try await waitUntil { receiver.received.filter { $0.sessionID == later }.map(\.sequence) == [1, 2, 3, 4] })
+        await receiver.close()
+        await harness.close()
+    }
+
     @Test func aRemovalIsNeverUndoneAndARotationNeverLost() async throws {
         let store = try SQLiteCheckoutStore.inMemory()
         let endpoints = WebhookEndpoints(store: store, sealer: Harness.sealer, allowPrivate: true)
@@ -352,6 +405,10 @@ import TestSupport
         #expect(try await harness.endpoints.replay(created.endpoint.id, mode: .test, after: .start, through: nil) == 4)
         #expect(try await waitUntil { receiver.received.count == 8 })
         #expect(Array(receiver.received.map(\.webhookID).dropFirst(4)) == first)
+        // Each event counted once, delivered again or not.
+        #expect(try await waitUntil { (try? await harness.endpoints.counts(created.endpoint.id))?.delivered == 4 })
+        let counts = try await harness.endpoints.counts(created.endpoint.id)
+        #expect(counts.pending == 0 && counts.retrying == 0, "\(counts)")
         // Another mode's key cannot replay (or see) it.
         #expect(try await harness.endpoints.replay(created.endpoint.id, mode: .live, after: .start, through: nil) == nil)
         await receiver.close()

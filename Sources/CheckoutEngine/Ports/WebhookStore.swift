@@ -51,6 +51,9 @@ public protocol WebhookStore: Sendable {
     /// sent by no other host (once, normally; at least once when a lease ends
     /// mid-stretch).
     func leaseFanOut(endpoint: String, claimant: String, at now: Date, until: Date) async throws -> Bool
+    /// Ends every fan-out lease `claimant` holds (its host is stopping:
+    /// another takes its endpoints at once, not when the leases end).
+    func releaseFanOut(claimant: String) async throws
     /// Of `sessions`, those with a pending delivery to `endpoint` (their
     /// later events queue behind it rather than go at once).
     func pendingSessions(endpoint: String, among sessions: [String]) async throws -> Set<String>

@@ -195,6 +195,9 @@ public final class AsyncHTTPEgressClient: HTTPEgressClient {
         // Fail at once with the real reason (a pin mismatch, a refused
         // connection) instead of retrying until the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
+        // No span per request: the host bootstraps no tracer, and the no-op one's spans and
+        // attributes were 1.4% of a webhook delivery run's CPU (BENCHMARKS.md, issue 37).
+        configuration.tracing.tracer = nil
         // Every connection's peer address, then (with pins) its key, before any request is written.
         let address = EgressAddress.verifier(tls.namedAddresses)
         let pins = tls.pins.isEmpty ? nil : EgressPinning.verifier(tls.pins)
