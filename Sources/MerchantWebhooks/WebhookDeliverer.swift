@@ -111,6 +111,7 @@ public final class WebhookDeliverer: Sendable {
     public func start() {
         loops.withLock { loops in
             guard loops.isEmpty else { return }
+            pumps.withLock { $0.stopping = false }
             loops.append(Task { [self] in await fanOutLoop() })
             loops.append(Task { [self] in await sendLoop() })
         }
@@ -155,15 +156,24 @@ public final class WebhookDeliverer: Sendable {
         let working = pumps.withLock { pumps in defer { pumps.workers.removeAll() }; return Array(pumps.workers.values) }
         for task in working { task.cancel() }
         for task in working { await task.value }
+        let tries = flight.withLock { flight in defer { flight.tasks.removeAll() }; return Array(flight.tasks.values) }
+        for task in tries { task.cancel() }
+        for task in tries { await task.value }
+        // What the tries that ended since the sending loop stopped came to (the rows stay claimed otherwise, and are sent again after their lease).
+        let ended = flight.withLock { flight in defer { flight.ended.removeAll() }; return flight.ended }
+        if !ended.isEmpty {
+            do {
+                try await store.recordDeliveries(ended.map(\.outcome), claimant: claimant)
+            } catch {
+                logger.warning("webhooks: the outcomes of \(ended.count) tries could not be recorded while stopping (\(error)); they are sent again when their claims end")
+            }
+        }
         // Another host may fan this one's endpoints out at once, not after the lease.
         do {
             try await store.releaseFanOut(claimant: claimant)
         } catch {
             logger.warning("webhooks: the fan-out leases of \(claimant) could not be released (\(error)); other hosts take them when they end")
         }
-        let tries = flight.withLock { flight in defer { flight.tasks.removeAll() }; return Array(flight.tasks.values) }
-        for task in tries { task.cancel() }
-        for task in tries { await task.value }
         let retained = pools.withLock { pools in defer { pools.removeAll() }; return pools }
         if ownsClient {
             await client.shutdown()
@@ -279,13 +289,14 @@ public final class WebhookDeliverer: Sendable {
         var queued = 0
         while true {
             try Task.checkCancellation()
-            guard let endpoint = try await store.webhookEndpoint(id: id), endpoint.removedAt == nil else { return queued }
             let at = now()
-            // Outlasts a stretch: the name resolved, the linger, the store's writes.
-            let lease = (configuration.resolveTimeout + configuration.linger + configuration.leaseMargin).seconds
+            // Outlasts a stretch: its reads, the name resolved, the linger, the store's writes (a stopping host hands it back).
+            let lease = (configuration.lease + configuration.linger).seconds
             guard try await store.leaseFanOut(endpoint: id, claimant: claimant, at: at, until: at.addingTimeInterval(lease)) else {
                 return queued  // another host fans it out
             }
+            // Read under the lease: its cursor is where the last holder left it.
+            guard let endpoint = try await store.webhookEndpoint(id: id), endpoint.removedAt == nil else { return queued }
             let cursor = endpoint.cursor
             let page = try await store.feed(after: cursor, mode: endpoint.mode, types: endpoint.types.map(Set.init), limit: configuration.fanOutPage)
             guard page.next != cursor else { return queued }
@@ -361,7 +372,8 @@ public final class WebhookDeliverer: Sendable {
                 }
             }
         }
-        if started > 0 { await stretch.done.wait(timeout: configuration.linger) }
+        // Waited in full even when stopping: the answers that come within it are recorded with the stretch.
+        if started > 0 { await Task { [linger = configuration.linger] in await stretch.done.wait(timeout: linger) }.value }
         var sent = stretch.detach()
         if !sent.inFlight.isEmpty {
             let count = sent.inFlight.count
@@ -472,7 +484,7 @@ public final class WebhookDeliverer: Sendable {
     /// the addresses it may reach, or why it cannot be sent to.
     private enum Route {
         case ready(Result<Ready, WebhookEndpointError>)
-        /// The store did not answer: nothing is tried.
+        /// The store did not answer, or the endpoint was disabled since: nothing is tried.
         case unavailable
     }
 
@@ -490,6 +502,8 @@ public final class WebhookDeliverer: Sendable {
                 return .ready(.failure(WebhookEndpointError("the endpoint was removed")))
             }
             endpoint = found
+            // Disabled since it was read (the claim's or the stretch's read): it is sent nothing, its events wait.
+            guard found.state == .enabled else { return .unavailable }
         } catch {
             sayOnce("route \(id)", "webhooks: endpoint \(id) could not be read (\(error)); its deliveries wait for their claims to end")
             return .unavailable

@@ -493,13 +493,19 @@ extension SQL {
     /// own tries (one in flight keeps its claim). One written anew was
     /// delivered at once (counted on its endpoint): its row counts it from
     /// now on, so its endpoint's count goes down by one (`xmax = 0`: the row
-    /// was inserted, not updated). Answers how many were written or put back.
+    /// was inserted, not updated). The endpoint's row is locked first, as an
+    /// enable (``UpdateWebhookEndpoint``) and an advance lock it, so the two
+    /// never wait on each other in opposite orders. Answers how many were
+    /// written or put back.
     enum RequeueDeliveries: StatementText {
         static let sql = """
-            WITH given AS (
+            WITH locked AS (
+                SELECT id FROM webhook_endpoint WHERE id = ANY($2::text[]) FOR NO KEY UPDATE),
+            given AS (
                 SELECT DISTINCT ON (endpoint_id, session_id, number) *
                 FROM unnest($2::text[], $3::text[], $7::int8[], $4::text[], $8::int8[], $5::text[], $6::bytea[], $9::float8[])
-                    AS d(endpoint_id, session_id, number, feed_tx, feed_row, type, body, queued_at)),
+                    AS d(endpoint_id, session_id, number, feed_tx, feed_row, type, body, queued_at)
+                WHERE d.endpoint_id IN (SELECT id FROM locked)),
             requeued AS (
                 INSERT INTO webhook_delivery (endpoint_id, session_id, number, cursor_tx, cursor_row, type, body, state, tries, queued_at, due_at)
                 SELECT endpoint_id, session_id, number, feed_tx::xid8, feed_row, type, body, 'pending', 0, queued_at, $1 FROM given

@@ -41,6 +41,7 @@ import TestSupport
         #expect(sent.delivered == 1 && sent.inFlight.isEmpty)
         #expect(Self.ids(sent.queue) == Self.ids([b1, a2, a3]))
         #expect(stretch.next(0) == nil)
+        #expect(ended.withLock { $0 } == 0, "no try was left in flight")
     }
 
     @Test func detachedBeforeAWorkerTookAnyChainQueuesEveryChain() {
@@ -72,6 +73,7 @@ import TestSupport
         _ = stretch.detach()
         #expect(stretch.ended(0, a1, Self.delivered(a1)) == .stop)
         #expect(stretch.settle(advanced: false).isEmpty)
+        #expect(ended.withLock { $0 } == 1)
     }
 
     @Test func aFailedTryQueuesItselfAndItsSessionsLaterEventsBehindIt() {
