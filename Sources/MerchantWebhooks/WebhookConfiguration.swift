@@ -38,6 +38,9 @@ public struct WebhookConfiguration: Sendable {
 
     /// How long a claim lasts.
     var lease: Duration { resolveTimeout + timeout + leaseMargin }
+    /// How long an endpoint's fan-out lease lasts: a stretch's reads, its
+    /// name resolved, its linger and its writes (a stopping host hands it back).
+    var fanOutLease: Duration { lease + linger }
 }
 
 /// What metrics are told of deliveries (`gateway serve` gives `/metrics`'s).

@@ -142,23 +142,15 @@ public final class WebhookDeliverer: Sendable {
     /// Stops both loops and the tries in flight (a try cut short is sent
     /// again once its lease ends: at least once).
     public func stop() async {
-        let running = loops.withLock { loops in defer { loops.removeAll() }; return loops }
-        for task in running { task.cancel() }
-        for task in running { await task.value }
+        await Self.cancelAndWait(loops.withLock { loops in defer { loops.removeAll() }; return loops })
         // The pumps first: each writes what its stretch came to (its tries in flight claimed), then the workers.
-        let pumping = pumps.withLock { pumps in
+        await Self.cancelAndWait(pumps.withLock { pumps in
             pumps.stopping = true
             defer { pumps.running.removeAll() }
             return Array(pumps.running.values)
-        }
-        for task in pumping { task.cancel() }
-        for task in pumping { await task.value }
-        let working = pumps.withLock { pumps in defer { pumps.workers.removeAll() }; return Array(pumps.workers.values) }
-        for task in working { task.cancel() }
-        for task in working { await task.value }
-        let tries = flight.withLock { flight in defer { flight.tasks.removeAll() }; return Array(flight.tasks.values) }
-        for task in tries { task.cancel() }
-        for task in tries { await task.value }
+        })
+        await Self.cancelAndWait(pumps.withLock { pumps in defer { pumps.workers.removeAll() }; return Array(pumps.workers.values) })
+        await Self.cancelAndWait(flight.withLock { flight in defer { flight.tasks.removeAll() }; return Array(flight.tasks.values) })
         // What the tries that ended since the sending loop stopped came to (the rows stay claimed otherwise, and are sent again after their lease).
         let ended = flight.withLock { flight in defer { flight.ended.removeAll() }; return flight.ended }
         if !ended.isEmpty {
@@ -180,6 +172,11 @@ public final class WebhookDeliverer: Sendable {
         } else {
             for tls in retained { await client.release(tls) }
         }
+    }
+
+    private static func cancelAndWait(_ tasks: [Task<Void, Never>]) async {
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
     }
 
     /// Logs `message` the first time `key` is said (until ``unsay(_:)``).
@@ -290,9 +287,8 @@ public final class WebhookDeliverer: Sendable {
         while true {
             try Task.checkCancellation()
             let at = now()
-            // Outlasts a stretch: its reads, the name resolved, the linger, the store's writes (a stopping host hands it back).
-            let lease = (configuration.lease + configuration.linger).seconds
-            guard try await store.leaseFanOut(endpoint: id, claimant: claimant, at: at, until: at.addingTimeInterval(lease)) else {
+            guard try await store.leaseFanOut(endpoint: id, claimant: claimant, at: at,
+                                               until: at.addingTimeInterval(configuration.fanOutLease.seconds)) else {
                 return queued  // another host fans it out
             }
             // Read under the lease: its cursor is where the last holder left it.

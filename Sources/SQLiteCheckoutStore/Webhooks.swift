@@ -96,11 +96,16 @@ extension SQLiteCheckoutStore: WebhookStore {
 
     public func pendingSessions(endpoint: String, among sessions: [String]) async throws -> Set<String> {
         guard !sessions.isEmpty else { return [] }
+        var list = JSONWriter(capacity: 32 * sessions.count)
+        list.beginArray()
+        for session in sessions { list.string(session) }
+        list.endArray()
+        let json = String(decoding: list.bytes, as: UTF8.self)
         return try await writer.read { db in
             Set(try String.fetchAll(db.cachedStatement(sql: """
                 SELECT DISTINCT session_id FROM webhook_delivery
                 WHERE endpoint_id = ? AND state = 'pending' AND session_id IN (SELECT value FROM json_each(?))
-                """), arguments: [endpoint, String(decoding: try JSONSerialization.data(withJSONObject: sessions), as: UTF8.self)]))
+                """), arguments: [endpoint, json]))
         }
     }
 

@@ -159,7 +159,7 @@ struct WebhooksCommand: AsyncParsableCommand {
     }
 
     struct Replay: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Send an endpoint's events again, in order: those after --after up to --through (default: all kept).")
+        static let configuration = CommandConfiguration(abstract: "Send an endpoint's events again, in order: those after --after up to --through (default: all, within the retention).")
         @OptionGroup var host: HostOptions
         @Argument(help: "The endpoint's id (we_…).") var id: String
         @Option(help: "A feed cursor (cur_…): replay the events after it.") var after: String?
